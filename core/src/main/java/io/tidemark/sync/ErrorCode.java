@@ -1,0 +1,73 @@
+package io.tidemark.sync;
+
+/**
+ * What went wrong, as a stable code a caller can switch on. Every {@link TidemarkException} carries one.
+ *
+ * <p>Codes are grouped by who usually has to act: the person configuring Tidemark, the author of a change
+ * procedure, the operator of a destination or store, or the database administrator.
+ */
+public enum ErrorCode {
+
+    // --- configuration: fix the code that builds Tidemark objects -------------------------------------
+    /** A builder was given a value it cannot accept (null, negative, duplicate name, missing part). */
+    INVALID_CONFIGURATION,
+    /** A schema, table, column, function or procedure name is not a valid, safe identifier. */
+    INVALID_IDENTIFIER,
+    /** The engine was used in a state that does not allow the call (started twice, used after close). */
+    ENGINE_STATE,
+    /** A call named a tracked object the engine does not know. */
+    UNKNOWN_OBJECT,
+
+    // --- the change procedure and its response: fix the procedure --------------------------------------
+    /** The procedure or function does not exist, or is not callable the way the contract requires. */
+    PROCEDURE_NOT_FOUND,
+    /** The procedure exists but its signature does not match the contract (parameter name or type, result type). */
+    PROCEDURE_SIGNATURE,
+    /** The database refused the call for lack of a privilege. */
+    PERMISSION_DENIED,
+    /** The call ran longer than the configured command timeout and was cancelled. */
+    PROCEDURE_TIMEOUT,
+    /** The call failed inside the database for any other reason; the message carries the database's error. */
+    PROCEDURE_FAILED,
+    /** The procedure returned nothing: no row, a NULL, or an empty string. */
+    EMPTY_RESPONSE,
+    /** The response is not well-formed JSON. */
+    MALFORMED_JSON,
+    /** The response is JSON but breaks the contract (missing or non-integer version, Data not an array, ...). */
+    INVALID_RESPONSE,
+
+    // --- watermarks -----------------------------------------------------------------------------------
+    /** A new watermark would be lower than the stored one; it was refused. */
+    WATERMARK_REGRESSION,
+    /** Another writer moved the watermark between this cycle's read and its write; nothing was stored. */
+    WATERMARK_CONFLICT,
+    /** The server could not report a starting watermark (for example Change Tracking is not enabled). */
+    WATERMARK_UNAVAILABLE,
+
+    // --- delivery and storage -------------------------------------------------------------------------
+    /** A destination refused a batch; the watermark stays where it was. */
+    DESTINATION_FAILED,
+    /** The watermark or dead-letter store could not be read or written. */
+    STORE_FAILED,
+
+    // --- database setup: the administrator has to act -------------------------------------------------
+    /** Snapshot isolation is required but not allowed in the database (SQL Server). */
+    SNAPSHOT_ISOLATION_DISABLED,
+    /** Change Tracking is not enabled on the database or the table (SQL Server). */
+    CHANGE_TRACKING_DISABLED,
+    /** The stored watermark is older than what the server still keeps; the procedure must re-initialise. */
+    WATERMARK_AGED_OUT,
+
+    // --- generated database objects (outbox, history) -------------------------------------------------
+    /** A table, column or object the generator needs does not exist or has an unsupported shape. */
+    SCHEMA_UNSUPPORTED,
+    /** Installed objects differ from what the configuration generates. */
+    SCHEMA_DRIFT,
+    /** A schema change cannot be applied automatically (for example a column type change). */
+    SCHEMA_CHANGE_REFUSED,
+    /** A query asked for history older than the retention horizon. */
+    HISTORY_PRUNED,
+
+    /** Anything not covered above; the message and the cause say more. */
+    INTERNAL
+}

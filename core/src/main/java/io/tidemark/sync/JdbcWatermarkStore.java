@@ -1,0 +1,201 @@
+package io.tidemark.sync;
+
+import io.tidemark.sync.internal.store.JdbcStoreSupport;
+import io.tidemark.sync.internal.store.WatermarkConflicts;
+import io.tidemark.sync.spi.WatermarkState;
+import io.tidemark.sync.spi.WatermarkStore;
+import org.jdbi.v3.core.JdbiException;
+import org.jdbi.v3.core.mapper.RowMapper;
+
+import javax.sql.DataSource;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * Keeps watermarks in a table of the database ({@code tidemark.sync_state} by default), created on first use
+ * unless told otherwise. Every version write is a single compare-and-set statement, so two engines sharing the
+ * table can never move a watermark backwards or overwrite each other's progress.
+ *
+ * <pre>{@code
+ * WatermarkStore store = JdbcWatermarkStore.create(dataSource);
+ * WatermarkStore custom = JdbcWatermarkStore.builder(dataSource).schema("ops").createTables(false).build();
+ * }</pre>
+ *
+ * <p>The role needs SELECT, INSERT and UPDATE on the table, and, to create it, CREATE on the schema (or on the
+ * database, if the schema does not exist). {@link #script()} prints the DDL for a DBA to run instead.
+ */
+public final class JdbcWatermarkStore implements WatermarkStore {
+
+    private static final RowMapper<WatermarkState> STATE = (rs, ctx) -> {
+        long version = rs.getLong("version");
+        Long boxed = rs.wasNull() ? null : version;
+        return new WatermarkState(rs.getString("object_name"), boxed, rs.getBoolean("paused"),
+                instant(rs.getObject("last_moved_at", OffsetDateTime.class)),
+                instant(rs.getObject("last_polled_at", OffsetDateTime.class)),
+                rs.getString("last_error"));
+    };
+
+    private final JdbcStoreSupport support;
+
+    private JdbcWatermarkStore(JdbcStoreSupport support) {
+        this.support = support;
+    }
+
+    /** A store in schema {@code tidemark}, creating its tables if they are missing. */
+    public static JdbcWatermarkStore create(DataSource dataSource) {
+        return builder(dataSource).build();
+    }
+
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(dataSource);
+    }
+
+    /** The DDL this store runs (or expects) for its tables, formatted for review. */
+    public String script() {
+        return support.dialect().createScript();
+    }
+
+    @Override
+    public Optional<WatermarkState> load(String objectName) {
+        try {
+            return support.jdbi().withHandle(h -> h.createQuery(support.dialect().selectState())
+                    .bind("name", objectName)
+                    .map(STATE)
+                    .findOne());
+        } catch (JdbiException e) {
+            throw JdbcStoreSupport.failure("read the watermark", objectName, e);
+        }
+    }
+
+    @Override
+    public Map<String, WatermarkState> loadAll() {
+        try {
+            Map<String, WatermarkState> all = new LinkedHashMap<>();
+            support.jdbi().useHandle(h -> h.createQuery(support.dialect().selectAllStates())
+                    .map(STATE)
+                    .forEach(s -> all.put(s.objectName(), s)));
+            return all;
+        } catch (JdbiException e) {
+            throw JdbcStoreSupport.failure("read the watermarks", "*", e);
+        }
+    }
+
+    @Override
+    public void advance(String objectName, OptionalLong expected, long newVersion, Instant at) {
+        WatermarkConflicts.checkNotBackwards(objectName, expected, newVersion);
+        int updated;
+        try {
+            updated = support.jdbi().withHandle(h -> {
+                if (expected.isEmpty()) {
+                    return h.createUpdate(support.dialect().advanceFromNothing())
+                            .bind("name", objectName)
+                            .bind("version", newVersion)
+                            .bind("at", timestamp(at))
+                            .execute();
+                }
+                return h.createUpdate(support.dialect().advanceFrom())
+                        .bind("name", objectName)
+                        .bind("version", newVersion)
+                        .bind("expected", expected.getAsLong())
+                        .bind("at", timestamp(at))
+                        .execute();
+            });
+        } catch (JdbiException e) {
+            throw JdbcStoreSupport.failure("store the watermark " + newVersion, objectName, e);
+        }
+        if (updated != 1) {
+            throw WatermarkConflicts.explain(objectName, expected, newVersion, load(objectName));
+        }
+    }
+
+    @Override
+    public void recordPoll(String objectName, Instant at, String error) {
+        execute("record the poll", objectName, h -> h.createUpdate(support.dialect().recordPoll())
+                .bind("name", objectName)
+                .bind("at", timestamp(at))
+                .bindBySqlType("error", error, java.sql.Types.VARCHAR)
+                .execute());
+    }
+
+    @Override
+    public void setPaused(String objectName, boolean paused, Instant at) {
+        execute(paused ? "pause the object" : "resume the object", objectName,
+                h -> h.createUpdate(support.dialect().setPaused())
+                        .bind("name", objectName)
+                        .bind("paused", paused)
+                        .bind("at", timestamp(at))
+                        .execute());
+    }
+
+    @Override
+    public void reset(String objectName, Instant at) {
+        execute("reset the watermark", objectName, h -> h.createUpdate(support.dialect().reset())
+                .bind("name", objectName)
+                .bind("at", timestamp(at))
+                .execute());
+    }
+
+    private void execute(String what, String objectName, org.jdbi.v3.core.HandleConsumer<RuntimeException> work) {
+        try {
+            support.jdbi().useHandle(work);
+        } catch (JdbiException e) {
+            throw JdbcStoreSupport.failure(what, objectName, e);
+        }
+    }
+
+    static OffsetDateTime timestamp(Instant at) {
+        return OffsetDateTime.ofInstant(Objects.requireNonNull(at, "at"), ZoneOffset.UTC);
+    }
+
+    static Instant instant(OffsetDateTime value) {
+        return value == null ? null : value.toInstant();
+    }
+
+    /** Configures a {@link JdbcWatermarkStore}. */
+    public static final class Builder {
+        private final DataSource dataSource;
+        private String schema = JdbcStoreSupport.DEFAULT_SCHEMA;
+        private String table = JdbcStoreSupport.DEFAULT_STATE_TABLE;
+        private String deadLetterTable = JdbcStoreSupport.DEFAULT_DEAD_LETTER_TABLE;
+        private boolean createTables = true;
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        }
+
+        /** The schema of the store's tables; default {@code tidemark}. */
+        public Builder schema(String schema) {
+            this.schema = schema;
+            return this;
+        }
+
+        /** The watermark table; default {@code sync_state}. */
+        public Builder table(String table) {
+            this.table = table;
+            return this;
+        }
+
+        /** The dead-letter table created next to it; default {@code dead_letters}. */
+        public Builder deadLetterTable(String table) {
+            this.deadLetterTable = table;
+            return this;
+        }
+
+        /** Whether to create missing tables at {@link #build()}; default true. */
+        public Builder createTables(boolean createTables) {
+            this.createTables = createTables;
+            return this;
+        }
+
+        /** Validates the names, connects once to detect the database, and creates missing tables. */
+        public JdbcWatermarkStore build() {
+            return new JdbcWatermarkStore(new JdbcStoreSupport(dataSource, schema, table, deadLetterTable, createTables));
+        }
+    }
+}

@@ -1,0 +1,55 @@
+package io.tidemark.sync;
+
+import io.tidemark.sync.spi.WatermarkState;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The state of one tracked object as the engine sees it now: what the store holds, the last cycle's report,
+ * and the provider's latest diagnostics. Answers "is it moving, and if not, why?".
+ */
+public final class ObjectStatus {
+
+    private final TrackedObject object;
+    private final WatermarkState stored;
+    private final ObjectReport lastReport;
+    private final List<Diagnostic> diagnostics;
+
+    public ObjectStatus(TrackedObject object, WatermarkState stored, ObjectReport lastReport,
+                        List<Diagnostic> diagnostics) {
+        this.object = Objects.requireNonNull(object, "object");
+        this.stored = Objects.requireNonNull(stored, "stored");
+        this.lastReport = lastReport;
+        this.diagnostics = List.copyOf(diagnostics);
+    }
+
+    public TrackedObject object() {
+        return object;
+    }
+
+    /** Version, pause flag, last move, last poll and last error, as stored. */
+    public WatermarkState stored() {
+        return stored;
+    }
+
+    /** The report of the last cycle this engine ran for the object. */
+    public Optional<ObjectReport> lastReport() {
+        return Optional.ofNullable(lastReport);
+    }
+
+    /** What the provider reported after the last cycle. */
+    public List<Diagnostic> diagnostics() {
+        return diagnostics;
+    }
+
+    public boolean paused() {
+        return stored.paused();
+    }
+
+    @Override
+    public String toString() {
+        return "ObjectStatus[" + stored + ", last=" + lastReport + ", diagnostics=" + diagnostics + "]";
+    }
+}

@@ -1,0 +1,180 @@
+package io.tidemark.sync;
+
+import io.tidemark.sync.internal.engine.DefaultSyncEngine;
+import io.tidemark.sync.internal.engine.EngineConfig;
+import io.tidemark.sync.internal.engine.NamedDestination;
+import io.tidemark.sync.spi.ChangeProvider;
+import io.tidemark.sync.spi.DeadLetterStore;
+import io.tidemark.sync.spi.Destination;
+import io.tidemark.sync.spi.SyncListener;
+import io.tidemark.sync.spi.WatermarkStore;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Polls change procedures, delivers what they return to destinations, and advances each object's watermark
+ * only when every destination accepted every change.
+ *
+ * <pre>{@code
+ * SyncEngine engine = SyncEngine.builder()
+ *         .provider(PostgresProvider.create(dataSource))
+ *         .watermarks(JdbcWatermarkStore.create(dataSource))
+ *         .track(TrackedObject.of("Items", "public.get_item_changes").initialSync(InitialSync.INCREMENTAL))
+ *         .destination("audit", batch -> handle(batch))
+ *         .pollInterval(Duration.ofSeconds(5))
+ *         .build();
+ *
+ * SyncReport report = engine.runOnce();   // one synchronous cycle over every object
+ * engine.start();                         // background polling
+ * engine.close();                         // stops every poller for good
+ * }</pre>
+ *
+ * <p>Thread-safe. Within one engine, two cycles of the same object never overlap.
+ */
+public interface SyncEngine extends AutoCloseable {
+
+    static Builder builder() {
+        return new Builder();
+    }
+
+    /** Runs one cycle for every tracked object, in order, on the calling thread. */
+    SyncReport runOnce();
+
+    /** Runs one cycle for one object on the calling thread. */
+    ObjectReport runOnce(String objectName);
+
+    /**
+     * Starts background polling: each object is polled at its interval, at once again while its calls come
+     * back full ({@code maxRows}), and at once when the provider signals changes. Can be called once.
+     */
+    void start();
+
+    /** Asks for an immediate poll of the object (background mode); harmless if it is already polling. */
+    void wake(String objectName);
+
+    /** Pauses the object: it is skipped until resumed. Persisted in the watermark store. */
+    void pause(String objectName);
+
+    /** Resumes a paused object and polls it soon. */
+    void resume(String objectName);
+
+    /** Forgets the object's watermark so that its next cycle is a first cycle again. */
+    void reset(String objectName);
+
+    ObjectStatus status(String objectName);
+
+    /** The status of every tracked object, in the order they were tracked. */
+    List<ObjectStatus> status();
+
+    List<TrackedObject> trackedObjects();
+
+    /**
+     * Stops for good: no new cycle starts, running cycles get the shutdown timeout to finish, then are
+     * cancelled (their watermark is not moved, so their changes are offered again by the next engine).
+     * Every poller thread has ended when this returns. Idempotent.
+     */
+    @Override
+    void close();
+
+    /** Builds a {@link SyncEngine}; validated at {@link #build()}. */
+    final class Builder {
+        private ChangeProvider provider;
+        private WatermarkStore watermarks;
+        private DeadLetterStore deadLetters;
+        private final List<TrackedObject> objects = new ArrayList<>();
+        private final List<NamedDestination> destinations = new ArrayList<>();
+        private final List<SyncListener> listeners = new ArrayList<>();
+        private Duration pollInterval = EngineConfig.DEFAULT_POLL_INTERVAL;
+        private int pageSize = EngineConfig.DEFAULT_PAGE_SIZE;
+        private Integer threads;
+        private Duration shutdownTimeout = EngineConfig.DEFAULT_SHUTDOWN_TIMEOUT;
+        private Clock clock = Clock.systemUTC();
+        private String name = "tidemark";
+
+        private Builder() {
+        }
+
+        public Builder provider(ChangeProvider provider) {
+            this.provider = provider;
+            return this;
+        }
+
+        public Builder watermarks(WatermarkStore store) {
+            this.watermarks = store;
+            return this;
+        }
+
+        /** Where pages go that a destination with a dead-letter policy refused. */
+        public Builder deadLetters(DeadLetterStore store) {
+            this.deadLetters = store;
+            return this;
+        }
+
+        public Builder track(TrackedObject object) {
+            this.objects.add(Objects.requireNonNull(object, "object"));
+            return this;
+        }
+
+        /** Adds a destination that blocks the object when it refuses a batch ({@link DeliveryPolicy#block()}). */
+        public Builder destination(String name, Destination destination) {
+            return destination(name, destination, DeliveryPolicy.block());
+        }
+
+        public Builder destination(String name, Destination destination, DeliveryPolicy policy) {
+            this.destinations.add(new NamedDestination(name, destination, policy));
+            return this;
+        }
+
+        public Builder listener(SyncListener listener) {
+            this.listeners.add(Objects.requireNonNull(listener, "listener"));
+            return this;
+        }
+
+        /** Default interval between background polls of an object; 30 seconds unless set. */
+        public Builder pollInterval(Duration interval) {
+            this.pollInterval = interval;
+            return this;
+        }
+
+        /** Default largest number of changes per {@link ChangeBatch}; 1000 unless set. */
+        public Builder pageSize(int pageSize) {
+            this.pageSize = pageSize;
+            return this;
+        }
+
+        /** Number of poller threads; default the number of objects, at most 4. */
+        public Builder threads(int threads) {
+            this.threads = threads;
+            return this;
+        }
+
+        /** How long {@link SyncEngine#close()} lets running cycles finish before cancelling them; 30 s unless set. */
+        public Builder shutdownTimeout(Duration timeout) {
+            this.shutdownTimeout = timeout;
+            return this;
+        }
+
+        /** The clock for stored timestamps; the system UTC clock unless set. */
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /** A name for the engine's threads and logs; default {@code tidemark}. */
+        public Builder name(String name) {
+            this.name = name;
+            return this;
+        }
+
+        /** Validates the configuration and each object's procedure name, and builds the engine. Runs no SQL. */
+        public SyncEngine build() {
+            EngineConfig config = new EngineConfig(name, provider, watermarks, deadLetters, objects, destinations,
+                    listeners, pollInterval, pageSize, threads, shutdownTimeout, clock);
+            return new DefaultSyncEngine(config);
+        }
+    }
+}

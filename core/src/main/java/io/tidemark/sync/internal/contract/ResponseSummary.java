@@ -1,0 +1,54 @@
+package io.tidemark.sync.internal.contract;
+
+import io.tidemark.sync.SyncType;
+
+import java.util.OptionalLong;
+
+/** What the checking pass learned about a response, before anything is delivered. */
+public final class ResponseSummary {
+
+    private final long metadataVersion;
+    private final SyncType syncType;
+    private final int reasonCode;
+    private final long rowCount;
+    private final Long highestRowVersion;
+
+    ResponseSummary(long metadataVersion, SyncType syncType, int reasonCode, long rowCount, Long highestRowVersion) {
+        this.metadataVersion = metadataVersion;
+        this.syncType = syncType;
+        this.reasonCode = reasonCode;
+        this.rowCount = rowCount;
+        this.highestRowVersion = highestRowVersion;
+    }
+
+    /** {@code Metadata.Sync.Version}. */
+    public long metadataVersion() {
+        return metadataVersion;
+    }
+
+    public SyncType syncType() {
+        return syncType;
+    }
+
+    public int reasonCode() {
+        return reasonCode;
+    }
+
+    /** Number of elements in {@code Data}. */
+    public long rowCount() {
+        return rowCount;
+    }
+
+    /** The highest {@code $version} among the rows; empty when no row carries one. */
+    public OptionalLong highestRowVersion() {
+        return highestRowVersion == null ? OptionalLong.empty() : OptionalLong.of(highestRowVersion);
+    }
+
+    /**
+     * The version to store once the rows are delivered (rule 3): the highest {@code $version} of the rows, or
+     * {@code Metadata.Sync.Version} when no row carries one. Never more than what was actually returned.
+     */
+    public long versionToStore() {
+        return highestRowVersion != null ? highestRowVersion : metadataVersion;
+    }
+}

@@ -1,0 +1,208 @@
+package io.tidemark.sync.internal.engine;
+
+import io.tidemark.sync.Diagnostic;
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.InitialSync;
+import io.tidemark.sync.ObjectReport;
+import io.tidemark.sync.Outcome;
+import io.tidemark.sync.SyncEngine;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.contract.ResponseScanner;
+import io.tidemark.sync.internal.contract.ResponseSummary;
+import io.tidemark.sync.spi.CallContext;
+import io.tidemark.sync.spi.ChangeProvider;
+import io.tidemark.sync.spi.ChangeRequest;
+import io.tidemark.sync.spi.ResponsePayload;
+import io.tidemark.sync.spi.SyncListener;
+import io.tidemark.sync.spi.WatermarkState;
+import io.tidemark.sync.spi.WatermarkStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * One cycle of one object, following the version rules:
+ * <ol>
+ *   <li>no stored watermark is not 0: the first cycle follows the object's {@link InitialSync};</li>
+ *   <li>an incremental first cycle records the server's (or the seeding procedure's) version and delivers
+ *       nothing, discarding seed rows with a warning;</li>
+ *   <li>after success the highest {@code $version} is stored, else {@code Metadata.Sync.Version};</li>
+ *   <li>it is stored only after every destination accepted every page;</li>
+ *   <li>never backwards, written with compare-and-set;</li>
+ *   <li>a bad response fails the cycle before anything is delivered;</li>
+ *   <li>{@code Type} and {@code ReasonCode} travel with each batch;</li>
+ *   <li>the response is read as a stream and delivered in bounded pages.</li>
+ * </ol>
+ */
+final class CycleRunner {
+
+    /** Logged under the engine's name, where users look for it. */
+    private static final Logger LOG = LoggerFactory.getLogger(SyncEngine.class);
+
+    private final EngineConfig config;
+    private final CallContext calls;
+    private final PageDelivery delivery;
+
+    CycleRunner(EngineConfig config, CallContext calls) {
+        this.config = config;
+        this.calls = calls;
+        this.delivery = new PageDelivery(config, calls);
+    }
+
+    ObjectReport run(TrackedObject object) {
+        Instant startedAt = config.clock().instant();
+        long started = System.nanoTime();
+        ObjectReport.Builder report = ObjectReport.builder(object.name(), startedAt);
+        WatermarkStore store = config.watermarks();
+        OptionalLong stored = OptionalLong.empty();
+        OptionalLong after = OptionalLong.empty();
+        try {
+            Optional<WatermarkState> state = store.load(object.name());
+            stored = state.map(WatermarkState::version).orElse(OptionalLong.empty());
+            report.fromVersion(stored).toVersion(stored);
+            after = stored;
+            if (state.isPresent() && state.get().paused()) {
+                return finish(report.outcome(Outcome.PAUSED), started);
+            }
+            if (stored.isEmpty() && object.initialSync() == InitialSync.INCREMENTAL) {
+                after = OptionalLong.of(seed(object, report));
+            } else {
+                after = OptionalLong.of(sync(object, stored, report));
+            }
+        } catch (TidemarkException e) {
+            fail(object, report, e);
+        } catch (RuntimeException e) {
+            fail(object, report, TidemarkException.forObject(ErrorCode.INTERNAL, object.name(),
+                    "the cycle failed unexpectedly: " + e, e));
+        }
+        report.diagnostics(diagnose(object, after));
+        return finish(report, started);
+    }
+
+    /** Returns the version stored. */
+    private long seed(TrackedObject object, ObjectReport.Builder report) {
+        ChangeProvider provider = config.provider();
+        OptionalLong server = provider.currentVersion(object);
+        long version;
+        if (server.isPresent()) {
+            version = server.getAsLong();
+        } else {
+            try (ResponsePayload payload = provider.invoke(object, ChangeRequest.seed(), calls)) {
+                ResponseSummary summary = ResponseScanner.scan(object.name(), payload);
+                report.changeCount(summary.rowCount()).sync(summary.syncType(), summary.reasonCode());
+                if (summary.rowCount() > 0) {
+                    String warning = "returned " + summary.rowCount()
+                            + " rows during an incremental seed; discarding them";
+                    LOG.warn("[{}] procedure {} {}. Return no rows when mode is \"seed\", or use InitialSync.FULL"
+                            + " if the history was wanted.", object.name(), object.procedure(), warning);
+                    report.warning(warning);
+                }
+                version = summary.metadataVersion();
+            }
+        }
+        config.watermarks().advance(object.name(), OptionalLong.empty(), version, config.clock().instant());
+        report.outcome(Outcome.SEEDED).toVersion(OptionalLong.of(version));
+        LOG.info("[{}] seeded at version {}; changes after it will be delivered", object.name(), version);
+        return version;
+    }
+
+    /** Returns the version stored (unchanged when nothing moved). */
+    private long sync(TrackedObject object, OptionalLong stored, ObjectReport.Builder report) {
+        long from = stored.orElse(0L);
+        ChangeRequest request = ChangeRequest.sync(from, object.maxRows());
+        try (ResponsePayload payload = config.provider().invoke(object, request, calls)) {
+            ResponseSummary summary = ResponseScanner.scan(object.name(), payload);
+            long next = summary.versionToStore();
+            if (stored.isPresent() && next < stored.getAsLong()) {
+                throw TidemarkException.forObject(ErrorCode.WATERMARK_REGRESSION, object.name(),
+                        "the response would move the watermark back from " + stored.getAsLong() + " to " + next
+                                + " (highest $version " + describe(summary.highestRowVersion())
+                                + ", Metadata.Sync.Version " + summary.metadataVersion() + "); refusing it."
+                                + " Nothing was delivered. If the source was restored or re-created, reset the"
+                                + " object (SyncEngine.reset) to start it again.");
+            }
+            report.sync(summary.syncType(), summary.reasonCode())
+                    .changeCount(summary.rowCount())
+                    .fullBatch(object.maxRows().isPresent() && summary.rowCount() >= object.maxRows().getAsInt());
+            Instant now;
+            if (summary.rowCount() == 0) {
+                now = config.clock().instant();
+                if (stored.isEmpty() || next != stored.getAsLong()) {
+                    config.watermarks().advance(object.name(), stored, next, now);
+                } else {
+                    config.watermarks().recordPoll(object.name(), now, null);
+                }
+                report.outcome(Outcome.NO_CHANGES).toVersion(OptionalLong.of(next));
+                LOG.debug("[{}] no changes after {}; version now {}", object.name(), from, next);
+                return next;
+            }
+            PageDelivery.Result result = delivery.deliver(object, payload, summary, from);
+            now = config.clock().instant();
+            config.watermarks().advance(object.name(), stored, next, now);
+            report.outcome(Outcome.DELIVERED)
+                    .toVersion(OptionalLong.of(next))
+                    .pageCount(result.pages)
+                    .deadLetteredPages(result.deadLettered);
+            LOG.debug("[{}] delivered {} changes ({} pages, {} reason {}) from {} to {}", object.name(),
+                    summary.rowCount(), result.pages, summary.syncType(), summary.reasonCode(), from, next);
+            return next;
+        }
+    }
+
+    private void fail(TrackedObject object, ObjectReport.Builder report, TidemarkException e) {
+        Outcome outcome = e.code() == ErrorCode.DESTINATION_FAILED ? Outcome.BLOCKED : Outcome.FAILED;
+        report.outcome(outcome).error(e);
+        LOG.warn("[{}] cycle {}: {}", object.name(), outcome == Outcome.BLOCKED ? "blocked" : "failed", e.getMessage());
+        try {
+            config.watermarks().recordPoll(object.name(), config.clock().instant(), e.code() + ": " + e.getMessage());
+        } catch (RuntimeException storeFailure) {
+            LOG.warn("[{}] could not record the failure in the watermark store: {}", object.name(),
+                    storeFailure.toString());
+        }
+    }
+
+    private List<Diagnostic> diagnose(TrackedObject object, OptionalLong version) {
+        List<Diagnostic> diagnostics;
+        try {
+            diagnostics = config.provider().diagnose(object, version);
+        } catch (RuntimeException e) {
+            LOG.warn("[{}] provider diagnostics failed: {}", object.name(), e.toString());
+            return List.of();
+        }
+        for (Diagnostic d : diagnostics) {
+            if (d.severity() != Diagnostic.Severity.INFO) {
+                LOG.warn("[{}] {}", object.name(), d);
+            }
+            for (SyncListener listener : config.listeners()) {
+                try {
+                    listener.onDiagnostic(object.name(), d);
+                } catch (RuntimeException e) {
+                    LOG.warn("[{}] a listener failed on a diagnostic: {}", object.name(), e.toString());
+                }
+            }
+        }
+        return diagnostics;
+    }
+
+    private ObjectReport finish(ObjectReport.Builder builder, long startedNanos) {
+        ObjectReport report = builder.duration(Duration.ofNanos(System.nanoTime() - startedNanos)).build();
+        for (SyncListener listener : config.listeners()) {
+            try {
+                listener.onReport(report);
+            } catch (RuntimeException e) {
+                LOG.warn("[{}] a listener failed on a report: {}", report.objectName(), e.toString());
+            }
+        }
+        return report;
+    }
+
+    private static String describe(OptionalLong v) {
+        return v.isPresent() ? Long.toString(v.getAsLong()) : "none";
+    }
+}

@@ -1,0 +1,242 @@
+package io.tidemark.sync.internal.engine;
+
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.ObjectReport;
+import io.tidemark.sync.ObjectStatus;
+import io.tidemark.sync.SyncEngine;
+import io.tidemark.sync.SyncReport;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.spi.WatermarkState;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
+
+/** The {@link SyncEngine} behind {@link SyncEngine#builder()}. */
+public final class DefaultSyncEngine implements SyncEngine {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SyncEngine.class);
+    /** After cancelling calls at the end of the shutdown timeout, how long to wait for threads to end. */
+    private static final Duration CANCEL_GRACE = Duration.ofSeconds(10);
+
+    private enum State { NEW, STARTED, CLOSED }
+
+    private final EngineConfig config;
+    private final Map<String, TrackedObject> objects = new LinkedHashMap<>();
+    private final Map<String, ReentrantLock> locks = new LinkedHashMap<>();
+    private final Map<String, ObjectReport> lastReports = new ConcurrentHashMap<>();
+    private final EngineCallContext calls = new EngineCallContext();
+    private final CycleRunner runner;
+    private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
+    private final Map<String, Poller> pollers = new LinkedHashMap<>();
+    private ScheduledThreadPoolExecutor scheduler;
+    private AutoCloseable subscription;
+
+    public DefaultSyncEngine(EngineConfig config) {
+        this.config = config;
+        for (TrackedObject object : config.objects()) {
+            objects.put(object.name(), object);
+            locks.put(object.name(), new ReentrantLock());
+        }
+        this.runner = new CycleRunner(config, calls);
+    }
+
+    @Override
+    public SyncReport runOnce() {
+        checkOpen();
+        Instant startedAt = config.clock().instant();
+        long started = System.nanoTime();
+        List<ObjectReport> reports = new ArrayList<>(objects.size());
+        for (TrackedObject object : objects.values()) {
+            reports.add(runCycle(object));
+        }
+        return new SyncReport(startedAt, Duration.ofNanos(System.nanoTime() - started), reports);
+    }
+
+    @Override
+    public ObjectReport runOnce(String objectName) {
+        checkOpen();
+        return runCycle(object(objectName));
+    }
+
+    private ObjectReport runCycle(TrackedObject object) {
+        ReentrantLock lock = locks.get(object.name());
+        lock.lock();
+        try {
+            ObjectReport report = runner.run(object);
+            lastReports.put(object.name(), report);
+            return report;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public synchronized void start() {
+        if (!state.compareAndSet(State.NEW, State.STARTED)) {
+            throw new TidemarkException(ErrorCode.ENGINE_STATE, "The engine '" + config.name() + "' is "
+                    + (state.get() == State.CLOSED ? "closed" : "already started")
+                    + "; start() can be called once. Build a new engine to start again.");
+        }
+        scheduler = new ScheduledThreadPoolExecutor(config.threads(), new PollerThreadFactory(config.name()));
+        scheduler.setRemoveOnCancelPolicy(true);
+        scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        for (TrackedObject object : objects.values()) {
+            Poller poller = new Poller(object, config.pollInterval(object), scheduler, this::runCycle);
+            pollers.put(object.name(), poller);
+        }
+        pollers.values().forEach(Poller::start);
+        try {
+            subscription = config.provider().subscribe(objects.values(), this::wakeQuietly);
+        } catch (RuntimeException e) {
+            LOG.warn("Change notifications could not be started; polling at the interval only: {}", e.toString());
+        }
+        LOG.info("Engine '{}' started: {} objects, {} poller threads", config.name(), objects.size(), config.threads());
+    }
+
+    @Override
+    public void wake(String objectName) {
+        object(objectName);
+        Poller poller;
+        synchronized (this) {
+            poller = pollers.get(objectName);
+        }
+        if (poller != null) {
+            poller.wake();
+        }
+    }
+
+    private void wakeQuietly(String objectName) {
+        if (objects.containsKey(objectName)) {
+            wake(objectName);
+        }
+    }
+
+    @Override
+    public void pause(String objectName) {
+        object(objectName);
+        config.watermarks().setPaused(objectName, true, config.clock().instant());
+        LOG.info("[{}] paused", objectName);
+    }
+
+    @Override
+    public void resume(String objectName) {
+        object(objectName);
+        config.watermarks().setPaused(objectName, false, config.clock().instant());
+        LOG.info("[{}] resumed", objectName);
+        wake(objectName);
+    }
+
+    @Override
+    public void reset(String objectName) {
+        object(objectName);
+        ReentrantLock lock = locks.get(objectName);
+        lock.lock();
+        try {
+            config.watermarks().reset(objectName, config.clock().instant());
+        } finally {
+            lock.unlock();
+        }
+        LOG.warn("[{}] watermark reset; the next cycle is a first cycle ({})", objectName,
+                objects.get(objectName).initialSync());
+    }
+
+    @Override
+    public ObjectStatus status(String objectName) {
+        TrackedObject object = object(objectName);
+        WatermarkState stored = config.watermarks().load(objectName)
+                .orElseGet(() -> new WatermarkState(objectName, null, false, null, null, null));
+        ObjectReport last = lastReports.get(objectName);
+        return new ObjectStatus(object, stored, last, last == null ? List.of() : last.diagnostics());
+    }
+
+    @Override
+    public List<ObjectStatus> status() {
+        Map<String, WatermarkState> all = config.watermarks().loadAll();
+        List<ObjectStatus> statuses = new ArrayList<>(objects.size());
+        for (TrackedObject object : objects.values()) {
+            WatermarkState stored = all.getOrDefault(object.name(),
+                    new WatermarkState(object.name(), null, false, null, null, null));
+            ObjectReport last = lastReports.get(object.name());
+            statuses.add(new ObjectStatus(object, stored, last, last == null ? List.of() : last.diagnostics()));
+        }
+        return statuses;
+    }
+
+    @Override
+    public List<TrackedObject> trackedObjects() {
+        return List.copyOf(objects.values());
+    }
+
+    @Override
+    public void close() {
+        ScheduledThreadPoolExecutor toStop;
+        AutoCloseable toUnsubscribe;
+        synchronized (this) {
+            if (state.getAndSet(State.CLOSED) == State.CLOSED) {
+                return;
+            }
+            pollers.values().forEach(Poller::stop);
+            toStop = scheduler;
+            toUnsubscribe = subscription;
+        }
+        closeQuietly(toUnsubscribe);
+        if (toStop != null) {
+            toStop.shutdown();
+            try {
+                if (!toStop.awaitTermination(config.shutdownTimeout().toNanos(), TimeUnit.NANOSECONDS)) {
+                    LOG.warn("Engine '{}': cycles still running after {}; cancelling them (their watermarks stay)",
+                            config.name(), config.shutdownTimeout());
+                    calls.cancel();
+                    toStop.shutdownNow();
+                    if (!toStop.awaitTermination(CANCEL_GRACE.toNanos(), TimeUnit.NANOSECONDS)) {
+                        LOG.error("Engine '{}': a poller thread did not stop; a destination or the driver is not"
+                                + " responding to cancellation", config.name());
+                    }
+                }
+            } catch (InterruptedException e) {
+                calls.cancel();
+                toStop.shutdownNow();
+                Thread.currentThread().interrupt();
+            }
+        }
+        LOG.info("Engine '{}' closed", config.name());
+    }
+
+    private static void closeQuietly(AutoCloseable closeable) {
+        if (closeable == null) {
+            return;
+        }
+        try {
+            closeable.close();
+        } catch (Exception e) {
+            LOG.warn("Stopping change notifications failed: {}", e.toString());
+        }
+    }
+
+    private void checkOpen() {
+        if (state.get() == State.CLOSED) {
+            throw new TidemarkException(ErrorCode.ENGINE_STATE, "The engine '" + config.name() + "' is closed");
+        }
+    }
+
+    private TrackedObject object(String name) {
+        TrackedObject object = objects.get(name);
+        if (object == null) {
+            throw new TidemarkException(ErrorCode.UNKNOWN_OBJECT, "The engine '" + config.name()
+                    + "' does not track an object named '" + name + "'; it tracks " + objects.keySet());
+        }
+        return object;
+    }
+}

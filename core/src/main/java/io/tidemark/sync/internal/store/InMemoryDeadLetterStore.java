@@ -1,0 +1,35 @@
+package io.tidemark.sync.internal.store;
+
+import io.tidemark.sync.spi.DeadLetter;
+import io.tidemark.sync.spi.DeadLetterStore;
+
+import java.util.List;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+
+/** A {@link DeadLetterStore} in memory, ordered by id. */
+public final class InMemoryDeadLetterStore implements DeadLetterStore {
+
+    private final AtomicLong ids = new AtomicLong();
+    private final ConcurrentSkipListMap<Long, DeadLetter> letters = new ConcurrentSkipListMap<>();
+
+    @Override
+    public DeadLetter add(DeadLetter letter) {
+        DeadLetter stored = letter.withId(ids.incrementAndGet());
+        letters.put(stored.id(), stored);
+        return stored;
+    }
+
+    @Override
+    public List<DeadLetter> list(String objectName) {
+        return letters.values().stream()
+                .filter(l -> l.objectName().equals(objectName))
+                .collect(Collectors.toUnmodifiableList());
+    }
+
+    @Override
+    public boolean delete(long id) {
+        return letters.remove(id) != null;
+    }
+}

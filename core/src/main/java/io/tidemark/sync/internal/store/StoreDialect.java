@@ -1,0 +1,56 @@
+package io.tidemark.sync.internal.store;
+
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+
+/** The SQL a JDBC store needs, per database product. Statements use JDBI named parameters. */
+public interface StoreDialect {
+
+    /** DDL that creates the store's tables if missing, as a script a DBA can review. */
+    String createScript();
+
+    /** Runs {@link #createScript()}'s effect safely on a live connection (idempotent, concurrency-safe). */
+    void createIfMissing(Connection connection) throws SQLException;
+
+    String selectState();
+
+    String selectAllStates();
+
+    /** Insert-or-update that sets the version only where none is stored yet. */
+    String advanceFromNothing();
+
+    /** Update that sets the version only where it still equals {@code :expected}. */
+    String advanceFrom();
+
+    String recordPoll();
+
+    String setPaused();
+
+    String reset();
+
+    String insertDeadLetter();
+
+    String selectDeadLetters();
+
+    String deleteDeadLetter();
+
+    /** Picks the dialect for the database behind {@code dataSource}. */
+    static StoreDialect detect(DataSource dataSource, String schema, String stateTable, String deadLetterTable) {
+        String product;
+        try (Connection c = dataSource.getConnection()) {
+            product = c.getMetaData().getDatabaseProductName();
+        } catch (SQLException e) {
+            throw new TidemarkException(ErrorCode.STORE_FAILED,
+                    "Could not connect to find out which database holds the Tidemark store: " + e.getMessage(), e);
+        }
+        if ("PostgreSQL".equalsIgnoreCase(product)) {
+            return new PostgresStoreDialect(schema, stateTable, deadLetterTable);
+        }
+        throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
+                "The JDBC watermark and dead-letter stores support PostgreSQL; this database is '" + product + "'");
+    }
+}

@@ -1,0 +1,64 @@
+package io.tidemark.sync.spi;
+
+import io.tidemark.sync.Diagnostic;
+import io.tidemark.sync.TrackedObject;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.function.Consumer;
+
+/**
+ * How the engine talks to one kind of database: calling change procedures, reading a server watermark,
+ * reporting diagnostics and, where the database can, waking the engine when changes arrive.
+ *
+ * <p>Implementations are thread-safe: the engine calls them from several pollers at once. Every failure is a
+ * {@link io.tidemark.sync.TidemarkException} whose code tells what went wrong.
+ */
+public interface ChangeProvider extends AutoCloseable {
+
+    /** A short name for logs and reports, such as {@code "postgres"}. */
+    String name();
+
+    /**
+     * Checks everything about the object that can be checked without a database (the procedure name above
+     * all) and fails with {@link io.tidemark.sync.ErrorCode#INVALID_IDENTIFIER} before any SQL runs.
+     * The engine calls it at {@code build()}.
+     */
+    void validate(TrackedObject object);
+
+    /**
+     * Calls the object's change procedure with the request and returns its response. No transaction is left
+     * open and no connection is held when this returns.
+     */
+    ResponsePayload invoke(TrackedObject object, ChangeRequest request, CallContext context);
+
+    /**
+     * For the first cycle of an {@link io.tidemark.sync.InitialSync#INCREMENTAL} object: the server's current
+     * version, when the provider can read one (SQL Server Change Tracking). Empty means "ask the procedure",
+     * and the engine calls it with {@code mode: "seed"}.
+     */
+    OptionalLong currentVersion(TrackedObject object);
+
+    /**
+     * Checks run after each cycle, such as a Change Tracking version that aged out or an old transaction that
+     * holds changes back. Implementations keep this cheap (rate-limit what needs a query).
+     */
+    default List<Diagnostic> diagnose(TrackedObject object, OptionalLong storedVersion) {
+        return List.of();
+    }
+
+    /**
+     * Starts change notifications for the objects, calling {@code wakeUp} with an object's name when it
+     * probably has new changes. The poll interval stays the safety net. Closing the result stops them.
+     * The default has no notifications.
+     */
+    default AutoCloseable subscribe(Collection<TrackedObject> objects, Consumer<String> wakeUp) {
+        return () -> { };
+    }
+
+    /** Releases what the provider holds; the engine does not call this (the provider may be shared). */
+    @Override
+    default void close() {
+    }
+}

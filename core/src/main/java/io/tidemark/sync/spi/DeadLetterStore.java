@@ -1,0 +1,25 @@
+package io.tidemark.sync.spi;
+
+import io.tidemark.sync.internal.store.InMemoryDeadLetterStore;
+
+import java.util.List;
+
+/**
+ * Where pages refused by a destination go when its {@link io.tidemark.sync.DeliveryPolicy} says
+ * "dead-letter and move on". Only then does the watermark move past changes a destination did not accept.
+ */
+public interface DeadLetterStore {
+
+    static DeadLetterStore inMemory() {
+        return new InMemoryDeadLetterStore();
+    }
+
+    /** Stores the letter and returns it with its assigned id. */
+    DeadLetter add(DeadLetter letter);
+
+    /** The object's letters, oldest first. */
+    List<DeadLetter> list(String objectName);
+
+    /** Removes a letter once it has been dealt with; false if there was none with that id. */
+    boolean delete(long id);
+}

@@ -1,0 +1,177 @@
+package io.tidemark.postgres;
+
+import io.tidemark.postgres.internal.PostgresErrors;
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.spi.CallContext;
+import io.tidemark.sync.spi.ChangeProvider;
+import io.tidemark.sync.spi.ChangeRequest;
+import io.tidemark.sync.spi.ResponsePayload;
+import io.tidemark.sync.sql.PgName;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Calls PostgreSQL change functions: {@code SELECT <function>(?::json)}, the request bound as a parameter.
+ *
+ * <p>The function must be a FUNCTION (a PROCEDURE cannot return a value) taking one {@code json} argument and
+ * returning {@code json}, {@code jsonb} or {@code text}. Its name is checked and quoted before any SQL runs;
+ * unquoted parts fold to lower case, as in PostgreSQL.
+ *
+ * <p>Each call takes a connection from the data source, runs in its own short transaction (committed at once
+ * when the data source hands out connections with auto-commit off) and gives the connection back before the
+ * response is delivered: no transaction stays open between cycles to hold the xmin horizon back.
+ *
+ * <p>PostgreSQL has no server-side equivalent of Change Tracking's current version, so an
+ * {@link io.tidemark.sync.InitialSync#INCREMENTAL} object is seeded by calling the function with
+ * {@code mode: "seed"}.
+ */
+public final class PostgresProvider implements ChangeProvider {
+
+    /** What a change function may return. */
+    private static final Set<String> RESULT_TYPES = Set.of("json", "jsonb", "text", "varchar");
+
+    private final DataSource dataSource;
+    private final int timeoutSeconds;
+    private final Map<String, String> callSql = new ConcurrentHashMap<>();
+
+    private PostgresProvider(Builder builder) {
+        this.dataSource = builder.dataSource;
+        this.timeoutSeconds = Math.toIntExact(Math.max(1, builder.commandTimeout.toSeconds()));
+    }
+
+    /** A provider with the default command timeout of 300 seconds. */
+    public static PostgresProvider create(DataSource dataSource) {
+        return builder(dataSource).build();
+    }
+
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(dataSource);
+    }
+
+    @Override
+    public String name() {
+        return "postgres";
+    }
+
+    @Override
+    public void validate(TrackedObject object) {
+        callSql(object);
+    }
+
+    private String callSql(TrackedObject object) {
+        return callSql.computeIfAbsent(object.procedure(), procedure -> {
+            try {
+                return "SELECT " + PgName.parse(procedure, "function").quoted() + "(?::json)";
+            } catch (TidemarkException e) {
+                throw TidemarkException.forObject(ErrorCode.INVALID_IDENTIFIER, object.name(), e.getMessage());
+            }
+        });
+    }
+
+    @Override
+    public ResponsePayload invoke(TrackedObject object, ChangeRequest request, CallContext context) {
+        String sql = callSql(object);
+        try (Connection connection = dataSource.getConnection()) {
+            boolean ownTransaction = !connection.getAutoCommit();
+            try {
+                byte[] response = call(connection, sql, object, request, context);
+                if (ownTransaction) {
+                    connection.commit();
+                }
+                return ResponsePayload.ofUtf8(response == null ? new byte[0] : response);
+            } catch (SQLException | RuntimeException e) {
+                if (ownTransaction) {
+                    rollbackQuietly(connection, e);
+                }
+                throw e;
+            }
+        } catch (SQLException e) {
+            throw PostgresErrors.map(e, object, context, timeoutSeconds);
+        }
+    }
+
+    private byte[] call(Connection connection, String sql, TrackedObject object, ChangeRequest request,
+                        CallContext context) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(sql);
+             CallContext.Registration ignored = context.onCancel(() -> cancelQuietly(statement))) {
+            statement.setQueryTimeout(timeoutSeconds);
+            statement.setString(1, request.toJson());
+            try (ResultSet rs = statement.executeQuery()) {
+                if (!rs.next()) {
+                    return null;
+                }
+                String type = rs.getMetaData().getColumnTypeName(1);
+                if (!RESULT_TYPES.contains(type)) {
+                    throw TidemarkException.forObject(ErrorCode.PROCEDURE_SIGNATURE, object.name(),
+                            "function " + object.procedure() + " returns " + type
+                                    + "; a change function must return json, jsonb or text");
+                }
+                // The driver already holds the value as UTF-8 bytes: hand those over, no String copy.
+                byte[] value = rs.getBytes(1);
+                if (rs.next()) {
+                    throw TidemarkException.forObject(ErrorCode.PROCEDURE_SIGNATURE, object.name(),
+                            "function " + object.procedure() + " returned more than one row; a change function"
+                                    + " returns one JSON document (RETURNS json, not SETOF json)");
+                }
+                return value;
+            }
+        }
+    }
+
+    @Override
+    public OptionalLong currentVersion(TrackedObject object) {
+        return OptionalLong.empty();
+    }
+
+    private static void cancelQuietly(PreparedStatement statement) {
+        try {
+            statement.cancel();
+        } catch (SQLException ignored) {
+            // The statement has finished or the connection is gone: nothing is left to cancel.
+        }
+    }
+
+    private static void rollbackQuietly(Connection connection, Exception cause) {
+        try {
+            connection.rollback();
+        } catch (SQLException e) {
+            cause.addSuppressed(e);
+        }
+    }
+
+    /** Configures a {@link PostgresProvider}. */
+    public static final class Builder {
+        private final DataSource dataSource;
+        private Duration commandTimeout = Duration.ofSeconds(300);
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        }
+
+        /** How long one call may run before it is cancelled; 300 seconds unless set. Whole seconds. */
+        public Builder commandTimeout(Duration timeout) {
+            if (timeout == null || timeout.isNegative() || timeout.toSeconds() < 1) {
+                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
+                        "commandTimeout must be at least one second, got " + timeout);
+            }
+            this.commandTimeout = timeout;
+            return this;
+        }
+
+        public PostgresProvider build() {
+            return new PostgresProvider(this);
+        }
+    }
+}

@@ -1,0 +1,54 @@
+package io.tidemark.postgres.internal;
+
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.spi.CallContext;
+
+import java.sql.SQLException;
+
+/** Turns what PostgreSQL says into errors that tell the user what to fix. */
+public final class PostgresErrors {
+
+    private PostgresErrors() {
+    }
+
+    public static TidemarkException map(SQLException e, TrackedObject object, CallContext context, int timeoutSeconds) {
+        String state = e.getSQLState() == null ? "" : e.getSQLState();
+        String function = object.procedure();
+        String detail = e.getMessage() + (state.isEmpty() ? "" : " (SQLState " + state + ")");
+        switch (state) {
+            case "42883": // undefined_function
+                return error(ErrorCode.PROCEDURE_NOT_FOUND, object, "function " + function + "(json) does not exist: "
+                        + detail + ". Create a FUNCTION taking one json argument and returning json, jsonb or"
+                        + " text, and check the schema and the role's search_path.", e);
+            case "42809": // wrong_object_type: SELECT on a procedure
+                return error(ErrorCode.PROCEDURE_SIGNATURE, object, function + " cannot be called as a function: "
+                        + detail + ". A PostgreSQL PROCEDURE cannot return a value; write it as a FUNCTION"
+                        + " ... RETURNS json.", e);
+            case "42501": // insufficient_privilege
+                return error(ErrorCode.PERMISSION_DENIED, object, "permission denied calling " + function + ": "
+                        + detail + ". Grant EXECUTE on the function, and SELECT on what it reads, to the role"
+                        + " Tidemark connects as (or make the function SECURITY DEFINER).", e);
+            case "57014": // query_canceled
+                if (context.isCancelled()) {
+                    return error(ErrorCode.ENGINE_STATE, object, "the call to " + function + " was cancelled"
+                            + " because the engine is closing; the watermark stays.", e);
+                }
+                return error(ErrorCode.PROCEDURE_TIMEOUT, object, "the call to " + function
+                        + " ran longer than the command timeout of " + timeoutSeconds + " s and was cancelled."
+                        + " Make it faster (index the outbox on its version), ask for fewer rows with maxRows,"
+                        + " or raise the timeout.", e);
+            default:
+                if (state.startsWith("08")) {
+                    return error(ErrorCode.PROCEDURE_FAILED, object, "could not reach the database to call "
+                            + function + ": " + detail, e);
+                }
+                return error(ErrorCode.PROCEDURE_FAILED, object, "calling " + function + " failed: " + detail, e);
+        }
+    }
+
+    private static TidemarkException error(ErrorCode code, TrackedObject object, String message, SQLException e) {
+        return TidemarkException.forObject(code, object.name(), message, e);
+    }
+}

@@ -1,0 +1,94 @@
+package io.tidemark.testing;
+
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.sql.PgName;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/**
+ * One database of the embedded server, owned by one test class. Connects as the superuser {@code postgres};
+ * {@link #createRole(String)} gives a data source for an ordinary login role, to prove that something works
+ * without superuser rights.
+ */
+public final class TestDatabase implements AutoCloseable {
+
+    private final EmbeddedPostgresServer server;
+    private final String name;
+    private final DataSource dataSource;
+
+    TestDatabase(EmbeddedPostgresServer server, String name) {
+        this.server = server;
+        this.name = name;
+        this.dataSource = server.dataSource("postgres", null, name);
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** Connections as the superuser {@code postgres}, to this database. Each call opens a new connection. */
+    public DataSource dataSource() {
+        return dataSource;
+    }
+
+    /** {@code jdbc:postgresql://localhost:<port>/<name>?user=postgres}. */
+    public String jdbcUrl() {
+        return server.jdbcUrl(name);
+    }
+
+    public int port() {
+        return server.port();
+    }
+
+    /** Runs SQL (one or more statements) as the superuser. */
+    public void execute(String sql) {
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        } catch (SQLException e) {
+            throw new TidemarkException(ErrorCode.INTERNAL, "Test SQL failed in database " + name + ": "
+                    + e.getMessage() + "\n" + sql, e);
+        }
+    }
+
+    /**
+     * Creates (or re-creates the password of) a login role without superuser rights and returns a data source
+     * connecting as it. Roles belong to the server, not the database: use names unique to the test.
+     */
+    public DataSource createRole(String role) {
+        PgName.checkPart(role, "role");
+        String password = "pw_" + role;
+        execute("DO $$ BEGIN\n"
+                + "  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = " + PgName.literal(role) + ") THEN\n"
+                + "    CREATE ROLE " + PgName.quote(role) + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE;\n"
+                + "  END IF;\n"
+                + "END $$;\n"
+                + "ALTER ROLE " + PgName.quote(role) + " PASSWORD " + PgName.literal(password) + ";\n"
+                + "GRANT CONNECT ON DATABASE " + PgName.quote(name) + " TO " + PgName.quote(role) + ";");
+        return dataSourceFor(role, password);
+    }
+
+    /** A data source for an existing role. */
+    public DataSource dataSourceFor(String role, String password) {
+        return server.dataSource(role, password, name);
+    }
+
+    /** Drops the database, ending its remaining connections first. */
+    @Override
+    public void close() {
+        try (Connection c = server.adminDataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute("DROP DATABASE IF EXISTS " + PgName.quote(name) + " WITH (FORCE)");
+        } catch (SQLException e) {
+            throw new TidemarkException(ErrorCode.INTERNAL, "Could not drop test database " + name + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "TestDatabase[" + name + " on port " + server.port() + "]";
+    }
+}
