@@ -1,25 +1,28 @@
 package io.tidemark.sync.internal.contract;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.BooleanNode;
-import com.fasterxml.jackson.databind.node.NullNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.fasterxml.jackson.databind.node.TextNode;
+import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import io.tidemark.sync.Change;
 import io.tidemark.sync.Operation;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.internal.Json;
+import io.tidemark.sync.internal.payload.ByteArrayPayload;
 import io.tidemark.sync.spi.ResponsePayload;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
  * The delivering pass: walks to {@code Data} and turns its elements into {@link Change}s, a page at a time.
  * Only one page of changes exists at any moment; the rest of the response stays in the payload.
+ *
+ * <p>Each element is kept as its JSON bytes; its columns are decoded only if a destination asks. For a payload
+ * held as UTF-8 bytes, an element's bytes are cut straight out of it; otherwise they are re-written compactly
+ * from the tokens.
  *
  * <p>Runs only over a response {@link ResponseScanner} accepted, so structure errors here are bugs, not input
  * problems.
@@ -28,11 +31,16 @@ public final class ChangeReader implements AutoCloseable {
 
     private final String objectName;
     private final JsonParser p;
+    /** The payload's bytes when elements can be sliced out of them, else null. */
+    private final byte[] source;
+    private final ByteArrayBuilder scratch;
     private boolean inData;
     private boolean finished;
 
     public ChangeReader(String objectName, ResponsePayload payload) {
         this.objectName = objectName;
+        this.source = payload instanceof ByteArrayPayload ? ((ByteArrayPayload) payload).bytes() : null;
+        this.scratch = source == null ? new ByteArrayBuilder(512) : null;
         try {
             this.p = payload.openParser(Json.FACTORY);
         } catch (IOException e) {
@@ -53,7 +61,7 @@ public final class ChangeReader implements AutoCloseable {
                     finished = true;
                     break;
                 }
-                page.add(readChange());
+                page.add(source != null ? sliceChange() : rewriteChange());
             }
         } catch (IOException e) {
             throw PayloadErrors.unreadable(objectName, e);
@@ -81,60 +89,97 @@ public final class ChangeReader implements AutoCloseable {
         finished = true; // no Data at all: no rows
     }
 
-    private Change readChange() throws IOException {
-        Operation operation = null;
-        Long version = null;
-        List<String> changed = null;
-        ObjectNode fields = Json.NODES.objectNode();
+    /** Reads the contract keys of the element at START_OBJECT and cuts its bytes out of the payload. */
+    private Change sliceChange() throws IOException {
+        long start = p.currentTokenLocation().getByteOffset();
+        ContractValues values = new ContractValues();
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String key = p.currentName();
             JsonToken t = p.nextToken();
-            if (ContractKeys.ROW_VERSION.equals(key)) {
-                version = t == JsonToken.VALUE_NULL ? null : p.getLongValue();
-            } else if (ContractKeys.OPERATION.equals(key)) {
-                operation = t == JsonToken.VALUE_NULL ? null : Operation.fromCode(p.getText()).orElseThrow(
-                        () -> changedUnderfoot("an $operation changed between reads"));
-            } else if (ContractKeys.CHANGED.equals(key)) {
-                changed = t == JsonToken.VALUE_NULL ? null : readNames();
-            } else {
-                fields.set(key, readValue(t));
+            if (!values.read(key, t)) {
+                p.skipChildren();
             }
         }
-        return new Change(operation, version, changed, fields);
+        long end = p.currentLocation().getByteOffset();
+        byte[] raw = Arrays.copyOfRange(source, Math.toIntExact(start), Math.toIntExact(end));
+        return Change.fromRaw(values.operation, values.version, values.changed, raw);
     }
 
-    private List<String> readNames() throws IOException {
-        List<String> names = new ArrayList<>();
-        while (p.nextToken() != JsonToken.END_ARRAY) {
-            names.add(p.getText());
-        }
-        return names;
-    }
-
-    /** Scalars are built directly (the common case, and cheaper); objects and arrays go through the mapper. */
-    private JsonNode readValue(JsonToken t) throws IOException {
-        switch (t) {
-            case VALUE_STRING:
-                return TextNode.valueOf(p.getText());
-            case VALUE_NUMBER_INT:
-                switch (p.getNumberType()) {
-                    case INT:
-                        return Json.NODES.numberNode(p.getIntValue());
-                    case LONG:
-                        return Json.NODES.numberNode(p.getLongValue());
-                    default:
-                        return Json.NODES.numberNode(p.getBigIntegerValue());
+    /** Reads the contract keys of the element at START_OBJECT while writing it back compactly. */
+    private Change rewriteChange() throws IOException {
+        scratch.reset();
+        ContractValues values = new ContractValues();
+        try (JsonGenerator g = Json.FACTORY.createGenerator(scratch)) {
+            g.writeStartObject();
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String key = p.currentName();
+                JsonToken t = p.nextToken();
+                g.writeFieldName(key);
+                if (values.read(key, t)) {
+                    writeContractValue(g, key, values);
+                } else {
+                    g.copyCurrentStructure(p);
                 }
-            case VALUE_NUMBER_FLOAT:
-                return Json.NODES.numberNode(p.getDecimalValue());
-            case VALUE_TRUE:
-                return BooleanNode.TRUE;
-            case VALUE_FALSE:
-                return BooleanNode.FALSE;
-            case VALUE_NULL:
-                return NullNode.getInstance();
-            default:
-                return Json.MAPPER.readTree(p);
+            }
+            g.writeEndObject();
+        }
+        return Change.fromRaw(values.operation, values.version, values.changed, scratch.toByteArray());
+    }
+
+    private static void writeContractValue(JsonGenerator g, String key, ContractValues values) throws IOException {
+        if (ContractKeys.ROW_VERSION.equals(key)) {
+            if (values.version == null) {
+                g.writeNull();
+            } else {
+                g.writeNumber(values.version);
+            }
+        } else if (ContractKeys.OPERATION.equals(key)) {
+            if (values.operation == null) {
+                g.writeNull();
+            } else {
+                g.writeString(values.operation.code());
+            }
+        } else if (values.changed == null) {
+            g.writeNull();
+        } else {
+            g.writeStartArray();
+            for (String name : values.changed) {
+                g.writeString(name);
+            }
+            g.writeEndArray();
+        }
+    }
+
+    /** The contract keys of one element, read as they come. */
+    private final class ContractValues {
+        Operation operation;
+        Long version;
+        List<String> changed;
+
+        /** Reads the value if {@code key} is a contract key (consuming it) and returns true. */
+        boolean read(String key, JsonToken t) throws IOException {
+            if (ContractKeys.ROW_VERSION.equals(key)) {
+                version = t == JsonToken.VALUE_NULL ? null : p.getLongValue();
+                return true;
+            }
+            if (ContractKeys.OPERATION.equals(key)) {
+                operation = t == JsonToken.VALUE_NULL ? null : Operation.fromCode(p.getText())
+                        .orElseThrow(() -> changedUnderfoot("an $operation changed between reads"));
+                return true;
+            }
+            if (ContractKeys.CHANGED.equals(key)) {
+                if (t == JsonToken.VALUE_NULL) {
+                    changed = null;
+                } else {
+                    List<String> names = new ArrayList<>();
+                    while (p.nextToken() != JsonToken.END_ARRAY) {
+                        names.add(p.getText());
+                    }
+                    changed = names;
+                }
+                return true;
+            }
+            return false;
         }
     }
 

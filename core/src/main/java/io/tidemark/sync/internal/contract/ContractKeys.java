@@ -17,6 +17,11 @@ final class ContractKeys {
     private ContractKeys() {
     }
 
+    /** {@code $operation}, {@code $version} or {@code $changed}: keys that are not the procedure's own columns. */
+    static boolean isContractKey(String key) {
+        return OPERATION.equals(key) || ROW_VERSION.equals(key) || CHANGED.equals(key);
+    }
+
     /**
      * Envelope keys are matched without regard to case, the way the .NET tool the contract comes from reads
      * them, so procedures written for it work unchanged.

@@ -41,6 +41,7 @@ public final class DefaultSyncEngine implements SyncEngine {
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
     private final Map<String, Poller> pollers = new LinkedHashMap<>();
     private ScheduledThreadPoolExecutor scheduler;
+    private PollerThreadFactory threads;
     private AutoCloseable subscription;
 
     public DefaultSyncEngine(EngineConfig config) {
@@ -89,7 +90,8 @@ public final class DefaultSyncEngine implements SyncEngine {
                     + (state.get() == State.CLOSED ? "closed" : "already started")
                     + "; start() can be called once. Build a new engine to start again.");
         }
-        scheduler = new ScheduledThreadPoolExecutor(config.threads(), new PollerThreadFactory(config.name()));
+        threads = new PollerThreadFactory(config.name());
+        scheduler = new ScheduledThreadPoolExecutor(config.threads(), threads);
         scheduler.setRemoveOnCancelPolicy(true);
         scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         for (TrackedObject object : objects.values()) {
@@ -182,6 +184,7 @@ public final class DefaultSyncEngine implements SyncEngine {
     @Override
     public void close() {
         ScheduledThreadPoolExecutor toStop;
+        PollerThreadFactory toJoin;
         AutoCloseable toUnsubscribe;
         synchronized (this) {
             if (state.getAndSet(State.CLOSED) == State.CLOSED) {
@@ -189,6 +192,7 @@ public final class DefaultSyncEngine implements SyncEngine {
             }
             pollers.values().forEach(Poller::stop);
             toStop = scheduler;
+            toJoin = threads;
             toUnsubscribe = subscription;
         }
         closeQuietly(toUnsubscribe);
@@ -200,10 +204,11 @@ public final class DefaultSyncEngine implements SyncEngine {
                             config.name(), config.shutdownTimeout());
                     calls.cancel();
                     toStop.shutdownNow();
-                    if (!toStop.awaitTermination(CANCEL_GRACE.toNanos(), TimeUnit.NANOSECONDS)) {
-                        LOG.error("Engine '{}': a poller thread did not stop; a destination or the driver is not"
-                                + " responding to cancellation", config.name());
-                    }
+                    toStop.awaitTermination(CANCEL_GRACE.toNanos(), TimeUnit.NANOSECONDS);
+                }
+                if (!toJoin.joinAll(CANCEL_GRACE.toNanos(), TimeUnit.NANOSECONDS)) {
+                    LOG.error("Engine '{}': a poller thread did not stop; a destination or the driver is not"
+                            + " responding to cancellation", config.name());
                 }
             } catch (InterruptedException e) {
                 calls.cancel();

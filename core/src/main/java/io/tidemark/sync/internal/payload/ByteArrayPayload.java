@@ -20,6 +20,11 @@ public final class ByteArrayPayload implements ResponsePayload {
         this.bytes = Objects.requireNonNull(bytes, "bytes");
     }
 
+    /** The bytes themselves, so that the delivering pass can cut elements out of them without copying all. */
+    public byte[] bytes() {
+        return bytes;
+    }
+
     @Override
     public JsonParser openParser(JsonFactory factory) throws IOException {
         return factory.createParser(bytes);
