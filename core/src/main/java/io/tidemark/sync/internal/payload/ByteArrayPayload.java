@@ -52,7 +52,7 @@ public final class ByteArrayPayload implements ResponsePayload {
 
     @Override
     public String head(int maxChars) {
-        int len = Math.min(bytes.length, maxChars * MAX_BYTES_PER_CHAR);
+        int len = (int) Math.min(bytes.length, (long) maxChars * MAX_BYTES_PER_CHAR);
         // Step back to the start of a code point so the cut does not produce a replacement character.
         while (len < bytes.length && len > 0 && isContinuation(bytes[len])) {
             len--;
@@ -63,7 +63,7 @@ public final class ByteArrayPayload implements ResponsePayload {
 
     @Override
     public String tail(int maxChars) {
-        int start = Math.max(0, bytes.length - maxChars * MAX_BYTES_PER_CHAR);
+        int start = (int) Math.max(0L, bytes.length - (long) maxChars * MAX_BYTES_PER_CHAR);
         while (start < bytes.length && isContinuation(bytes[start])) {
             start++;
         }

@@ -1,0 +1,206 @@
+package io.tidemark.testing;
+
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.spi.WatermarkState;
+import io.tidemark.sync.spi.WatermarkStore;
+import org.junit.jupiter.api.Test;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.UUID;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The behaviour every {@link WatermarkStore} must have. Extend it in a test of your own store and implement
+ * {@link #store()}; each test uses object names of its own, so the store may be shared between tests.
+ *
+ * <pre>{@code
+ * class RedisWatermarkStoreTest extends WatermarkStoreContract {
+ *     protected WatermarkStore store() { return myStore; }
+ * }
+ * }</pre>
+ */
+public abstract class WatermarkStoreContract {
+
+    /** Whole microseconds: what SQL timestamp columns keep. */
+    private static final Instant T1 = Instant.parse("2026-01-02T03:04:05.123456Z");
+    private static final Instant T2 = T1.plusSeconds(60);
+    private static final Instant T3 = T2.plusSeconds(60);
+
+    protected abstract WatermarkStore store();
+
+    private static String name() {
+        return "contract-" + UUID.randomUUID();
+    }
+
+    private static ErrorCode codeOf(Throwable e) {
+        return ((TidemarkException) e).code();
+    }
+
+    @Test
+    void nothing_is_stored_for_an_unknown_object() {
+        assertThat(store().load(name())).isEmpty();
+    }
+
+    @Test
+    void the_first_advance_stores_the_version_and_its_times() {
+        String name = name();
+        store().advance(name, OptionalLong.empty(), 7, T1);
+
+        WatermarkState state = store().load(name).orElseThrow();
+        assertThat(state.version()).hasValue(7);
+        assertThat(state.lastMovedAt()).hasValue(T1);
+        assertThat(state.lastPolledAt()).hasValue(T1);
+        assertThat(state.lastError()).isEmpty();
+        assertThat(state.paused()).isFalse();
+    }
+
+    @Test
+    void a_stored_zero_is_a_version_not_an_absence() {
+        String name = name();
+        store().advance(name, OptionalLong.empty(), 0, T1);
+
+        assertThat(store().load(name).orElseThrow().version()).hasValue(0);
+        assertThatThrownBy(() -> store().advance(name, OptionalLong.empty(), 5, T2))
+                .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.WATERMARK_CONFLICT));
+        store().advance(name, OptionalLong.of(0), 5, T2);
+        assertThat(store().load(name).orElseThrow().version()).hasValue(5);
+    }
+
+    @Test
+    void a_lower_version_is_refused_and_nothing_changes() {
+        String name = name();
+        store().advance(name, OptionalLong.empty(), 10, T1);
+
+        assertThatThrownBy(() -> store().advance(name, OptionalLong.of(10), 9, T2))
+                .isInstanceOf(TidemarkException.class)
+                .hasMessageContaining(name)
+                .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.WATERMARK_REGRESSION));
+        assertThat(store().load(name).orElseThrow().version()).hasValue(10);
+        assertThat(store().load(name).orElseThrow().lastPolledAt()).hasValue(T1);
+    }
+
+    @Test
+    void a_write_from_a_stale_expectation_is_refused() {
+        String name = name();
+        store().advance(name, OptionalLong.empty(), 10, T1);
+        store().advance(name, OptionalLong.of(10), 20, T2);
+
+        assertThatThrownBy(() -> store().advance(name, OptionalLong.of(10), 15, T3))
+                .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.WATERMARK_REGRESSION));
+        assertThatThrownBy(() -> store().advance(name, OptionalLong.of(10), 25, T3))
+                .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.WATERMARK_CONFLICT));
+        assertThat(store().load(name).orElseThrow().version()).hasValue(20);
+    }
+
+    @Test
+    void an_unchanged_version_updates_the_poll_time_but_not_the_move_time() {
+        String name = name();
+        store().advance(name, OptionalLong.empty(), 10, T1);
+        store().advance(name, OptionalLong.of(10), 10, T2);
+
+        WatermarkState state = store().load(name).orElseThrow();
+        assertThat(state.lastMovedAt()).hasValue(T1);
+        assertThat(state.lastPolledAt()).hasValue(T2);
+    }
+
+    @Test
+    void a_recorded_error_stays_until_the_next_advance() {
+        String name = name();
+        store().recordPoll(name, T1, "DESTINATION_FAILED: nope");
+        WatermarkState failed = store().load(name).orElseThrow();
+        assertThat(failed.version()).isEmpty();
+        assertThat(failed.lastError()).hasValue("DESTINATION_FAILED: nope");
+        assertThat(failed.lastPolledAt()).hasValue(T1);
+
+        store().advance(name, OptionalLong.empty(), 3, T2);
+        assertThat(store().load(name).orElseThrow().lastError()).isEmpty();
+        store().recordPoll(name, T3, null);
+        assertThat(store().load(name).orElseThrow().lastPolledAt()).hasValue(T3);
+    }
+
+    @Test
+    void pausing_keeps_the_version_and_reset_keeps_the_pause() {
+        String name = name();
+        store().advance(name, OptionalLong.empty(), 4, T1);
+        store().setPaused(name, true, T2);
+        assertThat(store().load(name).orElseThrow().paused()).isTrue();
+        assertThat(store().load(name).orElseThrow().version()).hasValue(4);
+
+        store().reset(name, T3);
+        WatermarkState reset = store().load(name).orElseThrow();
+        assertThat(reset.version()).isEmpty();
+        assertThat(reset.paused()).isTrue();
+
+        store().setPaused(name, false, T3);
+        assertThat(store().load(name).orElseThrow().paused()).isFalse();
+        store().advance(name, OptionalLong.empty(), 1, T3);
+        assertThat(store().load(name).orElseThrow().version()).hasValue(1);
+    }
+
+    @Test
+    void a_pause_can_be_stored_before_any_version() {
+        String name = name();
+        store().setPaused(name, true, T1);
+        assertThat(store().load(name).orElseThrow().paused()).isTrue();
+        assertThat(store().load(name).orElseThrow().version()).isEmpty();
+    }
+
+    @Test
+    void load_all_lists_every_object() {
+        String a = name();
+        String b = name();
+        store().advance(a, OptionalLong.empty(), 1, T1);
+        store().setPaused(b, true, T1);
+
+        assertThat(store().loadAll()).containsKeys(a, b);
+        assertThat(store().loadAll().get(a).version()).hasValue(1);
+    }
+
+    /** Eight writers race from the same expected version, twenty times: exactly one wins each round. */
+    @Test
+    void concurrent_writers_cannot_both_win_or_go_backwards() throws Exception {
+        String name = name();
+        store().advance(name, OptionalLong.empty(), 0, T1);
+        int writers = 8;
+        ExecutorService pool = Executors.newFixedThreadPool(writers);
+        try {
+            for (int round = 0; round < 20; round++) {
+                long expected = store().load(name).orElseThrow().version().getAsLong();
+                CyclicBarrier start = new CyclicBarrier(writers);
+                List<Future<Boolean>> results = new ArrayList<>();
+                for (int w = 0; w < writers; w++) {
+                    long next = expected + 1 + w;
+                    results.add(pool.submit(() -> {
+                        start.await(30, TimeUnit.SECONDS);
+                        try {
+                            store().advance(name, OptionalLong.of(expected), next, T2);
+                            return true;
+                        } catch (TidemarkException e) {
+                            assertThat(e.code()).isIn(ErrorCode.WATERMARK_CONFLICT, ErrorCode.WATERMARK_REGRESSION);
+                            return false;
+                        }
+                    }));
+                }
+                int winners = 0;
+                for (Future<Boolean> result : results) {
+                    winners += result.get(60, TimeUnit.SECONDS) ? 1 : 0;
+                }
+                assertThat(winners).as("winners of round %d", round).isEqualTo(1);
+                assertThat(store().load(name).orElseThrow().version().getAsLong()).isGreaterThan(expected);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+}

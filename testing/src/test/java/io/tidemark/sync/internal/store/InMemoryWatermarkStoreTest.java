@@ -1,0 +1,15 @@
+package io.tidemark.sync.internal.store;
+
+import io.tidemark.sync.spi.WatermarkStore;
+import io.tidemark.testing.WatermarkStoreContract;
+
+/** The in-memory store against the store contract (lives here because the contract kit is in tidemark-testing). */
+class InMemoryWatermarkStoreTest extends WatermarkStoreContract {
+
+    private final WatermarkStore store = WatermarkStore.inMemory();
+
+    @Override
+    protected WatermarkStore store() {
+        return store;
+    }
+}
