@@ -118,12 +118,33 @@ public final class ChangeReader implements AutoCloseable {
                 if (values.read(key, t)) {
                     writeContractValue(g, key, values);
                 } else {
-                    g.copyCurrentStructure(p);
+                    copyValue(g);
                 }
             }
             g.writeEndObject();
         }
         return Change.fromRaw(values.operation, values.version, values.changed, scratch.toByteArray());
+    }
+
+    /**
+     * Copies the value at the current token. Numbers are copied as their text: Jackson's own structure copy
+     * writes decimals through a double, which would turn 12.50 into 12.5 and round long decimals.
+     */
+    private void copyValue(JsonGenerator g) throws IOException {
+        int depth = 0;
+        do {
+            JsonToken t = p.currentToken();
+            if (t == JsonToken.VALUE_NUMBER_INT || t == JsonToken.VALUE_NUMBER_FLOAT) {
+                g.writeNumber(p.getText());
+            } else {
+                g.copyCurrentEvent(p);
+            }
+            if (t.isStructStart()) {
+                depth++;
+            } else if (t.isStructEnd()) {
+                depth--;
+            }
+        } while (depth > 0 && p.nextToken() != null);
     }
 
     private static void writeContractValue(JsonGenerator g, String key, ContractValues values) throws IOException {

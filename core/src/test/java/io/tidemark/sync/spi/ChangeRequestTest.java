@@ -1,0 +1,20 @@
+package io.tidemark.sync.spi;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.OptionalInt;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ChangeRequestTest {
+
+    @Test
+    void renders_the_contract_request_exactly() {
+        assertThat(ChangeRequest.sync(12345).toJson()).isEqualTo("{\"fromVersion\":12345,\"mode\":\"sync\"}");
+        assertThat(ChangeRequest.seed().toJson()).isEqualTo("{\"fromVersion\":0,\"mode\":\"seed\"}");
+        assertThat(ChangeRequest.sync(7, OptionalInt.of(500)).toJson())
+                .isEqualTo("{\"fromVersion\":7,\"mode\":\"sync\",\"maxRows\":500}");
+        assertThat(ChangeRequest.sync(-1, OptionalInt.empty()).toJson()).isEqualTo("{\"fromVersion\":-1,\"mode\":\"sync\"}");
+        assertThat(ChangeRequest.sync(Long.MAX_VALUE).fromVersion()).isEqualTo(Long.MAX_VALUE);
+    }
+}

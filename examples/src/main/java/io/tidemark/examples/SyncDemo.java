@@ -1,0 +1,115 @@
+package io.tidemark.examples;
+
+import io.tidemark.postgres.PostgresProvider;
+import io.tidemark.sync.Change;
+import io.tidemark.sync.ChangeBatch;
+import io.tidemark.sync.InitialSync;
+import io.tidemark.sync.JdbcWatermarkStore;
+import io.tidemark.sync.SyncEngine;
+import io.tidemark.sync.TrackedObject;
+import io.tidemark.testing.EmbeddedPostgresServer;
+import io.tidemark.testing.TestDatabase;
+
+import javax.sql.DataSource;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The README's demo: an {@code items} table with a capture trigger and a change function on an embedded
+ * PostgreSQL, a {@link SyncEngine} polling it in the background, and a destination that prints each batch while
+ * the demo inserts, updates and deletes rows.
+ *
+ * <p>Run it with {@code mvn -B -Pdemo -DskipTests -pl examples -am verify}.
+ */
+public final class SyncDemo {
+
+    private final PrintStream out;
+    private final Semaphore delivered = new Semaphore(0);
+
+    SyncDemo(PrintStream out) {
+        this.out = out;
+    }
+
+    public static void main(String[] args) throws Exception {
+        new SyncDemo(System.out).run();
+    }
+
+    void run() throws Exception {
+        out.println("Starting an embedded PostgreSQL (the first run unpacks the server)...");
+        try (TestDatabase database = EmbeddedPostgresServer.shared().createDatabase()) {
+            DataSource dataSource = database.dataSource();
+            execute(dataSource, resource("items.sql"));
+            out.println("Created public.items, its capture trigger and public.get_item_changes(json).");
+
+            JdbcWatermarkStore watermarks = JdbcWatermarkStore.create(dataSource);
+            try (SyncEngine engine = SyncEngine.builder()
+                    .provider(PostgresProvider.create(dataSource))
+                    .watermarks(watermarks)
+                    .track(TrackedObject.of("Items", "public.get_item_changes")
+                            .initialSync(InitialSync.INCREMENTAL)
+                            .pollInterval(Duration.ofMillis(200)))
+                    .destination("console", this::print)
+                    .build()) {
+
+                engine.runOnce();
+                out.println("Seeded: " + engine.status("Items").stored());
+                engine.start();
+
+                step(dataSource, "insert three items",
+                        "INSERT INTO public.items VALUES ('A-100', 'Widget', 9.99), ('A-200', 'Gadget', 24.50),"
+                                + " ('A-300', 'Gizmo', 5.00)", 3);
+                step(dataSource, "update one price and clear one description",
+                        "UPDATE public.items SET price = 10.49 WHERE item_code = 'A-100';"
+                                + "UPDATE public.items SET description = NULL WHERE item_code = 'A-200'", 2);
+                step(dataSource, "delete an item", "DELETE FROM public.items WHERE item_code = 'A-300'", 1);
+            }
+            // Closing lets the running cycle finish, so the watermark of the last delivery is stored by now.
+            out.println();
+            out.println("Stored after close: " + watermarks.load("Items").orElseThrow());
+        }
+        out.println("Engine closed, database dropped. Done.");
+    }
+
+    private void step(DataSource dataSource, String what, String sql, int expectedChanges) throws Exception {
+        out.println();
+        out.println("== " + what);
+        execute(dataSource, sql);
+        if (!delivered.tryAcquire(expectedChanges, 30, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("The engine did not deliver " + expectedChanges + " changes within 30 s");
+        }
+    }
+
+    private void print(ChangeBatch batch) {
+        out.printf("-> %s page %d/%d, %s (reason %d), versions %d..%d, %d change(s)%n", batch.objectName(),
+                batch.pageNumber(), batch.pageCount(), batch.syncType(), batch.reasonCode(), batch.fromVersion(),
+                batch.toVersion(), batch.changes().size());
+        for (Change change : batch.changes()) {
+            out.printf("     %s v%d %s%n", change.operation().map(Enum::name).orElse("?"),
+                    change.version().orElse(-1), change.fields());
+        }
+        delivered.release(batch.changes().size());
+    }
+
+    private static void execute(DataSource dataSource, String sql) throws SQLException {
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+
+    private static String resource(String name) throws IOException {
+        try (InputStream in = SyncDemo.class.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IOException("Missing resource " + name);
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+}
