@@ -1,0 +1,70 @@
+package io.tidemark.sync.micrometer;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.tidemark.sync.Diagnostic;
+import io.tidemark.sync.ObjectReport;
+import io.tidemark.sync.spi.SyncListener;
+
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Publishes the engine's reports as Micrometer meters. Register it with
+ * {@code SyncEngine.builder().listener(MicrometerSyncListener.create(registry))}; Micrometer is an optional
+ * dependency of tidemark-core, needed only when this class is used.
+ *
+ * <ul>
+ *   <li>{@code tidemark.cycles} (counter; tags {@code object}, {@code outcome}): cycles by how they ended;</li>
+ *   <li>{@code tidemark.cycle.duration} (timer; tag {@code object});</li>
+ *   <li>{@code tidemark.changes} (counter; tag {@code object}): changes delivered;</li>
+ *   <li>{@code tidemark.dead.letters} (counter; tag {@code object}): pages set aside by a dead-letter policy;</li>
+ *   <li>{@code tidemark.watermark} (gauge; tag {@code object}): the watermark after the last cycle;</li>
+ *   <li>{@code tidemark.diagnostics} (counter; tags {@code object}, {@code code}): provider diagnostics.</li>
+ * </ul>
+ */
+public final class MicrometerSyncListener implements SyncListener {
+
+    private final MeterRegistry registry;
+    private final Map<String, AtomicLong> watermarks = new ConcurrentHashMap<>();
+
+    private MicrometerSyncListener(MeterRegistry registry) {
+        this.registry = Objects.requireNonNull(registry, "registry");
+    }
+
+    public static MicrometerSyncListener create(MeterRegistry registry) {
+        return new MicrometerSyncListener(registry);
+    }
+
+    @Override
+    public void onReport(ObjectReport report) {
+        Tags object = Tags.of("object", report.objectName());
+        Counter.builder("tidemark.cycles").tags(object).tag("outcome", report.outcome().name())
+                .description("Sync cycles by outcome").register(registry).increment();
+        Timer.builder("tidemark.cycle.duration").tags(object).description("Duration of a sync cycle")
+                .register(registry).record(report.duration());
+        if (report.outcome() == io.tidemark.sync.Outcome.DELIVERED) {
+            Counter.builder("tidemark.changes").tags(object).description("Changes delivered to every destination")
+                    .register(registry).increment(report.changeCount());
+        }
+        if (report.deadLetteredPages() > 0) {
+            Counter.builder("tidemark.dead.letters").tags(object).description("Pages stored as dead letters")
+                    .register(registry).increment(report.deadLetteredPages());
+        }
+        report.toVersion().ifPresent(version -> watermarks.computeIfAbsent(report.objectName(), name -> {
+            AtomicLong holder = new AtomicLong();
+            registry.gauge("tidemark.watermark", Tags.of("object", name), holder, AtomicLong::doubleValue);
+            return holder;
+        }).set(version));
+    }
+
+    @Override
+    public void onDiagnostic(String objectName, Diagnostic diagnostic) {
+        Counter.builder("tidemark.diagnostics").tag("object", objectName).tag("code", diagnostic.code())
+                .description("Diagnostics raised by the provider").register(registry).increment();
+    }
+}
