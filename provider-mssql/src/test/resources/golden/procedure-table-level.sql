@@ -42,13 +42,18 @@ BEGIN
     DECLARE @currentVersion BIGINT = CHANGE_TRACKING_CURRENT_VERSION();
     DECLARE @objectId INT = OBJECT_ID(N'[dbo].[Items]');
     -- The oldest version Change Tracking still keeps for the table (retention cleanup, TRUNCATE
-    -- TABLE and re-enabling tracking move it up). NULL when the table is not tracked, or the caller
-    -- lacks VIEW CHANGE TRACKING on it.
+    -- TABLE and re-enabling tracking move it up). NULL when the table is not tracked, or when the
+    -- caller lacks VIEW CHANGE TRACKING on it (then the table is not even visible to OBJECT_ID).
     DECLARE @minValidVersion BIGINT = CHANGE_TRACKING_MIN_VALID_VERSION(@objectId);
     IF @currentVersion IS NULL
         THROW 51001, N'Tidemark: Change Tracking is not enabled on this database; [dbo].[Items_changes] cannot read changes. Run ALTER DATABASE CURRENT SET CHANGE_TRACKING = ON.', 1;
     IF @minValidVersion IS NULL
-        THROW 51002, N'Tidemark: Change Tracking is not enabled on table [dbo].[Items], or the caller lacks VIEW CHANGE TRACKING on it.', 1;
+    BEGIN
+        -- Tell a missing grant from a table that is not tracked: both make the value NULL.
+        IF HAS_PERMS_BY_NAME(N'[dbo].[Items]', N'OBJECT', N'VIEW CHANGE TRACKING') = 1
+            THROW 51002, N'Tidemark: Change Tracking is not enabled on table [dbo].[Items]. Run ALTER TABLE [dbo].[Items] ENABLE CHANGE_TRACKING WITH (TRACK_COLUMNS_UPDATED = ON).', 1;
+        THROW 51004, N'Tidemark: the caller lacks VIEW CHANGE TRACKING on table [dbo].[Items] (or the table does not exist). GRANT VIEW CHANGE TRACKING ON OBJECT::[dbo].[Items] TO the caller''s user or role.', 1;
+    END;
 
     -- Column ids for the change masks, looked up at each call: they change when a column is dropped
     -- and added again. A missing column fails the call rather than being reported as unchanged.

@@ -242,8 +242,11 @@ class ChangeProcedureGeneratorTest {
                             + SqlServerErrors.GENERATED_BAD_REQUEST + ", ")
                     .contains("IF @currentVersion IS NULL\n        THROW "
                             + SqlServerErrors.GENERATED_DATABASE_NOT_TRACKED + ", ")
-                    .contains("IF @minValidVersion IS NULL\n        THROW "
-                            + SqlServerErrors.GENERATED_TABLE_NOT_TRACKED + ", ")
+                    .contains("IF @minValidVersion IS NULL\n    BEGIN\n")
+                    .contains("IF HAS_PERMS_BY_NAME(N'[dbo].[Items]', N'OBJECT', N'VIEW CHANGE TRACKING') = 1\n"
+                            + "            THROW " + SqlServerErrors.GENERATED_TABLE_NOT_TRACKED + ", ")
+                    .contains("        THROW " + SqlServerErrors.GENERATED_NO_VIEW_CHANGE_TRACKING + ", N'Tidemark: the"
+                            + " caller lacks VIEW CHANGE TRACKING on table [dbo].[Items]")
                     .contains("IF @column1 IS NULL\n        THROW " + SqlServerErrors.GENERATED_COLUMN_MISSING + ", ")
                     .contains("IF @column2 IS NULL\n        THROW " + SqlServerErrors.GENERATED_COLUMN_MISSING + ", ");
         }

@@ -113,8 +113,8 @@ public final class ProcedureScript {
                 .append(I1).append("DECLARE @currentVersion BIGINT = CHANGE_TRACKING_CURRENT_VERSION();\n")
                 .append(I1).append("DECLARE @objectId INT = OBJECT_ID(").append(SqlServerName.literal(table)).append(");\n")
                 .append(I1).append("-- The oldest version Change Tracking still keeps for the table (retention cleanup, TRUNCATE\n")
-                .append(I1).append("-- TABLE and re-enabling tracking move it up). NULL when the table is not tracked, or the caller\n")
-                .append(I1).append("-- lacks VIEW CHANGE TRACKING on it.\n")
+                .append(I1).append("-- TABLE and re-enabling tracking move it up). NULL when the table is not tracked, or when the\n")
+                .append(I1).append("-- caller lacks VIEW CHANGE TRACKING on it (then the table is not even visible to OBJECT_ID).\n")
                 .append(I1).append("DECLARE @minValidVersion BIGINT = CHANGE_TRACKING_MIN_VALID_VERSION(@objectId);\n")
                 .append(I1).append("IF @currentVersion IS NULL\n")
                 .append(I2).append("THROW ").append(SqlServerErrors.GENERATED_DATABASE_NOT_TRACKED).append(", ")
@@ -122,10 +122,20 @@ public final class ProcedureScript {
                         + " cannot read changes. Run ALTER DATABASE CURRENT SET CHANGE_TRACKING = ON."))
                 .append(", 1;\n")
                 .append(I1).append("IF @minValidVersion IS NULL\n")
-                .append(I2).append("THROW ").append(SqlServerErrors.GENERATED_TABLE_NOT_TRACKED).append(", ")
+                .append(I1).append("BEGIN\n")
+                .append(I2).append("-- Tell a missing grant from a table that is not tracked: both make the value NULL.\n")
+                .append(I2).append("IF HAS_PERMS_BY_NAME(").append(SqlServerName.literal(table))
+                .append(", N'OBJECT', N'VIEW CHANGE TRACKING') = 1\n")
+                .append(I3).append("THROW ").append(SqlServerErrors.GENERATED_TABLE_NOT_TRACKED).append(", ")
                 .append(literal("Tidemark: Change Tracking is not enabled on table " + table
-                        + ", or the caller lacks VIEW CHANGE TRACKING on it."))
-                .append(", 1;\n\n");
+                        + ". Run ALTER TABLE " + table + " ENABLE CHANGE_TRACKING WITH (TRACK_COLUMNS_UPDATED = ON)."))
+                .append(", 1;\n")
+                .append(I2).append("THROW ").append(SqlServerErrors.GENERATED_NO_VIEW_CHANGE_TRACKING).append(", ")
+                .append(literal("Tidemark: the caller lacks VIEW CHANGE TRACKING on table " + table
+                        + " (or the table does not exist). GRANT VIEW CHANGE TRACKING ON OBJECT::" + table
+                        + " TO the caller's user or role."))
+                .append(", 1;\n")
+                .append(I1).append("END;\n\n");
         if (columns.isEmpty()) {
             return;
         }

@@ -50,6 +50,7 @@ public final class SqlServerErrors {
     public static final int GENERATED_DATABASE_NOT_TRACKED = 51001;
     public static final int GENERATED_TABLE_NOT_TRACKED = 51002;
     public static final int GENERATED_COLUMN_MISSING = 51003;
+    public static final int GENERATED_NO_VIEW_CHANGE_TRACKING = 51004;
 
     /** SQLState of a cancelled statement: the driver's query timeout, or a cancel. */
     private static final String STATEMENT_CANCELED = "HY008";
@@ -71,6 +72,7 @@ public final class SqlServerErrors {
             Map.entry(GENERATED_DATABASE_NOT_TRACKED, ErrorCode.CHANGE_TRACKING_DISABLED),
             Map.entry(GENERATED_TABLE_NOT_TRACKED, ErrorCode.CHANGE_TRACKING_DISABLED),
             Map.entry(GENERATED_COLUMN_MISSING, ErrorCode.SCHEMA_DRIFT),
+            Map.entry(GENERATED_NO_VIEW_CHANGE_TRACKING, ErrorCode.PERMISSION_DENIED),
             Map.entry(PERMISSION_DENIED_OBJECT, ErrorCode.PERMISSION_DENIED),
             Map.entry(PERMISSION_DENIED_COLUMN, ErrorCode.PERMISSION_DENIED),
             Map.entry(PERMISSION_DENIED_DATABASE, ErrorCode.PERMISSION_DENIED),

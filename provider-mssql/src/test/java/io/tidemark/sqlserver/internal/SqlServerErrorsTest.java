@@ -77,6 +77,12 @@ class SqlServerErrorsTest {
                                 "Tidemark: Change Tracking is not enabled on table [dbo].[Items], or the caller lacks"
                                         + " VIEW CHANGE TRACKING on it.", "Items_changes", 35),
                         ErrorCode.CHANGE_TRACKING_DISABLED, new String[] {"(error 51002", "ChangeTrackingSetup"}),
+                arguments("generated: no view change tracking", ServerErrors.server(
+                                SqlServerErrors.GENERATED_NO_VIEW_CHANGE_TRACKING, 1, 16,
+                                "Tidemark: the caller lacks VIEW CHANGE TRACKING on table [dbo].[Items] (or the table"
+                                        + " does not exist).", "Items_changes", 38),
+                        ErrorCode.PERMISSION_DENIED, new String[] {"(error 51004", "VIEW CHANGE TRACKING on the tables"
+                                + " it reads"}),
                 arguments("generated: a column was dropped", ServerErrors.server(
                                 SqlServerErrors.GENERATED_COLUMN_MISSING, 1, 16,
                                 "Tidemark: column [Assortment] of [dbo].[Items] no longer exists; regenerate"
