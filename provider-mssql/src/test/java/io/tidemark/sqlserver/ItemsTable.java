@@ -39,8 +39,22 @@ final class ItemsTable {
         this.procedure = procedure;
     }
 
-    /** Creates the table with {@code rows} initial rows (I1..In), then enables Change Tracking and the procedure. */
+    /**
+     * Creates the table with {@code rows} initial rows (I1..In), then enables Change Tracking and the procedure, and
+     * commits one tracked change elsewhere in the database, so that its Change Tracking version is above 0 whatever
+     * ran before (version 0 has a meaning of its own: see {@link #createUntouched}).
+     */
     static ItemsTable create(SqlServerDatabase database, Level level, int rows) {
+        ItemsTable items = createUntouched(database, level, rows);
+        database.execute("IF OBJECT_ID(N'dbo.heartbeat', N'U') IS NULL BEGIN"
+                + " CREATE TABLE dbo.heartbeat (id INT IDENTITY PRIMARY KEY, at DATETIME2 NOT NULL DEFAULT SYSDATETIME());"
+                + " ALTER TABLE dbo.heartbeat ENABLE CHANGE_TRACKING; END");
+        database.execute("INSERT INTO dbo.heartbeat DEFAULT VALUES");
+        return items;
+    }
+
+    /** Like {@link #create}, without the extra change: in a new database the Change Tracking version stays 0. */
+    static ItemsTable createUntouched(SqlServerDatabase database, Level level, int rows) {
         String name = "items_" + level.name().toLowerCase() + "_" + COUNTER.incrementAndGet();
         database.execute("CREATE TABLE dbo." + name + " ("
                 + " ItemCode NVARCHAR(20) NOT NULL PRIMARY KEY,"

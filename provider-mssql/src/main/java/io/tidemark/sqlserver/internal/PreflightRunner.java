@@ -221,8 +221,11 @@ public final class PreflightRunner {
         Integer exists = query(c, "SELECT CASE WHEN OBJECT_ID(?, N'U') IS NULL THEN 0 ELSE 1 END", table,
                 rs -> rs.getInt(1));
         if (exists == null || exists == 0) {
-            checks.add(PreflightCheck.failed(name, "table", ErrorCode.SCHEMA_UNSUPPORTED, "table " + table
-                    + " does not exist, or the login cannot see it (grant VIEW CHANGE TRACKING on it)"));
+            // A login sees only objects it holds a permission on, so "missing" and "not granted" look the same
+            // here, as they do to the generated procedure, which then fails with PERMISSION_DENIED (51004).
+            checks.add(PreflightCheck.failed(name, "table", ErrorCode.PERMISSION_DENIED, "table " + table
+                    + " does not exist, or the login cannot see it: GRANT VIEW CHANGE TRACKING ON OBJECT::" + table
+                    + " TO <the login's user or role>"));
             return;
         }
         Integer viewChanges = query(c, "SELECT HAS_PERMS_BY_NAME(?, 'OBJECT', 'VIEW CHANGE TRACKING')", table,
