@@ -113,11 +113,11 @@ BEGIN
         DECLARE @lastFittingVersion BIGINT, @lastVersion BIGINT;
         SELECT
             -- The first version always fits, however many rows it has, so every call makes progress.
-            @lastFittingVersion = MAX(CASE WHEN v.rows_through <= @maxRows OR v.rows_before = 0 THEN v.version END),
-            @lastVersion = MAX(v.version)
+            @lastFittingVersion = MAX(CASE WHEN v.rows_through <= @maxRows OR v.rows_before = 0 THEN v.change_version END),
+            @lastVersion = MAX(v.change_version)
         FROM (
             SELECT
-                ct.SYS_CHANGE_VERSION AS version,
+                ct.SYS_CHANGE_VERSION AS change_version,
                 SUM(COUNT_BIG(*)) OVER (ORDER BY ct.SYS_CHANGE_VERSION ROWS UNBOUNDED PRECEDING) AS rows_through,
                 SUM(COUNT_BIG(*)) OVER (ORDER BY ct.SYS_CHANGE_VERSION ROWS UNBOUNDED PRECEDING) - COUNT_BIG(*) AS rows_before
             FROM CHANGETABLE(CHANGES [dbo].[Items], @fromVersion) AS ct

@@ -218,7 +218,7 @@ class ChangeProcedureGeneratorTest {
                     .contains("GROUP BY ct.SYS_CHANGE_VERSION")
                     .contains("SUM(COUNT_BIG(*)) OVER (ORDER BY ct.SYS_CHANGE_VERSION ROWS UNBOUNDED PRECEDING) AS rows_through")
                     // the first version is always taken whole, so a call always makes progress
-                    .contains("MAX(CASE WHEN v.rows_through <= @maxRows OR v.rows_before = 0 THEN v.version END)")
+                    .contains("MAX(CASE WHEN v.rows_through <= @maxRows OR v.rows_before = 0 THEN v.change_version END)")
                     // no cut where a row left for later would be described relative to the cut
                     .contains("JOIN CHANGETABLE(CHANGES [dbo].[Items], @cut) AS later")
                     .contains("later.SYS_CHANGE_OPERATION <> ct.SYS_CHANGE_OPERATION")

@@ -263,11 +263,11 @@ public final class ProcedureScript {
                 .append(I2).append("SELECT\n")
                 .append(I3).append("-- The first version always fits, however many rows it has, so every call makes progress.\n")
                 .append(I3).append("@lastFittingVersion = MAX(CASE WHEN v.rows_through <= @maxRows OR v.rows_before = 0"
-                        + " THEN v.version END),\n")
-                .append(I3).append("@lastVersion = MAX(v.version)\n")
+                        + " THEN v.change_version END),\n")
+                .append(I3).append("@lastVersion = MAX(v.change_version)\n")
                 .append(I2).append("FROM (\n")
                 .append(I3).append("SELECT\n")
-                .append(I4).append("ct.SYS_CHANGE_VERSION AS version,\n")
+                .append(I4).append("ct.SYS_CHANGE_VERSION AS change_version,\n")
                 .append(I4).append("SUM(COUNT_BIG(*)) OVER (ORDER BY ct.SYS_CHANGE_VERSION ROWS UNBOUNDED PRECEDING)"
                         + " AS rows_through,\n")
                 .append(I4).append("SUM(COUNT_BIG(*)) OVER (ORDER BY ct.SYS_CHANGE_VERSION ROWS UNBOUNDED PRECEDING)"
