@@ -65,7 +65,7 @@ class SqlServerProviderContainerTest {
                 + " FROM sys.all_objects AS a CROSS JOIN sys.all_objects AS b) AS numbers");
         try (ResponsePayload payload = provider.invoke(items.tracked("large"), ChangeRequest.sync(0),
                 CallContext.none())) {
-            // About 3.3 million characters: SQL Server sends them as some 1,600 rows of about 2,000.
+            // About 3.6 million characters: SQL Server sends them as some 1,700 rows of about 2,000.
             assertThat(payload.size()).isGreaterThan(2000L * 1500);
             int rows = 0;
             try (JsonParser p = payload.openParser(JSON.getFactory())) {
