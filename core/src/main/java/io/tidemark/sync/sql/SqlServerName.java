@@ -3,7 +3,6 @@ package io.tidemark.sync.sql;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -137,58 +136,47 @@ public final class SqlServerName {
     }
 
     private static List<String> split(String text, String what) {
-        List<String> parts = new ArrayList<>(2);
-        int i = 0;
-        int n = text.length();
-        while (true) {
-            if (i >= n || text.charAt(i) == '.') {
-                throw invalid(text, what, "a part is missing");
+        return NameParts.split(text, new NameParts.Syntax() {
+            @Override
+            public char open() {
+                return '[';
             }
-            if (text.charAt(i) == '[') {
-                StringBuilder part = new StringBuilder();
-                i++;
-                while (true) {
-                    if (i >= n) {
-                        throw invalid(text, what, "a bracket is not closed");
-                    }
-                    char c = text.charAt(i);
-                    if (c == ']') {
-                        if (i + 1 < n && text.charAt(i + 1) == ']') {
-                            part.append(']');
-                            i += 2;
-                            continue;
-                        }
-                        i++;
-                        break;
-                    }
-                    if (Character.isISOControl(c)) {
-                        throw invalid(text, what, "it contains a control character");
-                    }
-                    part.append(c);
-                    i++;
-                }
-                parts.add(checkPart(part.toString(), what));
-            } else {
-                int start = i;
-                while (i < n && text.charAt(i) != '.') {
-                    i++;
-                }
-                String raw = text.substring(start, i);
+
+            @Override
+            public char close() {
+                return ']';
+            }
+
+            @Override
+            public String delimited(String part) {
+                return checkPart(part, what);
+            }
+
+            @Override
+            public String plain(String raw) {
                 if (!isRegularIdentifier(raw)) {
-                    throw invalid(text, what, "\"" + printable(raw) + "\" is not a regular identifier (a letter or _"
-                            + " first, then letters, digits, _, @, # or $); bracket it, [like this], if the name"
-                            + " really is like that");
+                    throw invalid("\"" + printable(raw) + "\" is not a regular identifier (a letter or _ first, then"
+                            + " letters, digits, _, @, # or $); bracket it, [like this], if the name really is like"
+                            + " that");
                 }
-                parts.add(checkPart(raw, what));
+                return checkPart(raw, what);
             }
-            if (i == n) {
-                return parts;
+
+            @Override
+            public TidemarkException invalid(String why) {
+                return SqlServerName.invalid(text, what, why);
             }
-            if (text.charAt(i) != '.') {
-                throw invalid(text, what, "unexpected character '" + text.charAt(i) + "' after a bracketed part");
+
+            @Override
+            public String delimitedPartName() {
+                return "bracketed part";
             }
-            i++;
-        }
+
+            @Override
+            public String delimiterName() {
+                return "bracket";
+            }
+        });
     }
 
     /**

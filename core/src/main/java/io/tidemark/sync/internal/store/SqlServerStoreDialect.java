@@ -20,7 +20,7 @@ import java.sql.Types;
  * <p>Object names are stored with a binary collation: the engine tells objects apart by exact name, and a
  * case-insensitive database collation would otherwise merge {@code Items} and {@code items} into one watermark.
  */
-final class SqlServerStoreDialect implements StoreDialect {
+final class SqlServerStoreDialect extends CommonStoreDialect {
 
     /** Serialises concurrent first-time creation by several engines ({@code IF NOT EXISTS ... CREATE} can race). */
     static final String DDL_LOCK_RESOURCE = "tidemark-store-ddl";
@@ -28,17 +28,14 @@ final class SqlServerStoreDialect implements StoreDialect {
 
     private final String schemaName;
     private final String schema;
-    private final String state;
-    private final String letters;
     private final String lettersTableName;
 
     SqlServerStoreDialect(String schema, String stateTable, String deadLetterTable) {
-        this.schemaName = SqlServerName.checkPart(schema, "schema");
-        String stateTableName = SqlServerName.checkPart(stateTable, "table");
-        this.lettersTableName = SqlServerName.checkPart(deadLetterTable, "table");
+        super(SqlServerName.of(schema, SqlServerName.checkPart(stateTable, "table")).quoted(),
+                SqlServerName.of(schema, SqlServerName.checkPart(deadLetterTable, "table")).quoted());
+        this.schemaName = schema;
+        this.lettersTableName = deadLetterTable;
         this.schema = SqlServerName.quote(schemaName);
-        this.state = SqlServerName.of(schemaName, stateTableName).quoted();
-        this.letters = SqlServerName.of(schemaName, lettersTableName).quoted();
     }
 
     @Override
@@ -110,9 +107,7 @@ final class SqlServerStoreDialect implements StoreDialect {
     }
 
     @Override
-    public void createIfMissing(Connection c) throws SQLException {
-        boolean autoCommit = c.getAutoCommit();
-        c.setAutoCommit(false);
+    protected void createMissing(Connection c) throws SQLException {
         try (Statement s = c.createStatement()) {
             lock(c);
             // Check first: CREATE SCHEMA needs CREATE SCHEMA permission on the database, which an application
@@ -127,12 +122,6 @@ final class SqlServerStoreDialect implements StoreDialect {
                 s.execute(createLettersTable());
                 s.execute(createLettersIndex());
             }
-            c.commit();
-        } catch (SQLException | RuntimeException e) {
-            rollbackQuietly(c, e);
-            throw e;
-        } finally {
-            c.setAutoCommit(autoCommit);
         }
     }
 
@@ -166,27 +155,6 @@ final class SqlServerStoreDialect implements StoreDialect {
         }
     }
 
-    private static void rollbackQuietly(Connection c, Exception cause) {
-        try {
-            c.rollback();
-        } catch (SQLException e) {
-            cause.addSuppressed(e);
-        }
-    }
-
-    private static final String STATE_COLUMNS =
-            "object_name, version, paused, last_moved_at, last_polled_at, last_error";
-
-    @Override
-    public String selectState() {
-        return "SELECT " + STATE_COLUMNS + " FROM " + state + " WHERE object_name = :name";
-    }
-
-    @Override
-    public String selectAllStates() {
-        return "SELECT " + STATE_COLUMNS + " FROM " + state + " ORDER BY object_name";
-    }
-
     @Override
     public String advanceFromNothing() {
         return "MERGE " + state + " WITH (HOLDLOCK) AS s"
@@ -197,15 +165,6 @@ final class SqlServerStoreDialect implements StoreDialect {
                 + " WHEN NOT MATCHED THEN INSERT"
                 + " (object_name, version, paused, last_moved_at, last_polled_at, last_error, updated_at)"
                 + " VALUES (:name, :version, 0, :at, :at, NULL, :at);";
-    }
-
-    @Override
-    public String advanceFrom() {
-        return "UPDATE " + state
-                + " SET version = :version,"
-                + " last_moved_at = CASE WHEN version = :version THEN last_moved_at ELSE :at END,"
-                + " last_polled_at = :at, last_error = NULL, updated_at = :at"
-                + " WHERE object_name = :name AND version = :expected AND version <= :version";
     }
 
     @Override
@@ -224,12 +183,6 @@ final class SqlServerStoreDialect implements StoreDialect {
                 + " WHEN MATCHED THEN UPDATE SET paused = :paused, updated_at = :at"
                 + " WHEN NOT MATCHED THEN INSERT (object_name, version, paused, updated_at)"
                 + " VALUES (:name, NULL, :paused, :at);";
-    }
-
-    @Override
-    public String reset() {
-        return "UPDATE " + state + " SET version = NULL, last_moved_at = :at, last_error = NULL, updated_at = :at"
-                + " WHERE object_name = :name";
     }
 
     /**
@@ -251,8 +204,4 @@ final class SqlServerStoreDialect implements StoreDialect {
                 + " FROM " + letters + " WHERE object_name = :name ORDER BY id";
     }
 
-    @Override
-    public String deleteDeadLetter() {
-        return "DELETE FROM " + letters + " WHERE id = :id";
-    }
 }
