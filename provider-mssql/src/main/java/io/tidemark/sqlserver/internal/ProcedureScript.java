@@ -177,11 +177,7 @@ public final class ProcedureScript {
                 .append(I1).append("-- lost and this snapshot replaces what they hold. A snapshot is one version, so maxRows does not\n")
                 .append(I1).append("-- split it.\n")
                 .append(I1).append("IF @fromVersion = 0 OR @fromVersion < @minValidVersion\n")
-                .append(I1).append("BEGIN\n")
-                .append(I2).append("SELECT\n");
-        metadata(sb, I3, "@currentVersion", "N'Full'", "CASE WHEN @fromVersion = 0 THEN 0 ELSE 1 END");
-        sb.append(I3).append("(\n")
-                .append(I4).append("SELECT\n");
+                .append(I1).append("BEGIN\n");
         List<String> select = new ArrayList<>();
         select.add("N'I' AS [$operation]");
         select.add("@currentVersion AS [$version]");
@@ -191,13 +187,11 @@ public final class ProcedureScript {
         for (String column : columns) {
             select.add("t." + SqlServerName.quote(column) + " AS " + SqlServerName.quote(column));
         }
-        list(sb, I5, select);
-        sb.append(I4).append("FROM ").append(table).append(" AS t\n")
-                .append(I4).append("ORDER BY ").append(join(keys, k -> "t." + SqlServerName.quote(k))).append('\n')
-                .append(I4).append("FOR JSON PATH\n")
-                .append(I3).append(") AS [Data]\n")
-                .append(I2).append("FOR JSON PATH, WITHOUT_ARRAY_WRAPPER;\n")
-                .append(I2).append("COMMIT TRANSACTION;\n")
+        document(sb, I2, new String[] {"@currentVersion", "N'Full'", "CASE WHEN @fromVersion = 0 THEN 0 ELSE 1 END"},
+                List.of(), select, List.of(
+                        "FROM " + table + " AS t",
+                        "ORDER BY " + join(keys, k -> "t." + SqlServerName.quote(k))), List.of());
+        sb.append(I2).append("COMMIT TRANSACTION;\n")
                 .append(I2).append("RETURN;\n")
                 .append(I1).append("END;\n\n");
     }
@@ -206,10 +200,6 @@ public final class ProcedureScript {
         sb.append(I1).append("-- The changes after @fromVersion, up to @toVersion.\n")
                 .append(I1).append("DECLARE @toVersion BIGINT = @currentVersion;\n");
         maxRows(sb);
-        sb.append(I1).append("SELECT\n");
-        metadata(sb, I2, "@toVersion", "N'Diff'", "0");
-        sb.append(I2).append("(\n")
-                .append(I3).append("SELECT\n");
         List<String> select = new ArrayList<>();
         select.add("ct.SYS_CHANGE_OPERATION AS [$operation]");
         select.add("ct.SYS_CHANGE_VERSION AS [$version]");
@@ -229,24 +219,47 @@ public final class ProcedureScript {
         if (!columns.isEmpty()) {
             select.add(changed());
         }
-        if (columnLevel) {
-            sb.append(I4).append("-- Inserts carry every column; updates only those in their change mask. A NULL mask (every\n")
-                    .append(I4).append("-- column set at once, or a row deleted and inserted again) counts as all columns.\n");
-        }
-        list(sb, I4, select);
-        sb.append(I3).append("-- RIGHT OUTER JOIN keeps deletes: their rows are gone from the table, only CHANGETABLE has them.\n")
-                .append(I3).append("FROM ").append(table).append(" AS t\n")
-                .append(I3).append("RIGHT OUTER JOIN CHANGETABLE(CHANGES ").append(table).append(", @fromVersion) AS ct\n")
-                .append(I4).append("ON ").append(keyJoin("t", "ct")).append('\n')
-                .append(I3).append("WHERE ct.SYS_CHANGE_VERSION <= @toVersion\n")
-                .append(I3).append("ORDER BY ct.SYS_CHANGE_VERSION, ")
-                .append(join(keys, k -> "ct." + SqlServerName.quote(k))).append('\n')
-                .append(I3).append("FOR JSON PATH\n")
-                .append(I2).append(") AS [Data]\n")
-                .append(I1).append("-- No INCLUDE_NULL_VALUES: with it, an unchanged column (NULL in a column-level row) and a\n")
-                .append(I1).append("-- column cleared to NULL would look the same. \"$changed\" tells them apart.\n")
-                .append(I1).append("FOR JSON PATH, WITHOUT_ARRAY_WRAPPER;\n\n")
-                .append(I1).append("COMMIT TRANSACTION;\n");
+        List<String> comments = columnLevel
+                ? List.of("-- Inserts carry every column; updates only those in their change mask. A NULL mask (every",
+                        "-- column set at once, or a row deleted and inserted again) counts as all columns.")
+                : List.of();
+        document(sb, I1, new String[] {"@toVersion", "N'Diff'", "0"}, comments, select, List.of(
+                "-- RIGHT OUTER JOIN keeps deletes: their rows are gone from the table, only CHANGETABLE has them.",
+                "FROM " + table + " AS t",
+                "RIGHT OUTER JOIN CHANGETABLE(CHANGES " + table + ", @fromVersion) AS ct",
+                I1 + "ON " + keyJoin("t", "ct"),
+                "WHERE ct.SYS_CHANGE_VERSION <= @toVersion",
+                "ORDER BY ct.SYS_CHANGE_VERSION, " + join(keys, k -> "ct." + SqlServerName.quote(k))), List.of(
+                "-- No INCLUDE_NULL_VALUES: with it, an unchanged column (NULL in a column-level row) and a",
+                "-- column cleared to NULL would look the same. \"$changed\" tells them apart."));
+        sb.append('\n').append(I1).append("COMMIT TRANSACTION;\n");
+    }
+
+    /**
+     * One document, the same shape for every branch: {@code Metadata.Sync} from {@code metadata} (version, type,
+     * reason code), then {@code Data}, a nested {@code FOR JSON PATH} of the rows.
+     *
+     * @param indent   where the outer {@code SELECT} starts
+     * @param comments comment lines above the row select list
+     * @param select   the row select list
+     * @param body     the lines after the select list ({@code FROM} ... {@code ORDER BY})
+     * @param trailer  comment lines before the outer {@code FOR JSON}
+     */
+    private static void document(StringBuilder sb, String indent, String[] metadata, List<String> comments,
+                                 List<String> select, List<String> body, List<String> trailer) {
+        String rows = indent + I1;
+        String rowQuery = rows + I1;
+        sb.append(indent).append("SELECT\n");
+        metadata(sb, rows, metadata[0], metadata[1], metadata[2]);
+        sb.append(rows).append("(\n")
+                .append(rowQuery).append("SELECT\n");
+        comments.forEach(line -> sb.append(rowQuery).append(I1).append(line).append('\n'));
+        list(sb, rowQuery + I1, select);
+        body.forEach(line -> sb.append(rowQuery).append(line).append('\n'));
+        sb.append(rowQuery).append("FOR JSON PATH\n")
+                .append(rows).append(") AS [Data]\n");
+        trailer.forEach(line -> sb.append(indent).append(line).append('\n'));
+        sb.append(indent).append("FOR JSON PATH, WITHOUT_ARRAY_WRAPPER;\n");
     }
 
     /**
