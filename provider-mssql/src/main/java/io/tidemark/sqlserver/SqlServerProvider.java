@@ -98,7 +98,7 @@ public final class SqlServerProvider implements ChangeProvider {
     @Override
     public ResponsePayload invoke(TrackedObject object, ChangeRequest request, CallContext context) {
         Names resolved = names(object);
-        if (agedOut != null && request.mode() == ChangeRequest.Mode.SYNC) {
+        if (agedOut != null && resolved.quotedTable != null && request.mode() == ChangeRequest.Mode.SYNC) {
             agedOut.requested(object, request.fromVersion());
         }
         return calls.invoke(resolved.callSql, object, request, context);

@@ -33,6 +33,8 @@ public final class SqlServerContainerServer {
     private static final Logger LOG = LoggerFactory.getLogger(SqlServerContainerServer.class);
     private static final Object LOCK = new Object();
     private static volatile SqlServerContainerServer shared;
+    /** A start that failed is not tried again by every test class of the JVM. */
+    private static volatile RuntimeException startFailure;
 
     private final MSSQLServerContainer container;
     private final AtomicInteger databases = new AtomicInteger();
@@ -58,7 +60,15 @@ public final class SqlServerContainerServer {
             synchronized (LOCK) {
                 server = shared;
                 if (server == null) {
-                    server = start(System.getProperty(IMAGE_PROPERTY, DEFAULT_IMAGE));
+                    if (startFailure != null) {
+                        throw startFailure;
+                    }
+                    try {
+                        server = start(System.getProperty(IMAGE_PROPERTY, DEFAULT_IMAGE));
+                    } catch (RuntimeException e) {
+                        startFailure = e;
+                        throw e;
+                    }
                     shared = server;
                 }
             }
