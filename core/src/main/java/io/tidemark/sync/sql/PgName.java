@@ -4,7 +4,6 @@ import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -127,57 +126,46 @@ public final class PgName {
     }
 
     private static List<String> split(String text, String what) {
-        List<String> parts = new ArrayList<>(2);
-        int i = 0;
-        int n = text.length();
-        while (true) {
-            if (i >= n) {
-                throw invalid(text, what, "a part is missing");
+        return NameParts.split(text, new NameParts.Syntax() {
+            @Override
+            public char open() {
+                return '"';
             }
-            if (text.charAt(i) == '"') {
-                StringBuilder part = new StringBuilder();
-                i++;
-                while (true) {
-                    if (i >= n) {
-                        throw invalid(text, what, "a double quote is not closed");
-                    }
-                    char c = text.charAt(i);
-                    if (c == '"') {
-                        if (i + 1 < n && text.charAt(i + 1) == '"') {
-                            part.append('"');
-                            i += 2;
-                            continue;
-                        }
-                        i++;
-                        break;
-                    }
-                    if (Character.isISOControl(c)) {
-                        throw invalid(text, what, "it contains a control character");
-                    }
-                    part.append(c);
-                    i++;
-                }
-                parts.add(checkPart(part.toString(), what));
-            } else {
-                int start = i;
-                while (i < n && text.charAt(i) != '.') {
-                    i++;
-                }
-                String raw = text.substring(start, i);
+
+            @Override
+            public char close() {
+                return '"';
+            }
+
+            @Override
+            public String delimited(String part) {
+                return checkPart(part, what);
+            }
+
+            @Override
+            public String plain(String raw) {
                 if (!UNQUOTED.matcher(raw).matches()) {
-                    throw invalid(text, what, "\"" + raw + "\" is not a plain identifier (letters, digits, _ and $,"
-                            + " not starting with a digit); double-quote it if the name really is like that");
+                    throw invalid("\"" + raw + "\" is not a plain identifier (letters, digits, _ and $, not starting"
+                            + " with a digit); double-quote it if the name really is like that");
                 }
-                parts.add(checkPart(raw.toLowerCase(java.util.Locale.ROOT), what));
+                return checkPart(raw.toLowerCase(java.util.Locale.ROOT), what);
             }
-            if (i == n) {
-                return parts;
+
+            @Override
+            public TidemarkException invalid(String why) {
+                return PgName.invalid(text, what, why);
             }
-            if (text.charAt(i) != '.') {
-                throw invalid(text, what, "unexpected character '" + text.charAt(i) + "' after a quoted part");
+
+            @Override
+            public String delimitedPartName() {
+                return "quoted part";
             }
-            i++;
-        }
+
+            @Override
+            public String delimiterName() {
+                return "double quote";
+            }
+        });
     }
 
     private static TidemarkException invalid(String text, String what, String why) {

@@ -55,6 +55,7 @@ public final class SpooledPayload implements ResponsePayload {
         char[] current = null;
         int currentLength = CHUNK;
         long memoryChars = 0;
+        boolean memoryFull = false;
         long size = 0;
         boolean blank = true;
         TailKeeper tail = new TailKeeper(TAIL_KEEP);
@@ -73,13 +74,25 @@ public final class SpooledPayload implements ResponsePayload {
                 }
                 tail.append(buffer, n);
                 int offset = 0;
-                while (offset < n && overflowWriter == null && memoryChars < memoryLimitChars) {
+                while (offset < n && overflowWriter == null && !memoryFull) {
+                    int space = currentLength == CHUNK ? CHUNK : CHUNK - currentLength;
+                    int take = (int) Math.min(Math.min(n - offset, space), memoryLimitChars - memoryChars);
+                    if (memoryChars + take >= memoryLimitChars) {
+                        memoryFull = true;
+                        // The file side encodes to UTF-8, which cannot take half of a surrogate pair: when memory
+                        // would end between the two halves of a pair, the whole pair goes to the file.
+                        if (take > 0 && Character.isHighSurrogate(buffer[offset + take - 1])) {
+                            take--;
+                        }
+                    }
+                    if (take == 0) {
+                        break;
+                    }
                     if (currentLength == CHUNK) {
                         current = new char[CHUNK];
                         chunks.add(current);
                         currentLength = 0;
                     }
-                    int take = (int) Math.min(Math.min(n - offset, CHUNK - currentLength), memoryLimitChars - memoryChars);
                     System.arraycopy(buffer, offset, current, currentLength, take);
                     currentLength += take;
                     offset += take;

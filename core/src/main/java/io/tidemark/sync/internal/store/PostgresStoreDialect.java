@@ -9,25 +9,21 @@ import java.sql.SQLException;
 import java.sql.Statement;
 
 /** The stores' SQL for PostgreSQL: plain tables, upserts with {@code ON CONFLICT}, no extension. */
-final class PostgresStoreDialect implements StoreDialect {
+final class PostgresStoreDialect extends CommonStoreDialect {
 
     /** Serialises concurrent first-time creation by several engines (CREATE ... IF NOT EXISTS can still race). */
     private static final long DDL_LOCK_KEY = 0x7469_6465_6D61_726BL; // "tidemark"
 
     private final String schemaName;
     private final String schema;
-    private final String state;
-    private final String letters;
-    private final String stateTableName;
     private final String lettersTableName;
 
     PostgresStoreDialect(String schema, String stateTable, String deadLetterTable) {
-        this.schemaName = PgName.checkPart(schema, "schema");
-        this.stateTableName = PgName.checkPart(stateTable, "table");
-        this.lettersTableName = PgName.checkPart(deadLetterTable, "table");
+        super(PgName.of(schema, PgName.checkPart(stateTable, "table")).quoted(),
+                PgName.of(schema, PgName.checkPart(deadLetterTable, "table")).quoted());
+        this.schemaName = schema;
+        this.lettersTableName = deadLetterTable;
         this.schema = PgName.quote(schemaName);
-        this.state = PgName.of(schemaName, stateTableName).quoted();
-        this.letters = PgName.of(schemaName, lettersTableName).quoted();
     }
 
     @Override
@@ -80,9 +76,7 @@ final class PostgresStoreDialect implements StoreDialect {
     }
 
     @Override
-    public void createIfMissing(Connection c) throws SQLException {
-        boolean autoCommit = c.getAutoCommit();
-        c.setAutoCommit(false);
+    protected void createMissing(Connection c) throws SQLException {
         try (Statement s = c.createStatement()) {
             s.execute("SELECT pg_advisory_xact_lock(" + DDL_LOCK_KEY + ")");
             // Check first: CREATE SCHEMA IF NOT EXISTS still needs the CREATE privilege on the database, which
@@ -97,12 +91,6 @@ final class PostgresStoreDialect implements StoreDialect {
                 s.execute(createLettersTable());
                 s.execute(createLettersIndex());
             }
-            c.commit();
-        } catch (SQLException | RuntimeException e) {
-            c.rollback();
-            throw e;
-        } finally {
-            c.setAutoCommit(autoCommit);
         }
     }
 
@@ -116,19 +104,6 @@ final class PostgresStoreDialect implements StoreDialect {
         }
     }
 
-    private static final String STATE_COLUMNS =
-            "object_name, version, paused, last_moved_at, last_polled_at, last_error";
-
-    @Override
-    public String selectState() {
-        return "SELECT " + STATE_COLUMNS + " FROM " + state + " WHERE object_name = :name";
-    }
-
-    @Override
-    public String selectAllStates() {
-        return "SELECT " + STATE_COLUMNS + " FROM " + state + " ORDER BY object_name";
-    }
-
     @Override
     public String advanceFromNothing() {
         return "INSERT INTO " + state + " AS s (object_name, version, paused, last_moved_at, last_polled_at, last_error, updated_at)"
@@ -137,15 +112,6 @@ final class PostgresStoreDialect implements StoreDialect {
                 + " SET version = EXCLUDED.version, last_moved_at = EXCLUDED.last_moved_at,"
                 + " last_polled_at = EXCLUDED.last_polled_at, last_error = NULL, updated_at = EXCLUDED.updated_at"
                 + " WHERE s.version IS NULL";
-    }
-
-    @Override
-    public String advanceFrom() {
-        return "UPDATE " + state
-                + " SET version = :version,"
-                + " last_moved_at = CASE WHEN version = :version THEN last_moved_at ELSE :at END,"
-                + " last_polled_at = :at, last_error = NULL, updated_at = :at"
-                + " WHERE object_name = :name AND version = :expected AND version <= :version";
     }
 
     @Override
@@ -165,12 +131,6 @@ final class PostgresStoreDialect implements StoreDialect {
     }
 
     @Override
-    public String reset() {
-        return "UPDATE " + state + " SET version = NULL, last_moved_at = :at, last_error = NULL, updated_at = :at"
-                + " WHERE object_name = :name";
-    }
-
-    @Override
     public String insertDeadLetter() {
         return "INSERT INTO " + letters + " (object_name, destination, batch_id, page_number, from_version, to_version,"
                 + " sync_type, reason_code, change_count, changes, error, created_at)"
@@ -186,8 +146,4 @@ final class PostgresStoreDialect implements StoreDialect {
                 + " FROM " + letters + " WHERE object_name = :name ORDER BY id";
     }
 
-    @Override
-    public String deleteDeadLetter() {
-        return "DELETE FROM " + letters + " WHERE id = :id";
-    }
 }

@@ -47,10 +47,20 @@ public interface StoreDialect {
             throw new TidemarkException(ErrorCode.STORE_FAILED,
                     "Could not connect to find out which database holds the Tidemark store: " + e.getMessage(), e);
         }
+        return forProduct(product, schema, stateTable, deadLetterTable);
+    }
+
+    /** Picks the dialect for a database product name as JDBC reports it. */
+    static StoreDialect forProduct(String product, String schema, String stateTable, String deadLetterTable) {
         if ("PostgreSQL".equalsIgnoreCase(product)) {
             return new PostgresStoreDialect(schema, stateTable, deadLetterTable);
         }
+        // mssql-jdbc reports "Microsoft SQL Server" for SQL Server, Azure SQL Database and Managed Instance.
+        if ("Microsoft SQL Server".equalsIgnoreCase(product)) {
+            return new SqlServerStoreDialect(schema, stateTable, deadLetterTable);
+        }
         throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
-                "The JDBC watermark and dead-letter stores support PostgreSQL; this database is '" + product + "'");
+                "The JDBC watermark and dead-letter stores support PostgreSQL and SQL Server; this database is '"
+                        + product + "'");
     }
 }

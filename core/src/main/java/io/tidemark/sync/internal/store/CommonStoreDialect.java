@@ -1,0 +1,80 @@
+package io.tidemark.sync.internal.store;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+
+/**
+ * What the store dialects share: the statements that are plain SQL on every database, and the transaction around
+ * first-time creation. Subclasses give the quoted table names and what differs (upserts, DDL, locking).
+ */
+abstract class CommonStoreDialect implements StoreDialect {
+
+    private static final String STATE_COLUMNS =
+            "object_name, version, paused, last_moved_at, last_polled_at, last_error";
+
+    /** The watermark table, quoted and schema-qualified. */
+    protected final String state;
+    /** The dead-letter table, quoted and schema-qualified. */
+    protected final String letters;
+
+    CommonStoreDialect(String state, String letters) {
+        this.state = state;
+        this.letters = letters;
+    }
+
+    /**
+     * Runs {@link #createMissing} in one transaction (where the dialect takes its creation lock), restoring the
+     * connection's auto-commit mode afterwards.
+     */
+    @Override
+    public final void createIfMissing(Connection c) throws SQLException {
+        boolean autoCommit = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try {
+            createMissing(c);
+            c.commit();
+        } catch (SQLException | RuntimeException e) {
+            try {
+                c.rollback();
+            } catch (SQLException rollback) {
+                e.addSuppressed(rollback);
+            }
+            throw e;
+        } finally {
+            c.setAutoCommit(autoCommit);
+        }
+    }
+
+    /** Takes the dialect's creation lock and creates what is missing, inside the caller's transaction. */
+    protected abstract void createMissing(Connection c) throws SQLException;
+
+    @Override
+    public final String selectState() {
+        return "SELECT " + STATE_COLUMNS + " FROM " + state + " WHERE object_name = :name";
+    }
+
+    @Override
+    public final String selectAllStates() {
+        return "SELECT " + STATE_COLUMNS + " FROM " + state + " ORDER BY object_name";
+    }
+
+    @Override
+    public final String advanceFrom() {
+        return "UPDATE " + state
+                + " SET version = :version,"
+                + " last_moved_at = CASE WHEN version = :version THEN last_moved_at ELSE :at END,"
+                + " last_polled_at = :at, last_error = NULL, updated_at = :at"
+                + " WHERE object_name = :name AND version = :expected AND version <= :version";
+    }
+
+    @Override
+    public final String reset() {
+        return "UPDATE " + state + " SET version = NULL, last_moved_at = :at, last_error = NULL, updated_at = :at"
+                + " WHERE object_name = :name";
+    }
+
+    @Override
+    public final String deleteDeadLetter() {
+        return "DELETE FROM " + letters + " WHERE id = :id";
+    }
+}

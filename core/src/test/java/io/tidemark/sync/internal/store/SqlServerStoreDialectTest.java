@@ -1,0 +1,110 @@
+package io.tidemark.sync.internal.store;
+
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The SQL Server store SQL, checked without a server against a golden file. The same SQL runs against a real
+ * SQL Server in the provider module's container tests ({@code SqlServerStoreContainerTest}).
+ *
+ * <p>To accept a deliberate change, run with {@code -Dtidemark.golden.update=true} and review the diff.
+ */
+class SqlServerStoreDialectTest {
+
+    private static final String GOLDEN = "golden/sqlserver-store.sql";
+
+    @Test
+    void generated_sql_matches_the_golden_file() throws IOException {
+        StoreDialect dialect = StoreDialect.forProduct("Microsoft SQL Server", "tidemark", "sync_state", "dead_letters");
+        String actual = render(dialect);
+        if (Boolean.getBoolean("tidemark.golden.update")) {
+            Path file = Paths.get("src/test/resources", GOLDEN);
+            Files.writeString(file, actual, StandardCharsets.UTF_8);
+        }
+        assertThat(actual).isEqualTo(golden());
+    }
+
+    @Test
+    void detects_sql_server_by_the_product_name_of_mssql_jdbc() {
+        assertThat(StoreDialect.forProduct("Microsoft SQL Server", "tidemark", "s", "d"))
+                .isInstanceOf(SqlServerStoreDialect.class);
+        assertThat(StoreDialect.forProduct("PostgreSQL", "tidemark", "s", "d"))
+                .isInstanceOf(PostgresStoreDialect.class);
+        assertThatThrownBy(() -> StoreDialect.forProduct("MySQL", "tidemark", "s", "d"))
+                .isInstanceOf(TidemarkException.class)
+                .hasMessageContaining("support PostgreSQL and SQL Server; this database is 'MySQL'");
+    }
+
+    @Test
+    void names_are_bracket_quoted_and_escaped_everywhere() {
+        SqlServerStoreDialect dialect = new SqlServerStoreDialect("ops]x", "state's", "letters");
+        assertThat(dialect.selectState()).contains("FROM [ops]]x].[state's] WHERE");
+        assertThat(dialect.advanceFromNothing()).startsWith("MERGE [ops]]x].[state's] WITH (HOLDLOCK) AS s");
+        assertThat(dialect.insertDeadLetter()).startsWith("INSERT INTO [ops]]x].[letters] (");
+        // Inside a literal the quote is doubled too, so the script's dynamic CREATE SCHEMA stays one literal.
+        assertThat(dialect.createScript())
+                .contains("IF SCHEMA_ID(N'ops]x') IS NULL")
+                .contains("EXEC (N'CREATE SCHEMA [ops]]x]');")
+                .contains("IF OBJECT_ID(N'[ops]]x].[state''s]', N'U') IS NULL");
+    }
+
+    @Test
+    void refuses_unsafe_or_overlong_names() {
+        assertThatThrownBy(() -> new SqlServerStoreDialect("tide\nmark", "s", "d"))
+                .isInstanceOf(TidemarkException.class)
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_IDENTIFIER));
+        assertThatThrownBy(() -> new SqlServerStoreDialect("tidemark", "t".repeat(129), "d"))
+                .hasMessageContaining("SQL Server allows 128");
+    }
+
+    @Test
+    void an_index_name_longer_than_128_characters_is_cut() {
+        String table = "d".repeat(128);
+        String index = "[" + (table + "_object_idx").substring(0, 128) + "]";
+        assertThat(new SqlServerStoreDialect("tidemark", "s", table).createScript()).contains("CREATE INDEX " + index);
+    }
+
+    @Test
+    void version_writes_are_compare_and_set_and_never_regress() {
+        StoreDialect dialect = new SqlServerStoreDialect("tidemark", "sync_state", "dead_letters");
+        assertThat(dialect.advanceFrom())
+                .contains("WHERE object_name = :name AND version = :expected AND version <= :version");
+        assertThat(dialect.advanceFromNothing())
+                .contains("WHEN MATCHED AND s.version IS NULL THEN UPDATE")
+                .doesNotContain("WHEN MATCHED THEN");
+    }
+
+    /** Every statement of the dialect, in a fixed order, as one document. */
+    static String render(StoreDialect dialect) {
+        return "-- createScript()\n" + dialect.createScript()
+                + "\n-- selectState()\n" + dialect.selectState()
+                + "\n\n-- selectAllStates()\n" + dialect.selectAllStates()
+                + "\n\n-- advanceFromNothing()\n" + dialect.advanceFromNothing()
+                + "\n\n-- advanceFrom()\n" + dialect.advanceFrom()
+                + "\n\n-- recordPoll()\n" + dialect.recordPoll()
+                + "\n\n-- setPaused()\n" + dialect.setPaused()
+                + "\n\n-- reset()\n" + dialect.reset()
+                + "\n\n-- insertDeadLetter()\n" + dialect.insertDeadLetter()
+                + "\n\n-- selectDeadLetters()\n" + dialect.selectDeadLetters()
+                + "\n\n-- deleteDeadLetter()\n" + dialect.deleteDeadLetter()
+                + "\n";
+    }
+
+    private static String golden() throws IOException {
+        try (InputStream in = SqlServerStoreDialectTest.class.getClassLoader().getResourceAsStream(GOLDEN)) {
+            assertThat(in).as("golden file %s on the test classpath", GOLDEN).isNotNull();
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+}

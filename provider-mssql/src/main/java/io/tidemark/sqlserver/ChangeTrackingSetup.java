@@ -1,0 +1,211 @@
+package io.tidemark.sqlserver;
+
+import io.tidemark.sqlserver.internal.TSqlScript;
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.sql.SqlServerName;
+
+import javax.sql.DataSource;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Generates the database and table setup that change procedures need, as a script to review and run
+ * ({@link #script()}) or to install directly ({@link #install(DataSource)}):
+ * <ol>
+ *   <li>{@code ALTER DATABASE CURRENT SET CHANGE_TRACKING = ON (CHANGE_RETENTION = ..., AUTO_CLEANUP = ON)};</li>
+ *   <li>{@code ALTER DATABASE CURRENT SET ALLOW_SNAPSHOT_ISOLATION ON};</li>
+ *   <li>{@code ALTER TABLE ... ENABLE CHANGE_TRACKING WITH (TRACK_COLUMNS_UPDATED = ON)} for each table.</li>
+ * </ol>
+ *
+ * <pre>{@code
+ * String sql = ChangeTrackingSetup.builder()
+ *         .retention(Duration.ofDays(7))
+ *         .table("dbo.Items")
+ *         .build()
+ *         .script();
+ * }</pre>
+ *
+ * <p>The script is safe to run again: what is set up is left alone, except that a retention shorter than the one
+ * asked for is raised (never lowered: other consumers may rely on a longer one). It targets the database it runs
+ * in ({@code ALTER DATABASE CURRENT}), and needs ALTER permission on the database and the tables.
+ */
+public final class ChangeTrackingSetup {
+
+    /** Seven days: long enough for a weekend outage without a full re-sync. */
+    public static final Duration DEFAULT_RETENTION = Duration.ofDays(7);
+
+    private static final int ERROR_TABLE_MISSING = 51010;
+    private static final int ERROR_NO_PRIMARY_KEY = 51011;
+
+    private final Duration retention;
+    private final Map<SqlServerName, Boolean> tables;
+
+    private ChangeTrackingSetup(Builder b) {
+        this.retention = b.retention;
+        this.tables = new LinkedHashMap<>(b.tables);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The setup script, commented for review, batches separated by {@code GO}. */
+    public String script() {
+        StringBuilder sb = new StringBuilder(4096);
+        List<String> names = tables.keySet().stream().map(SqlServerName::quoted).toList();
+        sb.append(TSqlScript.banner(
+                "Tidemark Change Tracking setup for the current database"
+                        + (names.isEmpty() ? "" : " and table" + (names.size() == 1 ? " " : "s ")
+                        + String.join(", ", names)),
+                "",
+                "Review it, then run it in the database to track, as a user with ALTER permission on the database",
+                "and the tables. Running it again is safe: what is set up is left alone, except that a retention",
+                "shorter than " + retentionText() + " is raised."));
+        sb.append('\n');
+        database(sb);
+        snapshotIsolation(sb);
+        int step = 3;
+        for (Map.Entry<SqlServerName, Boolean> table : tables.entrySet()) {
+            table(sb, step++, table.getKey().quoted(), table.getValue());
+        }
+        return sb.toString();
+    }
+
+    /** Runs the script, batch by batch. */
+    public void install(DataSource dataSource) {
+        TSqlScript.run(dataSource, script(), "the Change Tracking setup");
+    }
+
+    public Duration retention() {
+        return retention;
+    }
+
+    /** The tables, bracket-quoted, in the order they were added. */
+    public List<String> tables() {
+        return tables.keySet().stream().map(SqlServerName::quoted).toList();
+    }
+
+    private void database(StringBuilder sb) {
+        String text = retentionText();
+        sb.append("-- 1. Change Tracking on the database. Change information is kept for ").append(text).append(": a\n")
+                .append("--    Tidemark engine stopped for longer than that loses its place, and its next cycle is a full\n")
+                .append("--    re-sync (ReasonCode 1). AUTO_CLEANUP removes older change information, so the internal\n")
+                .append("--    tables do not grow without bound.\n")
+                .append("IF NOT EXISTS (SELECT 1 FROM sys.change_tracking_databases WHERE database_id = DB_ID())\n")
+                .append("    ALTER DATABASE CURRENT SET CHANGE_TRACKING = ON (CHANGE_RETENTION = ").append(text)
+                .append(", AUTO_CLEANUP = ON);\n")
+                .append("ELSE IF EXISTS (\n")
+                .append("    SELECT 1 FROM sys.change_tracking_databases\n")
+                .append("    WHERE database_id = DB_ID()\n")
+                .append("      -- retention_period_units: 1 = MINUTES, 2 = HOURS, 3 = DAYS\n")
+                .append("      AND CAST(retention_period AS BIGINT) * CASE retention_period_units WHEN 1 THEN 1 WHEN 2 THEN 60 ELSE 1440 END < ")
+                .append(retention.toMinutes()).append(")\n")
+                .append("    ALTER DATABASE CURRENT SET CHANGE_TRACKING (CHANGE_RETENTION = ").append(text).append(");\n")
+                .append(TSqlScript.GO).append("\n\n");
+    }
+
+    private static void snapshotIsolation(StringBuilder sb) {
+        sb.append("-- 2. Snapshot isolation, so that a change procedure reads the version and the rows in one snapshot.\n")
+                .append("--    Without it every call fails with \"snapshot isolation is not allowed in this database\".\n")
+                .append("--    Readers under other isolation levels are not affected. Turning it on waits until the\n")
+                .append("--    transactions open at that moment have finished.\n")
+                .append("--    snapshot_isolation_state: 0 = OFF, 1 = ON, 2 = going OFF, 3 = going ON\n")
+                .append("IF (SELECT snapshot_isolation_state FROM sys.databases WHERE database_id = DB_ID()) NOT IN (1, 3)\n")
+                .append("    ALTER DATABASE CURRENT SET ALLOW_SNAPSHOT_ISOLATION ON;\n")
+                .append(TSqlScript.GO).append("\n\n");
+    }
+
+    private static void table(StringBuilder sb, int step, String table, boolean trackColumns) {
+        String name = SqlServerName.literal(table);
+        sb.append("-- ").append(step).append(". Change Tracking on ").append(table);
+        if (trackColumns) {
+            sb.append(", recording which columns each update changed\n")
+                    .append("--    (TRACK_COLUMNS_UPDATED), which the \"$changed\" array of a change procedure reads.\n");
+        } else {
+            sb.append(", without recording which columns updates change\n")
+                    .append("--    (a change procedure then reports every column of an update as changed).\n");
+        }
+        sb.append("IF OBJECT_ID(").append(name).append(", N'U') IS NULL\n")
+                .append("    THROW ").append(ERROR_TABLE_MISSING).append(", ")
+                .append(SqlServerName.literal("Tidemark setup: table " + table + " does not exist.")).append(", 1;\n")
+                .append("IF OBJECTPROPERTY(OBJECT_ID(").append(name).append("), 'TableHasPrimaryKey') = 0\n")
+                .append("    THROW ").append(ERROR_NO_PRIMARY_KEY).append(", ")
+                .append(SqlServerName.literal("Tidemark setup: Change Tracking needs a primary key on " + table
+                        + "; add one first.")).append(", 1;\n")
+                .append("IF NOT EXISTS (SELECT 1 FROM sys.change_tracking_tables WHERE object_id = OBJECT_ID(")
+                .append(name).append("))\n")
+                .append("    ALTER TABLE ").append(table).append(" ENABLE CHANGE_TRACKING WITH (TRACK_COLUMNS_UPDATED = ")
+                .append(trackColumns ? "ON" : "OFF").append(");\n");
+        if (trackColumns) {
+            sb.append("ELSE IF EXISTS (SELECT 1 FROM sys.change_tracking_tables WHERE object_id = OBJECT_ID(")
+                    .append(name).append(") AND is_track_columns_updated_on = 0)\n")
+                    .append("    PRINT ").append(SqlServerName.literal("Tidemark setup: Change Tracking on " + table
+                            + " does not record which columns updates change, so column-level change procedures send"
+                            + " whole rows. To record them, run ALTER TABLE " + table + " DISABLE CHANGE_TRACKING and"
+                            + " this script again; that restarts the table's change history, and consumers get a full"
+                            + " re-sync.")).append(";\n");
+        }
+        sb.append(TSqlScript.GO).append("\n\n");
+    }
+
+    /** The retention in the largest unit that states it exactly: {@code 7 DAYS}, {@code 36 HOURS}, {@code 90 MINUTES}. */
+    String retentionText() {
+        long minutes = retention.toMinutes();
+        if (minutes % (24 * 60) == 0) {
+            return minutes / (24 * 60) + " DAYS";
+        }
+        if (minutes % 60 == 0) {
+            return minutes / 60 + " HOURS";
+        }
+        return minutes + " MINUTES";
+    }
+
+    /** Configures a {@link ChangeTrackingSetup}. */
+    public static final class Builder {
+        private Duration retention = DEFAULT_RETENTION;
+        private final Map<SqlServerName, Boolean> tables = new LinkedHashMap<>();
+        private final List<String> problems = new ArrayList<>();
+
+        private Builder() {
+        }
+
+        /** How long Change Tracking keeps change information; whole minutes, 7 days unless set. */
+        public Builder retention(Duration retention) {
+            this.retention = retention;
+            return this;
+        }
+
+        /** A table to track, recording the columns updates change ({@code TRACK_COLUMNS_UPDATED = ON}). */
+        public Builder table(String table) {
+            return table(table, true);
+        }
+
+        /** A table to track; {@code trackColumnsUpdated} false only for table-level procedures on very hot tables. */
+        public Builder table(String table, boolean trackColumnsUpdated) {
+            SqlServerName name = SqlServerName.parse(table, "table").withDefaultSchema("dbo");
+            if (tables.containsKey(name)) {
+                problems.add("table " + name.quoted() + " is listed twice");
+            }
+            tables.put(name, trackColumnsUpdated);
+            return this;
+        }
+
+        public ChangeTrackingSetup build() {
+            if (retention == null || retention.isNegative() || retention.toMinutes() < 1
+                    || !retention.equals(Duration.ofMinutes(retention.toMinutes()))) {
+                problems.add("retention must be a whole number of minutes, at least one, got " + retention);
+            } else if (retention.toMinutes() > Integer.MAX_VALUE) {
+                problems.add("retention is too long: " + retention);
+            }
+            if (!problems.isEmpty()) {
+                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
+                        "ChangeTrackingSetup: " + String.join("; ", problems));
+            }
+            return new ChangeTrackingSetup(this);
+        }
+    }
+}

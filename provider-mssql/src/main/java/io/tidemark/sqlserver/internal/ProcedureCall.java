@@ -1,0 +1,121 @@
+package io.tidemark.sqlserver.internal;
+
+import com.microsoft.sqlserver.jdbc.ISQLServerStatement;
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.spi.CallContext;
+import io.tidemark.sync.spi.ChangeRequest;
+import io.tidemark.sync.spi.ResponsePayload;
+
+import javax.sql.DataSource;
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Types;
+
+/**
+ * One call of a change procedure: {@code SET NOCOUNT ON; EXEC [schema].[procedure] @Json = ?}, the request bound
+ * as {@code NVARCHAR(MAX)}, its document spooled, the connection given back before anything is delivered.
+ *
+ * <p>Why each detail:
+ * <ul>
+ *   <li>The request is bound with {@link Types#LONGNVARCHAR}, which mssql-jdbc declares as {@code nvarchar(max)}
+ *       whatever the string's length and whatever {@code sendStringParametersAsUnicode} says: the parameter
+ *       matches the procedure's {@code @Json NVARCHAR(MAX)} exactly, and the plan is the same for every call.</li>
+ *   <li>{@code SET NOCOUNT ON} keeps "rows affected" counts out of the results. The batch is sent with a
+ *       parameter, so the driver runs it through {@code sp_prepexec}/{@code sp_executesql}, whose SET options
+ *       end with the call: the pooled connection keeps its own settings. Nothing else is set.</li>
+ *   <li>Auto-commit is on for the call: the procedure runs its own snapshot transaction, and one opened around it
+ *       (auto-commit off) would make SQL Server refuse the snapshot read (error 3951). The connection's previous
+ *       mode is restored.</li>
+ *   <li>Adaptive response buffering makes the driver stream rows (and large values) from the connection instead
+ *       of buffering the whole response; with {@link ResultSetChunkSource} memory stays bounded.</li>
+ * </ul>
+ */
+public final class ProcedureCall {
+
+    private final DataSource dataSource;
+    private final int timeoutSeconds;
+
+    public ProcedureCall(DataSource dataSource, int timeoutSeconds) {
+        this.dataSource = dataSource;
+        this.timeoutSeconds = timeoutSeconds;
+    }
+
+    /** The batch sent for a procedure whose bracket-quoted name is {@code quotedProcedure}. */
+    public static String sql(String quotedProcedure) {
+        return "SET NOCOUNT ON; EXEC " + quotedProcedure + " @Json = ?";
+    }
+
+    public ResponsePayload invoke(String sql, TrackedObject object, ChangeRequest request, CallContext context) {
+        try (Connection connection = dataSource.getConnection()) {
+            boolean autoCommit = connection.getAutoCommit();
+            if (!autoCommit) {
+                connection.setAutoCommit(true);
+            }
+            try {
+                return call(connection, sql, object, request, context);
+            } finally {
+                if (!autoCommit) {
+                    connection.setAutoCommit(false);
+                }
+            }
+        } catch (SQLException e) {
+            throw SqlServerErrors.map(e, object, context.isCancelled(), timeoutSeconds);
+        } catch (IOException e) {
+            SQLException driverFailure = findSqlException(e);
+            if (driverFailure != null) {
+                throw SqlServerErrors.map(driverFailure, object, context.isCancelled(), timeoutSeconds);
+            }
+            throw TidemarkException.forObject(ErrorCode.INTERNAL, object.name(), "could not spool the response of "
+                    + object.procedure() + " (memory, then a temporary file): " + e, e);
+        }
+    }
+
+    private ResponsePayload call(Connection connection, String sql, TrackedObject object, ChangeRequest request,
+                                 CallContext context) throws SQLException, IOException {
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            CallContext.Registration cancel = context.onCancel(() -> cancelQuietly(statement));
+            try {
+                statement.setQueryTimeout(timeoutSeconds);
+                streamResponses(statement);
+                statement.setObject(1, request.toJson(), Types.LONGNVARCHAR);
+                boolean isResultSet = statement.execute();
+                return new ResponseReader(object.name(), object.procedure())
+                        .read(new JdbcCallResults(statement, isResultSet));
+            } finally {
+                cancel.close();
+            }
+        }
+    }
+
+    /** Asks for adaptive buffering even when the connection URL says {@code responseBuffering=full}. */
+    static void streamResponses(Statement statement) throws SQLException {
+        if (statement.isWrapperFor(ISQLServerStatement.class)) {
+            statement.unwrap(ISQLServerStatement.class).setResponseBuffering("adaptive");
+        }
+    }
+
+    static SQLException findSqlException(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLException) {
+                return (SQLException) t;
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return null;
+    }
+
+    static void cancelQuietly(Statement statement) {
+        try {
+            statement.cancel();
+        } catch (SQLException ignored) {
+            // The statement has finished or the connection is gone: nothing is left to cancel.
+        }
+    }
+}

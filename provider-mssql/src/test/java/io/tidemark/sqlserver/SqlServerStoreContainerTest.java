@@ -1,0 +1,173 @@
+package io.tidemark.sqlserver;
+
+import io.tidemark.sqlserver.internal.TSqlScript;
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.JdbcDeadLetterStore;
+import io.tidemark.sync.JdbcWatermarkStore;
+import io.tidemark.sync.SyncType;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.spi.DeadLetter;
+import io.tidemark.sync.spi.WatermarkState;
+import io.tidemark.testing.SqlServerContainerTest;
+import io.tidemark.testing.SqlServerDatabase;
+import org.junit.jupiter.api.Test;
+
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Core's JDBC watermark and dead-letter stores on SQL Server (the SQL Server dialect's SQL is checked without a
+ * server in core's {@code SqlServerStoreDialectTest}). Skipped where there is no Docker.
+ */
+@SqlServerContainerTest
+class SqlServerStoreContainerTest {
+
+    private static final Instant T1 = Instant.parse("2025-03-01T10:15:30.123456Z");
+    private static final Instant T2 = T1.plus(1, ChronoUnit.MINUTES);
+    private static final Instant T3 = T2.plus(1, ChronoUnit.MINUTES);
+
+    private final SqlServerDatabase database;
+
+    SqlServerStoreContainerTest(SqlServerDatabase database) {
+        this.database = database;
+    }
+
+    @Test
+    void watermarks_move_forward_only_and_with_compare_and_set() {
+        JdbcWatermarkStore store = JdbcWatermarkStore.builder(database.dataSource()).schema("cas").build();
+        assertThat(store.load("A")).isEmpty();
+
+        store.advance("A", OptionalLong.empty(), 0, T1);
+        WatermarkState zero = store.load("A").orElseThrow();
+        assertThat(zero.version()).as("a stored 0 is a real watermark").hasValue(0);
+        assertThat(zero.lastMovedAt()).contains(T1);
+        assertThat(zero.lastPolledAt()).contains(T1);
+
+        assertCode(() -> store.advance("A", OptionalLong.empty(), 5, T2), ErrorCode.WATERMARK_CONFLICT);
+        store.advance("A", OptionalLong.of(0), 7, T2);
+        store.advance("A", OptionalLong.of(7), 7, T3);
+        WatermarkState seven = store.load("A").orElseThrow();
+        assertThat(seven.version()).hasValue(7);
+        assertThat(seven.lastMovedAt()).as("did not move at T3").contains(T2);
+        assertThat(seven.lastPolledAt()).contains(T3);
+
+        assertCode(() -> store.advance("A", OptionalLong.of(7), 3, T3), ErrorCode.WATERMARK_REGRESSION);
+        assertCode(() -> store.advance("A", OptionalLong.of(5), 9, T3), ErrorCode.WATERMARK_CONFLICT);
+        assertCode(() -> store.advance("A", OptionalLong.of(5), 6, T3), ErrorCode.WATERMARK_REGRESSION);
+        assertThat(store.load("A").orElseThrow().version()).hasValue(7);
+
+        store.recordPoll("A", T3, "boom: ünïcödé ✗");
+        assertThat(store.load("A").orElseThrow().lastError()).contains("boom: ünïcödé ✗");
+        store.advance("A", OptionalLong.of(7), 8, T3);
+        assertThat(store.load("A").orElseThrow().lastError()).isEmpty();
+
+        store.setPaused("B", true, T1);
+        WatermarkState paused = store.load("B").orElseThrow();
+        assertThat(paused.paused()).isTrue();
+        assertThat(paused.version()).isEmpty();
+        store.recordPoll("C", T2, null);
+        assertThat(store.load("C").orElseThrow().lastPolledAt()).contains(T2);
+
+        store.setPaused("A", true, T3);
+        store.reset("A", T3);
+        WatermarkState reset = store.load("A").orElseThrow();
+        assertThat(reset.version()).isEmpty();
+        assertThat(reset.paused()).as("reset keeps the pause flag").isTrue();
+        store.advance("A", OptionalLong.empty(), 2, T3);
+        assertThat(store.load("A").orElseThrow().version()).hasValue(2);
+    }
+
+    @Test
+    void names_are_told_apart_exactly_whatever_the_database_collation() {
+        JdbcWatermarkStore store = JdbcWatermarkStore.builder(database.dataSource()).schema("names").build();
+        store.advance("items", OptionalLong.empty(), 1, T1);
+        store.advance("Items", OptionalLong.empty(), 2, T1);
+        store.advance("Bestellübersicht 日本", OptionalLong.empty(), 3, T1);
+        assertThat(store.load("items").orElseThrow().version()).hasValue(1);
+        assertThat(store.load("Items").orElseThrow().version()).hasValue(2);
+        assertThat(store.load("Bestellübersicht 日本").orElseThrow().version()).hasValue(3);
+        assertThat(store.loadAll().keySet()).containsExactlyInAnyOrder("items", "Items", "Bestellübersicht 日本");
+    }
+
+    @Test
+    void tables_are_created_once_when_engines_start_together() throws Exception {
+        int engines = 8;
+        CountDownLatch start = new CountDownLatch(1);
+        ExecutorService executor = Executors.newFixedThreadPool(engines);
+        try {
+            List<Future<JdbcWatermarkStore>> stores = new ArrayList<>();
+            for (int i = 0; i < engines; i++) {
+                stores.add(executor.submit(() -> {
+                    start.await();
+                    return JdbcWatermarkStore.builder(database.dataSource()).schema("race").build();
+                }));
+            }
+            start.countDown();
+            for (Future<JdbcWatermarkStore> store : stores) {
+                assertThat(store.get(60, TimeUnit.SECONDS)).isNotNull();
+            }
+        } finally {
+            executor.shutdownNow();
+        }
+        assertThat(ItemsTable.scalar(database.dataSource(), "SELECT COUNT(*) FROM sys.tables"
+                + " WHERE schema_id = SCHEMA_ID(N'race')")).isEqualTo(2);
+    }
+
+    @Test
+    void dead_letters_keep_their_page_and_get_increasing_ids() {
+        JdbcDeadLetterStore letters = JdbcDeadLetterStore.builder(database.dataSource()).schema("letters").build();
+        DeadLetter first = letters.add(letter("Items", "[{\"$version\":5,\"Id\":\"ü\"}]", T1));
+        DeadLetter second = letters.add(letter("Items", "[]", T2));
+        letters.add(letter("Other", "[]", T2));
+        assertThat(first.id()).isPositive();
+        assertThat(second.id()).isGreaterThan(first.id());
+
+        List<DeadLetter> listed = letters.list("Items");
+        assertThat(listed).extracting(DeadLetter::id).containsExactly(first.id(), second.id());
+        DeadLetter stored = listed.get(0);
+        assertThat(stored.changesJson()).isEqualTo("[{\"$version\":5,\"Id\":\"ü\"}]");
+        assertThat(stored.syncType()).isEqualTo(SyncType.FULL);
+        assertThat(stored.reasonCode()).isEqualTo(1);
+        assertThat(stored.fromVersion()).isEqualTo(4);
+        assertThat(stored.toVersion()).isEqualTo(5);
+        assertThat(stored.createdAt()).isEqualTo(T1);
+        assertThat(stored.error()).isEqualTo("refused: ✗");
+
+        assertThat(letters.delete(first.id())).isTrue();
+        assertThat(letters.delete(first.id())).isFalse();
+        assertThat(letters.list("Items")).extracting(DeadLetter::id).containsExactly(second.id());
+        assertCode(() -> letters.add(letter("Items", "not json", T3)), ErrorCode.STORE_FAILED);
+    }
+
+    @Test
+    void the_script_creates_what_the_store_expects_and_can_run_again() {
+        JdbcWatermarkStore scriptOnly = JdbcWatermarkStore.builder(database.dataSource()).schema("scripted")
+                .createTables(false).build();
+        String script = scriptOnly.script();
+        TSqlScript.run(database.dataSource(), script, "the store script");
+        TSqlScript.run(database.dataSource(), script, "the store script, again");
+        scriptOnly.advance("A", OptionalLong.empty(), 1, T1);
+        assertThat(scriptOnly.load("A").orElseThrow().version()).hasValue(1);
+    }
+
+    private static DeadLetter letter(String object, String changes, Instant at) {
+        return new DeadLetter(0, object, "audit", object + ":4-5", 1, 4, 5, SyncType.FULL, 1, 1, changes,
+                "refused: ✗", at);
+    }
+
+    private static void assertCode(org.assertj.core.api.ThrowableAssert.ThrowingCallable call, ErrorCode code) {
+        assertThatThrownBy(call).isInstanceOf(TidemarkException.class)
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).as(e.getMessage()).isEqualTo(code));
+    }
+}

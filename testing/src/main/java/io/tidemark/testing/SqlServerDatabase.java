@@ -1,0 +1,82 @@
+package io.tidemark.testing;
+
+import io.tidemark.sync.sql.SqlServerName;
+
+import javax.sql.DataSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * One database of the SQL Server container, owned by one test class. Connects as {@code sa};
+ * {@link #createLogin(String)} gives a data source for an ordinary login, to prove that something works with
+ * least privilege.
+ */
+public final class SqlServerDatabase implements AutoCloseable {
+
+    private final SqlServerContainerServer server;
+    private final String name;
+    private final DataSource dataSource;
+    private final List<String> logins = new ArrayList<>();
+
+    SqlServerDatabase(SqlServerContainerServer server, String name) {
+        this.server = server;
+        this.name = name;
+        this.dataSource = server.adminDataSourceFor(name);
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** Connections as {@code sa}, to this database. Each call opens a new connection. */
+    public DataSource dataSource() {
+        return dataSource;
+    }
+
+    /** {@code jdbc:sqlserver://host:port;databaseName=<name>;encrypt=false}, without credentials. */
+    public String jdbcUrl() {
+        return server.jdbcUrl(name);
+    }
+
+    /** Runs one batch (no {@code GO} separators) as {@code sa} in this database. */
+    public void execute(String sql) {
+        SqlServerContainerServer.execute(dataSource, sql);
+    }
+
+    /**
+     * Creates a SQL login with a generated password and a user for it in this database, with no permission at all,
+     * and returns a data source connecting as it. Grant what the test needs to {@code user} (same name). Logins
+     * belong to the server: use names unique to the test. Dropped with the database.
+     */
+    public synchronized DataSource createLogin(String user) {
+        SqlServerName.checkPart(user, "login");
+        String password = "Tm-" + UUID.randomUUID() + "-aA1!";
+        String quoted = SqlServerName.quote(user);
+        SqlServerContainerServer.execute(server.adminDataSource(), "CREATE LOGIN " + quoted + " WITH PASSWORD = "
+                + SqlServerName.literal(password) + ", CHECK_POLICY = OFF, DEFAULT_DATABASE = "
+                + SqlServerName.quote(name));
+        logins.add(user);
+        execute("CREATE USER " + quoted + " FOR LOGIN " + quoted);
+        return server.dataSource(user, password, name);
+    }
+
+    /** Drops the database, ending its remaining connections first, and the logins created for it. */
+    @Override
+    public synchronized void close() {
+        String quoted = SqlServerName.quote(name);
+        SqlServerContainerServer.execute(server.adminDataSource(), "IF DB_ID(" + SqlServerName.literal(name)
+                + ") IS NOT NULL BEGIN ALTER DATABASE " + quoted + " SET SINGLE_USER WITH ROLLBACK IMMEDIATE;"
+                + " DROP DATABASE " + quoted + "; END");
+        for (String login : logins) {
+            SqlServerContainerServer.execute(server.adminDataSource(), "IF SUSER_ID(" + SqlServerName.literal(login)
+                    + ") IS NOT NULL DROP LOGIN " + SqlServerName.quote(login));
+        }
+        logins.clear();
+    }
+
+    @Override
+    public String toString() {
+        return "SqlServerDatabase[" + name + "]";
+    }
+}
