@@ -28,6 +28,9 @@ BEGIN
     DECLARE @fromVersion BIGINT = TRY_CAST(JSON_VALUE(@Json, N'$.fromVersion') AS BIGINT);
     DECLARE @mode NVARCHAR(10) = ISNULL(JSON_VALUE(@Json, N'$.mode'), N'sync');
     DECLARE @maxRows BIGINT = TRY_CAST(JSON_VALUE(@Json, N'$.maxRows') AS BIGINT);
+    -- "initial": true marks the first cycle of a FULL object (nothing exported yet). Without it,
+    -- fromVersion 0 is a stored watermark like any other and is diffed from, not exported whole.
+    DECLARE @initial BIT = CASE WHEN JSON_VALUE(@Json, N'$.initial') = N'true' THEN 1 ELSE 0 END;
     IF @fromVersion IS NULL OR @fromVersion < 0
         THROW 51000, N'Tidemark: the request has no valid fromVersion (an integer of 0 or more): [dbo].[Items_changes] was called with a malformed @Json.', 1;
 
@@ -77,17 +80,17 @@ BEGIN
         RETURN;
     END;
 
-    -- Version 0 asks for everything. A version older than Change Tracking keeps cannot be diffed
+    -- A first export asks for everything. A version older than Change Tracking keeps cannot be diffed
     -- from: the changes after it are gone. Both get a full snapshot of the table, as of
     -- @currentVersion, in the same shape as a diff; ReasonCode 1 tells consumers that history was
     -- lost and this snapshot replaces what they hold. A snapshot is one version, so maxRows does not
     -- split it.
-    IF @fromVersion = 0 OR @fromVersion < @minValidVersion
+    IF @initial = 1 OR @fromVersion < @minValidVersion
     BEGIN
         SELECT
             @currentVersion AS [Metadata.Sync.Version],
             N'Full' AS [Metadata.Sync.Type],
-            CASE WHEN @fromVersion = 0 THEN 0 ELSE 1 END AS [Metadata.Sync.ReasonCode],
+            CASE WHEN @initial = 1 THEN 0 ELSE 1 END AS [Metadata.Sync.ReasonCode],
             (
                 SELECT
                     N'I' AS [$operation],

@@ -88,7 +88,7 @@ public final class ObjectReport {
         return reasonCode;
     }
 
-    /** True when the object has a {@code maxRows} hint and the call came back full: more is probably waiting. */
+    /** True when the object has a {@code maxRows} hint and the call returned at least that many rows. */
     public boolean fullBatch() {
         return fullBatch;
     }

@@ -64,9 +64,9 @@ public final class TrackedObject {
     }
 
     /**
-     * A hint sent to the procedure as {@code "maxRows"}: return at most this many rows per call. While a call
-     * comes back full, the background poller calls again at once instead of waiting for the interval, so a
-     * backlog drains in bounded steps. Procedures that ignore the hint keep working.
+     * A hint sent to the procedure as {@code "maxRows"}: return about this many rows per call, cutting only
+     * between versions. While calls return changes, the background poller calls again at once instead of waiting
+     * for the interval, so a backlog drains in bounded steps. Procedures that ignore the hint keep working.
      */
     public TrackedObject maxRows(int maxRows) {
         if (maxRows < 1) {

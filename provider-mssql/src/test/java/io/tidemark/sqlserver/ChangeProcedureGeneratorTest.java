@@ -124,10 +124,14 @@ class ChangeProcedureGeneratorTest {
         @EnumSource(Level.class)
         void an_aged_out_version_gets_a_full_snapshot_with_reason_code_1(Level level) {
             String full = fullBranch(items(level).script());
-            assertThat(items(level).script()).contains("IF @fromVersion = 0 OR @fromVersion < @minValidVersion\n    BEGIN");
+            assertThat(items(level).script()).contains("IF @initial = 1 OR @fromVersion < @minValidVersion\n    BEGIN");
+            // A stored watermark of 0 is diffed from; only the engine's first FULL cycle ("initial": true) exports all.
+            assertThat(items(level).script())
+                    .contains("DECLARE @initial BIT = CASE WHEN JSON_VALUE(@Json, N'$.initial') = N'true' THEN 1 ELSE 0 END;")
+                    .doesNotContain("@fromVersion = 0");
             assertThat(full)
                     .contains("N'Full' AS [Metadata.Sync.Type]")
-                    .contains("CASE WHEN @fromVersion = 0 THEN 0 ELSE 1 END AS [Metadata.Sync.ReasonCode]")
+                    .contains("CASE WHEN @initial = 1 THEN 0 ELSE 1 END AS [Metadata.Sync.ReasonCode]")
                     .contains("@currentVersion AS [Metadata.Sync.Version]")
                     .contains("FROM [dbo].[Items] AS t")
                     .doesNotContain("CHANGETABLE");
@@ -254,7 +258,7 @@ class ChangeProcedureGeneratorTest {
         @Test
         void a_seed_request_returns_the_current_version_and_no_rows() {
             String script = items(Level.TABLE).script();
-            String seed = script.substring(script.indexOf("IF @mode = N'seed'"), script.indexOf("IF @fromVersion = 0 OR"));
+            String seed = script.substring(script.indexOf("IF @mode = N'seed'"), script.indexOf("IF @initial = 1 OR"));
             assertThat(seed).contains("@currentVersion AS [Metadata.Sync.Version]").doesNotContain("[Data]");
         }
     }
@@ -342,7 +346,7 @@ class ChangeProcedureGeneratorTest {
     }
 
     static String fullBranch(String script) {
-        int start = script.indexOf("IF @fromVersion = 0 OR @fromVersion < @minValidVersion");
+        int start = script.indexOf("IF @initial = 1 OR @fromVersion < @minValidVersion");
         return script.substring(start, script.indexOf("RETURN;", start));
     }
 

@@ -160,19 +160,54 @@ class SqlServerEndToEndContainerTest {
 
     @ParameterizedTest
     @EnumSource(Level.class)
-    void incremental_refuses_to_seed_at_version_0_and_seeds_after_the_first_change(Level level) {
+    void a_watermark_of_0_is_a_real_watermark_incremental_seeds_there_and_diffs_from_it(Level level) {
         try (SqlServerDatabase fresh = SqlServerContainerServer.shared().createDatabase()) {
             ItemsTable items = ItemsTable.createUntouched(fresh, level, 2);
             assertThat(items.currentVersion()).as("nothing tracked yet").isZero();
-            SqlServerProvider provider = SqlServerProvider.create(fresh.dataSource());
-            TrackedObject object = items.tracked(items.table()).initialSync(InitialSync.INCREMENTAL);
-            assertThatThrownBy(() -> provider.currentVersion(object))
-                    .isInstanceOf(TidemarkException.class)
-                    .satisfies(e -> assertThat(((TidemarkException) e).code())
-                            .isEqualTo(ErrorCode.WATERMARK_UNAVAILABLE))
-                    .hasMessageContaining("Change Tracking reports version 0");
-            items.insert("N1", "first change", "A", BigDecimal.TEN);
-            assertThat(provider.currentVersion(object)).hasValue(items.currentVersion());
+            RecordingDestination recorder = new RecordingDestination();
+            String name = items.table();
+            TrackedObject object = items.tracked(name).initialSync(InitialSync.INCREMENTAL);
+            try (SyncEngine engine = engine(SqlServerProvider.create(fresh.dataSource()), object,
+                    WatermarkStore.inMemory(), recorder, null)) {
+                ObjectReport seed = engine.runOnce(name);
+                assertThat(seed.outcome()).isEqualTo(Outcome.SEEDED);
+                assertThat(seed.toVersion()).hasValue(0);
+
+                ObjectReport quiet = engine.runOnce(name);
+                assertThat(quiet.outcome()).as("fromVersion 0 is diffed from, not exported whole")
+                        .isEqualTo(Outcome.NO_CHANGES);
+                assertThat(recorder.offered()).isZero();
+
+                items.insert("N1", "first change", "A", BigDecimal.TEN);
+                ObjectReport first = engine.runOnce(name);
+                assertThat(first.outcome()).isEqualTo(Outcome.DELIVERED);
+                assertThat(first.syncType()).contains(SyncType.DIFF);
+                assertThat(recorder.changes()).singleElement()
+                        .satisfies(c -> assertThat(ChangeKeys.key(c)).isEqualTo("N1"));
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Level.class)
+    void a_full_first_cycle_at_version_0_exports_once_and_is_not_repeated(Level level) {
+        try (SqlServerDatabase fresh = SqlServerContainerServer.shared().createDatabase()) {
+            ItemsTable items = ItemsTable.createUntouched(fresh, level, 2);
+            RecordingDestination recorder = new RecordingDestination();
+            String name = items.table();
+            try (SyncEngine engine = engine(SqlServerProvider.create(fresh.dataSource()), items.tracked(name),
+                    WatermarkStore.inMemory(), recorder, null)) {
+                ObjectReport full = engine.runOnce(name);
+                assertThat(full.outcome()).isEqualTo(Outcome.DELIVERED);
+                assertThat(full.syncType()).contains(SyncType.FULL);
+                assertThat(full.reasonCode()).isZero();
+                assertThat(full.toVersion()).hasValue(0);
+                assertThat(recorder.changes()).hasSize(2);
+
+                ObjectReport next = engine.runOnce(name);
+                assertThat(next.outcome()).isEqualTo(Outcome.NO_CHANGES);
+                assertThat(recorder.changes()).hasSize(2);
+            }
         }
     }
 

@@ -202,7 +202,7 @@ class EngineLifecycleTest {
             assertThat(changes).extracting(c -> c.version().getAsLong()).isSorted().doesNotHaveDuplicates();
             assertThat(out.batches()).allSatisfy(b -> assertThat(b.changes()).hasSizeLessThanOrEqualTo(100));
             List<String> calls = fn.calls();
-            assertThat(calls.get(0)).isEqualTo("{\"fromVersion\":0,\"mode\":\"sync\",\"maxRows\":100}");
+            assertThat(calls.get(0)).isEqualTo("{\"fromVersion\":0,\"mode\":\"sync\",\"initial\":true,\"maxRows\":100}");
             assertThat(calls.get(9)).isEqualTo("{\"fromVersion\":900,\"mode\":\"sync\",\"maxRows\":100}");
             assertThat(calls).hasSizeGreaterThanOrEqualTo(10);
         }

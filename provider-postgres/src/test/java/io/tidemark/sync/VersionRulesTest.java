@@ -81,6 +81,21 @@ class VersionRulesTest {
     }
 
     @Test
+    void rule1_after_a_full_first_cycle_a_stored_zero_is_asked_for_as_a_watermark_not_as_a_first_export() {
+        ScriptedFunction fn = function();
+        fn.thenReturn(response(0, "Full", 0, "{\"Id\":1}")).thenReturn(response(0, "Diff", 0));
+        SyncEngine engine = engine(TrackedObject.of(fn.name(), fn.name()), new RecordingDestination());
+
+        engine.runOnce();
+        ObjectReport second = engine.runOnce().get(fn.name());
+
+        assertThat(second.outcome()).isEqualTo(Outcome.NO_CHANGES);
+        assertThat(fn.calls()).containsExactly(
+                "{\"fromVersion\":0,\"mode\":\"sync\",\"initial\":true}",
+                "{\"fromVersion\":0,\"mode\":\"sync\"}");
+    }
+
+    @Test
     void rule2_a_full_first_cycle_asks_from_zero_and_delivers_everything() {
         ScriptedFunction fn = function();
         fn.thenReturn(response(3, "Full", 0, row("I", 2, "\"Id\":1"), row("I", 3, "\"Id\":2")));
@@ -92,7 +107,7 @@ class VersionRulesTest {
         assertThat(report.outcome()).isEqualTo(Outcome.DELIVERED);
         assertThat(report.fromVersion()).isEmpty();
         assertThat(report.toVersion()).hasValue(3);
-        assertThat(fn.calls()).containsExactly("{\"fromVersion\":0,\"mode\":\"sync\"}");
+        assertThat(fn.calls()).containsExactly("{\"fromVersion\":0,\"mode\":\"sync\",\"initial\":true}");
         assertThat(out.changes()).extracting(c -> c.field("Id").orElseThrow().asInt()).containsExactly(1, 2);
     }
 
@@ -172,7 +187,7 @@ class VersionRulesTest {
 
         assertThat(retried.outcome()).isEqualTo(Outcome.DELIVERED);
         assertThat(fn.calls()).containsExactly(
-                "{\"fromVersion\":0,\"mode\":\"sync\"}",
+                "{\"fromVersion\":0,\"mode\":\"sync\",\"initial\":true}",
                 "{\"fromVersion\":5,\"mode\":\"sync\"}",
                 "{\"fromVersion\":5,\"mode\":\"sync\"}");
         assertThat(refusing.changes()).extracting(Change::rawJson).containsExactly(

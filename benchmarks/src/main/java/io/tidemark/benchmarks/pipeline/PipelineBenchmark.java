@@ -99,7 +99,7 @@ public final class PipelineBenchmark {
         long length;
         try (Connection c = ds.getConnection();
              PreparedStatement ps = c.prepareStatement("SELECT " + BenchOutbox.FUNCTION + "(?::json)")) {
-            ps.setString(1, "{\"fromVersion\":0,\"mode\":\"sync\"}");
+            ps.setString(1, "{\"fromVersion\":0,\"mode\":\"sync\",\"initial\":true}");
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 length = rs.getBytes(1).length;

@@ -16,5 +16,11 @@ class ChangeRequestTest {
                 .isEqualTo("{\"fromVersion\":7,\"mode\":\"sync\",\"maxRows\":500}");
         assertThat(ChangeRequest.sync(-1, OptionalInt.empty()).toJson()).isEqualTo("{\"fromVersion\":-1,\"mode\":\"sync\"}");
         assertThat(ChangeRequest.sync(Long.MAX_VALUE).fromVersion()).isEqualTo(Long.MAX_VALUE);
+        assertThat(ChangeRequest.initialFull(OptionalInt.empty()).toJson())
+                .isEqualTo("{\"fromVersion\":0,\"mode\":\"sync\",\"initial\":true}");
+        assertThat(ChangeRequest.initialFull(OptionalInt.of(10)).toJson())
+                .isEqualTo("{\"fromVersion\":0,\"mode\":\"sync\",\"initial\":true,\"maxRows\":10}");
+        assertThat(ChangeRequest.initialFull(OptionalInt.empty()).initial()).isTrue();
+        assertThat(ChangeRequest.sync(0).initial()).isFalse();
     }
 }

@@ -126,13 +126,7 @@ public final class PreflightRunner {
             checks.add(PreflightCheck.warning(null, "change tracking retention", "the login cannot read"
                     + " sys.change_tracking_databases, so the retention period is unknown; ask a DBA for it"));
         }
-        if (current == 0) {
-            checks.add(PreflightCheck.warning(null, "change tracking (database)", "Change Tracking is on, but no"
-                    + " change has been tracked yet (version 0): INCREMENTAL objects seed at the first cycle after a"
-                    + " change to a tracked table"));
-        } else {
-            checks.add(PreflightCheck.ok(null, "change tracking (database)", "on, current version " + current));
-        }
+        checks.add(PreflightCheck.ok(null, "change tracking (database)", "on, current version " + current));
         return true;
     }
 

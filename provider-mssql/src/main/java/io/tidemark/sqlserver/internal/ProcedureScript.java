@@ -95,6 +95,9 @@ public final class ProcedureScript {
                 .append(I1).append("DECLARE @fromVersion BIGINT = TRY_CAST(JSON_VALUE(@Json, N'$.fromVersion') AS BIGINT);\n")
                 .append(I1).append("DECLARE @mode NVARCHAR(10) = ISNULL(JSON_VALUE(@Json, N'$.mode'), N'sync');\n")
                 .append(I1).append("DECLARE @maxRows BIGINT = TRY_CAST(JSON_VALUE(@Json, N'$.maxRows') AS BIGINT);\n")
+                .append(I1).append("-- \"initial\": true marks the first cycle of a FULL object (nothing exported yet). Without it,\n")
+                .append(I1).append("-- fromVersion 0 is a stored watermark like any other and is diffed from, not exported whole.\n")
+                .append(I1).append("DECLARE @initial BIT = CASE WHEN JSON_VALUE(@Json, N'$.initial') = N'true' THEN 1 ELSE 0 END;\n")
                 .append(I1).append("IF @fromVersion IS NULL OR @fromVersion < 0\n")
                 .append(I2).append("THROW ").append(SqlServerErrors.GENERATED_BAD_REQUEST).append(", ")
                 .append(literal("Tidemark: the request has no valid fromVersion (an integer of 0 or more): "
@@ -171,12 +174,12 @@ public final class ProcedureScript {
     }
 
     private void full(StringBuilder sb) {
-        sb.append(I1).append("-- Version 0 asks for everything. A version older than Change Tracking keeps cannot be diffed\n")
+        sb.append(I1).append("-- A first export asks for everything. A version older than Change Tracking keeps cannot be diffed\n")
                 .append(I1).append("-- from: the changes after it are gone. Both get a full snapshot of the table, as of\n")
                 .append(I1).append("-- @currentVersion, in the same shape as a diff; ReasonCode 1 tells consumers that history was\n")
                 .append(I1).append("-- lost and this snapshot replaces what they hold. A snapshot is one version, so maxRows does not\n")
                 .append(I1).append("-- split it.\n")
-                .append(I1).append("IF @fromVersion = 0 OR @fromVersion < @minValidVersion\n")
+                .append(I1).append("IF @initial = 1 OR @fromVersion < @minValidVersion\n")
                 .append(I1).append("BEGIN\n");
         List<String> select = new ArrayList<>();
         select.add("N'I' AS [$operation]");
@@ -187,7 +190,7 @@ public final class ProcedureScript {
         for (String column : columns) {
             select.add("t." + SqlServerName.quote(column) + " AS " + SqlServerName.quote(column));
         }
-        document(sb, I2, new String[] {"@currentVersion", "N'Full'", "CASE WHEN @fromVersion = 0 THEN 0 ELSE 1 END"},
+        document(sb, I2, new String[] {"@currentVersion", "N'Full'", "CASE WHEN @initial = 1 THEN 0 ELSE 1 END"},
                 List.of(), select, List.of(
                         "FROM " + table + " AS t",
                         "ORDER BY " + join(keys, k -> "t." + SqlServerName.quote(k))), List.of());

@@ -34,13 +34,6 @@ public final class WatermarkReader {
                 if (rs.wasNull()) {
                     throw nullVersion(object, query, connection.getCatalog());
                 }
-                if (query.isChangeTracking() && version == 0) {
-                    throw unavailable(object, "Change Tracking reports version 0: no change to a tracked table has"
-                            + " been committed in this database since Change Tracking was enabled. Version 0 cannot be"
-                            + " stored as the starting point of an incremental object, because a change procedure"
-                            + " reads fromVersion 0 as 'export everything'. The object seeds at the first cycle after"
-                            + " any change to a tracked table; use InitialSync.FULL to export the existing rows instead");
-                }
                 return version;
             }
         } catch (SQLException e) {

@@ -29,7 +29,8 @@ import java.util.OptionalLong;
 /**
  * One cycle of one object, following the version rules:
  * <ol>
- *   <li>no stored watermark is not 0: the first cycle follows the object's {@link InitialSync};</li>
+ *   <li>no stored watermark is not 0: the first cycle follows the object's {@link InitialSync} (a FULL one
+ *       says {@code "initial":true}); a stored 0 is asked for as {@code fromVersion: 0} like any other;</li>
  *   <li>an incremental first cycle records the server's (or the seeding procedure's) version and delivers
  *       nothing, discarding seed rows with a warning;</li>
  *   <li>after success the highest {@code $version} is stored, else {@code Metadata.Sync.Version};</li>
@@ -115,7 +116,9 @@ final class CycleRunner {
     /** Returns the version stored (unchanged when nothing moved). */
     private long sync(TrackedObject object, OptionalLong stored, ObjectReport.Builder report) {
         long from = stored.orElse(0L);
-        ChangeRequest request = ChangeRequest.sync(from, object.maxRows());
+        ChangeRequest request = stored.isEmpty()
+                ? ChangeRequest.initialFull(object.maxRows())
+                : ChangeRequest.sync(from, object.maxRows());
         try (ResponsePayload payload = config.provider().invoke(object, request, calls)) {
             ResponseSummary summary = ResponseScanner.scan(object.name(), payload);
             long next = summary.versionToStore();

@@ -14,8 +14,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
- * Background polling of one object: a cycle, then the next one after the interval, or at once when the last
- * call came back full ({@code maxRows}) or a wake-up arrived while it ran. One poller never runs two cycles at
+ * Background polling of one object: a cycle, then the next one after the interval, or at once when a wake-up
+ * arrived while it ran or, for an object with a {@code maxRows} hint, when the last call returned changes (a
+ * backlog drains in bounded steps without waiting for the interval). One poller never runs two cycles at
  * the same time, and once stopped it schedules nothing more.
  */
 final class Poller {
@@ -87,7 +88,10 @@ final class Poller {
             synchronized (this) {
                 running = false;
                 if (!stopped) {
-                    boolean drain = report != null && report.outcome() == Outcome.DELIVERED && report.fullBatch();
+                    // With a maxRows hint, keep calling while calls return changes: a procedure may cut below
+                    // maxRows (at a version boundary), so "came back full" alone would leave a backlog waiting.
+                    boolean drain = report != null && report.outcome() == Outcome.DELIVERED
+                            && object.maxRows().isPresent();
                     schedule(wakeRequested || drain ? 0 : interval.toNanos());
                 }
             }
