@@ -259,15 +259,10 @@ public final class HistorySql {
                 "REVOKE ALL ON FUNCTION " + names.truncateFunction().quoted() + "() FROM PUBLIC");
     }
 
-    public SqlStep dropTruncateTrigger() {
-        return new SqlStep("Replaced below: BEFORE (refuse) and AFTER (close versions) triggers differ in timing.",
-                "DROP TRIGGER IF EXISTS " + PgName.quote(names.truncateTrigger()) + " ON " + table);
-    }
-
     public SqlStep truncateTrigger() {
         String timing = config.truncatePolicy() == TruncatePolicy.REFUSE ? "BEFORE" : "AFTER";
         return new SqlStep("TRUNCATE policy: " + config.truncatePolicy() + ".",
-                "CREATE TRIGGER " + PgName.quote(names.truncateTrigger())
+                "CREATE OR REPLACE TRIGGER " + PgName.quote(names.truncateTrigger())
                         + "\n    " + timing + " TRUNCATE ON " + table
                         + "\n    FOR EACH STATEMENT EXECUTE FUNCTION " + names.truncateFunction().quoted() + "()");
     }

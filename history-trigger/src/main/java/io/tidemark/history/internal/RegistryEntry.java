@@ -95,6 +95,11 @@ public record RegistryEntry(PgName table, PgName historyTable, List<String> keyC
         return names;
     }
 
+    /** Whether two JSON texts hold the same value (jsonb reorders keys and respaces). */
+    static boolean sameJson(String a, String b) {
+        return read(a).equals(read(b));
+    }
+
     private static JsonNode read(String json) {
         try {
             return JSON.readTree(json);

@@ -141,7 +141,7 @@ public final class SchemaMaintenance {
                     + " table " + entry.historyTable() + " but configured with " + names.historyTable()
                     + "; configure the installed name, or uninstall first");
         }
-        if (!entry.optionsJson().equals(RegistryEntry.optionsJson(config))) {
+        if (!RegistryEntry.sameJson(entry.optionsJson(), RegistryEntry.optionsJson(config))) {
             drifts.add(new Drift(Drift.Kind.OPTIONS_CHANGED, "installed with " + entry.optionsJson()
                     + ", configured with " + RegistryEntry.optionsJson(config)));
         }
