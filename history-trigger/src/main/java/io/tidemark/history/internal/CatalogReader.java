@@ -52,9 +52,10 @@ public final class CatalogReader {
 
     /**
      * Whether a type has a default equality the trigger's {@code IS DISTINCT FROM} can use: a default btree or hash
-     * operator class for the type itself, for a type it is binary-coercible to (varchar to text), or for its
-     * polymorphic family (enums, ranges). Domains are resolved to their base type and arrays to their element type
-     * by the caller; composites always compare as text because one field without equality breaks the whole row.
+     * operator class for the type itself, for a type it is implicitly binary-coercible to (varchar to text, not xml
+     * to text, whose cast is explicit), or for its polymorphic family (enums, ranges). Domains are resolved to their
+     * base type and arrays to their element type by the caller; composites always compare as text because one field
+     * without equality breaks the whole row. A type that passes is then probed with the parser itself.
      */
     private static final String TYPE_INFO = ""
             + "SELECT t.typtype, t.typbasetype, t.typelem, t.typsubscript = 'pg_catalog.array_subscript_handler'::regproc,\n"
@@ -65,7 +66,8 @@ public final class CatalogReader {
             + "                       OR (t.typtype = 'r' AND oc.opcintype = 'pg_catalog.anyrange'::regtype)\n"
             + "                       OR (t.typtype = 'm' AND oc.opcintype = 'pg_catalog.anymultirange'::regtype)\n"
             + "                       OR EXISTS (SELECT 1 FROM pg_catalog.pg_cast ca WHERE ca.castsource = t.oid\n"
-            + "                                   AND ca.casttarget = oc.opcintype AND ca.castmethod = 'b')))\n"
+            + "                                   AND ca.casttarget = oc.opcintype AND ca.castmethod = 'b'\n"
+            + "                                   AND ca.castcontext = 'i')))\n"
             + "  FROM pg_catalog.pg_type t WHERE t.oid = ?";
 
     private CatalogReader() {
@@ -162,6 +164,23 @@ public final class CatalogReader {
         }
     }
 
+    /**
+     * Asks PostgreSQL's own operator resolution whether {@code x IS DISTINCT FROM x} parses for the type, inside a
+     * savepoint so a failure leaves the caller's transaction usable. The type name comes from format_type.
+     */
+    private static boolean parserResolvesEquality(Connection c, long typeOid) throws SQLException {
+        String type = Jdbc.query(c, "SELECT pg_catalog.format_type(?::oid, NULL)", rs -> rs.getString(1), typeOid).get(0);
+        java.sql.Savepoint savepoint = c.setSavepoint();
+        try {
+            Jdbc.execute(c, "EXPLAIN SELECT NULL::" + type + " IS DISTINCT FROM NULL::" + type);
+            c.releaseSavepoint(savepoint);
+            return true;
+        } catch (SQLException e) {
+            c.rollback(savepoint);
+            return false;
+        }
+    }
+
     private static boolean hasEquality(Connection c, long typeOid, Map<Long, Boolean> cache) throws SQLException {
         Boolean known = cache.get(typeOid);
         if (known != null) {
@@ -178,7 +197,7 @@ public final class CatalogReader {
         } else if ("c".equals(t[0])) {
             result = false;
         } else {
-            result = (Boolean) t[4];
+            result = (Boolean) t[4] && parserResolvesEquality(c, typeOid);
         }
         cache.put(typeOid, result);
         return result;
