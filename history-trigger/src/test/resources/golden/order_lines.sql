@@ -39,6 +39,7 @@ LOCK TABLE "Sales"."Order Lines" IN SHARE ROW EXCLUSIVE MODE;
 -- History of Sales.Order Lines: one row per version, plus a tombstone per delete.
 -- Every versioned column keeps its exact type; all are nullable and no constraint of the table is
 -- copied, so history can hold any past value. operation: 1 insert, 2 update, 3 delete.
+-- chain_no: which life of the key a row belongs to (1 from the first insert, +1 after each delete).
 CREATE TABLE "Sales"."Order Lines_history" (
     history_id      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     "Order" integer,
@@ -48,6 +49,7 @@ CREATE TABLE "Sales"."Order Lines_history" (
     valid_from      timestamptz NOT NULL,
     valid_to        timestamptz NOT NULL DEFAULT 'infinity',
     operation       smallint    NOT NULL CHECK (operation IN (1, 2, 3)),
+    chain_no        integer     NOT NULL,
     changed_by      text,
     changed_by_name text,
     correlation_id  text,
@@ -59,8 +61,8 @@ CREATE TABLE "Sales"."Order Lines_history" (
 );
 
 -- Every existing row becomes an open version (operation 1), dated from column noted_at.
-INSERT INTO "Sales"."Order Lines_history" ("Order", "line", "amount", "noted_at", valid_from, valid_to, operation)
-SELECT t."Order", t."line", t."amount", t."noted_at", COALESCE(t."noted_at"::timestamptz, pg_catalog.now()), 'infinity', 1
+INSERT INTO "Sales"."Order Lines_history" ("Order", "line", "amount", "noted_at", valid_from, valid_to, operation, chain_no)
+SELECT t."Order", t."line", t."amount", t."noted_at", COALESCE(t."noted_at"::timestamptz, pg_catalog.now()), 'infinity', 1, 1
   FROM "Sales"."Order Lines" AS t;
 
 -- Versions of one key, newest first: the trigger's lookups and as-of queries for one key.
@@ -69,6 +71,10 @@ CREATE INDEX IF NOT EXISTS "Order Lines_history_key_idx" ON "Sales"."Order Lines
 
 -- At most one open version per key, enforced by the database itself.
 CREATE UNIQUE INDEX IF NOT EXISTS "Order Lines_history_open_uq" ON "Sales"."Order Lines_history" ("Order", "line") WHERE valid_to = 'infinity';
+
+-- One start per life of a key: two transactions that cannot see each other's history (REPEATABLE
+-- READ) cannot both start the same chain; the later one fails with a serialization error instead.
+CREATE UNIQUE INDEX IF NOT EXISTS "Order Lines_history_chain_uq" ON "Sales"."Order Lines_history" ("Order", "line", chain_no) WHERE operation = 1;
 
 -- The row trigger's function. SECURITY DEFINER: it writes history as its owner, so the application
 -- role needs no privilege on the history table and cannot forge or rewrite it. search_path is
@@ -88,6 +94,7 @@ DECLARE
     _reason          text  := NULLIF(pg_catalog.current_setting('sales_audit.reason', true), '');
     _extra           jsonb := NULLIF(pg_catalog.current_setting('sales_audit.extra', true), '')::jsonb;
     _closed_at       timestamptz;
+    _chain           integer;
     _last_to         timestamptz;
 BEGIN
     IF TG_TABLE_SCHEMA <> 'Sales' OR TG_TABLE_NAME <> 'Order Lines' THEN
@@ -109,9 +116,9 @@ BEGIN
             UPDATE "Sales"."Order Lines_history" AS h
                SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
              WHERE h."Order" = OLD."Order" AND h."line" = OLD."line" AND h.valid_to = 'infinity'
-            RETURNING h.valid_to INTO _closed_at;
-            INSERT INTO "Sales"."Order Lines_history" ("Order", "line", "amount", "noted_at", valid_from, valid_to, operation, changed_by, changed_by_name, correlation_id, reason, extra)
-            VALUES (NEW."Order", NEW."line", NEW."amount", NEW."noted_at", COALESCE(_closed_at, _now), 'infinity', 2, _changed_by, _changed_by_name, _correlation_id, _reason, _extra);
+            RETURNING h.valid_to, h.chain_no INTO _closed_at, _chain;
+            INSERT INTO "Sales"."Order Lines_history" ("Order", "line", "amount", "noted_at", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
+            VALUES (NEW."Order", NEW."line", NEW."amount", NEW."noted_at", COALESCE(_closed_at, _now), 'infinity', 2, COALESCE(_chain, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra);
             RETURN NULL;
         END IF;
         -- The primary key changed: the old key's chain ends with a tombstone and the new key's
@@ -124,9 +131,9 @@ BEGIN
         UPDATE "Sales"."Order Lines_history" AS h
            SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
          WHERE h."Order" = OLD."Order" AND h."line" = OLD."line" AND h.valid_to = 'infinity'
-        RETURNING h.valid_to INTO _closed_at;
-        INSERT INTO "Sales"."Order Lines_history" ("Order", "line", "amount", "noted_at", valid_from, valid_to, operation, changed_by, changed_by_name, correlation_id, reason, extra)
-        VALUES (OLD."Order", OLD."line", OLD."amount", OLD."noted_at", COALESCE(_closed_at, _now), COALESCE(_closed_at, _now), 3, _changed_by, _changed_by_name, _correlation_id, _reason, _extra);
+        RETURNING h.valid_to, h.chain_no INTO _closed_at, _chain;
+        INSERT INTO "Sales"."Order Lines_history" ("Order", "line", "amount", "noted_at", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
+        VALUES (OLD."Order", OLD."line", OLD."amount", OLD."noted_at", COALESCE(_closed_at, _now), COALESCE(_closed_at, _now), 3, COALESCE(_chain, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra);
         IF TG_OP = 'DELETE' THEN
             RETURN NULL;
         END IF;
@@ -136,7 +143,7 @@ BEGIN
     -- version, so a delete and re-insert (in this transaction, or by a transaction that began
     -- earlier but writes later) never overlaps the versions before it. FOR UPDATE makes a
     -- REPEATABLE READ writer that cannot see the latest version fail with a serialization error.
-    SELECT h.valid_to INTO _last_to
+    SELECT h.valid_to, h.chain_no INTO _last_to, _chain
       FROM "Sales"."Order Lines_history" AS h
      WHERE h."Order" = NEW."Order" AND h."line" = NEW."line"
      ORDER BY h.valid_from DESC, h.valid_to DESC
@@ -148,8 +155,16 @@ BEGIN
               USING ERRCODE = 'unique_violation',
                     HINT = 'History is out of step with the table (was the trigger disabled?); run TemporalTable.checkInvariants().';
     END IF;
-    INSERT INTO "Sales"."Order Lines_history" ("Order", "line", "amount", "noted_at", valid_from, valid_to, operation, changed_by, changed_by_name, correlation_id, reason, extra)
-    VALUES (NEW."Order", NEW."line", NEW."amount", NEW."noted_at", GREATEST(_now, _last_to), 'infinity', 1, _changed_by, _changed_by_name, _correlation_id, _reason, _extra);
+    INSERT INTO "Sales"."Order Lines_history" ("Order", "line", "amount", "noted_at", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
+    VALUES (NEW."Order", NEW."line", NEW."amount", NEW."noted_at", GREATEST(_now, _last_to), 'infinity', 1, COALESCE(_chain, 0) + 1, _changed_by, _changed_by_name, _correlation_id, _reason, _extra)
+    ON CONFLICT ("Order", "line", chain_no) WHERE operation = 1 DO NOTHING;
+    IF NOT FOUND THEN
+        -- REPEATABLE READ raises this itself; READ COMMITTED gets here only if the other transaction
+        -- committed while this one waited. Either way: retry the transaction.
+        RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
+              TG_TABLE_SCHEMA, TG_TABLE_NAME, (NEW."Order", NEW."line")::text
+              USING ERRCODE = 'serialization_failure';
+    END IF;
     RETURN NULL;
 END;
 $tidemark$;
@@ -222,7 +237,7 @@ VALUES ('Sales', 'Order Lines', 'Sales', 'Order Lines_history',
         '[{"name":"Order","type":"integer"},{"name":"line","type":"smallint"},{"name":"amount","type":"numeric(10,2)[]"},{"name":"noted_at","type":"timestamp(3) with time zone"}]',
         '[]',
         '{"settingsPrefix":"sales_audit","truncatePolicy":"REFUSE","periodIndex":false,"sessionUserColumn":true,"transactionIdColumn":true,"excluded":[]}',
-        '754a8ca3a25982d544f80786205efe259ab0c3f52ea8f5964cc446562026f6ea')
+        'cc1f64db287141da6ee786a1952a9005c3be912d2ff30a376f4575a5041e853e')
 ON CONFLICT (source_schema, source_table) DO UPDATE
    SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,
        orphan_columns = EXCLUDED.orphan_columns, options = EXCLUDED.options,

@@ -39,6 +39,7 @@ LOCK TABLE "public"."policies" IN SHARE ROW EXCLUSIVE MODE;
 -- History of public.policies: one row per version, plus a tombstone per delete.
 -- Every versioned column keeps its exact type; all are nullable and no constraint of the table is
 -- copied, so history can hold any past value. operation: 1 insert, 2 update, 3 delete.
+-- chain_no: which life of the key a row belongs to (1 from the first insert, +1 after each delete).
 CREATE TABLE "public"."policies_history" (
     history_id      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     "id" bigint,
@@ -52,6 +53,7 @@ CREATE TABLE "public"."policies_history" (
     valid_from      timestamptz NOT NULL,
     valid_to        timestamptz NOT NULL DEFAULT 'infinity',
     operation       smallint    NOT NULL CHECK (operation IN (1, 2, 3)),
+    chain_no        integer     NOT NULL,
     changed_by      text,
     changed_by_name text,
     correlation_id  text,
@@ -61,8 +63,8 @@ CREATE TABLE "public"."policies_history" (
 );
 
 -- Every existing row becomes an open version (operation 1), dated at install time.
-INSERT INTO "public"."policies_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation)
-SELECT t."id", t."number", t."premium", t."status", t."holder", t."tags", t."terms", t."location", pg_catalog.now(), 'infinity', 1
+INSERT INTO "public"."policies_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no)
+SELECT t."id", t."number", t."premium", t."status", t."holder", t."tags", t."terms", t."location", pg_catalog.now(), 'infinity', 1, 1
   FROM "public"."policies" AS t;
 
 -- Versions of one key, newest first: the trigger's lookups and as-of queries for one key.
@@ -71,6 +73,10 @@ CREATE INDEX IF NOT EXISTS "policies_history_key_idx" ON "public"."policies_hist
 
 -- At most one open version per key, enforced by the database itself.
 CREATE UNIQUE INDEX IF NOT EXISTS "policies_history_open_uq" ON "public"."policies_history" ("id") WHERE valid_to = 'infinity';
+
+-- One start per life of a key: two transactions that cannot see each other's history (REPEATABLE
+-- READ) cannot both start the same chain; the later one fails with a serialization error instead.
+CREATE UNIQUE INDEX IF NOT EXISTS "policies_history_chain_uq" ON "public"."policies_history" ("id", chain_no) WHERE operation = 1;
 
 -- Periods as ranges, for whole-table as-of snapshots and window queries.
 CREATE INDEX IF NOT EXISTS "policies_history_period_idx" ON "public"."policies_history" USING gist (tstzrange(valid_from, valid_to));
@@ -93,6 +99,7 @@ DECLARE
     _reason          text  := NULLIF(pg_catalog.current_setting('tidemark.reason', true), '');
     _extra           jsonb := NULLIF(pg_catalog.current_setting('tidemark.extra', true), '')::jsonb;
     _closed_at       timestamptz;
+    _chain           integer;
     _last_to         timestamptz;
 BEGIN
     IF TG_TABLE_SCHEMA <> 'public' OR TG_TABLE_NAME <> 'policies' THEN
@@ -114,9 +121,9 @@ BEGIN
             UPDATE "public"."policies_history" AS h
                SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
              WHERE h."id" = OLD."id" AND h.valid_to = 'infinity'
-            RETURNING h.valid_to INTO _closed_at;
-            INSERT INTO "public"."policies_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, changed_by, changed_by_name, correlation_id, reason, extra)
-            VALUES (NEW."id", NEW."number", NEW."premium", NEW."status", NEW."holder", NEW."tags", NEW."terms", NEW."location", COALESCE(_closed_at, _now), 'infinity', 2, _changed_by, _changed_by_name, _correlation_id, _reason, _extra);
+            RETURNING h.valid_to, h.chain_no INTO _closed_at, _chain;
+            INSERT INTO "public"."policies_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
+            VALUES (NEW."id", NEW."number", NEW."premium", NEW."status", NEW."holder", NEW."tags", NEW."terms", NEW."location", COALESCE(_closed_at, _now), 'infinity', 2, COALESCE(_chain, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra);
             RETURN NULL;
         END IF;
         -- The primary key changed: the old key's chain ends with a tombstone and the new key's
@@ -129,9 +136,9 @@ BEGIN
         UPDATE "public"."policies_history" AS h
            SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
          WHERE h."id" = OLD."id" AND h.valid_to = 'infinity'
-        RETURNING h.valid_to INTO _closed_at;
-        INSERT INTO "public"."policies_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, changed_by, changed_by_name, correlation_id, reason, extra)
-        VALUES (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", COALESCE(_closed_at, _now), COALESCE(_closed_at, _now), 3, _changed_by, _changed_by_name, _correlation_id, _reason, _extra);
+        RETURNING h.valid_to, h.chain_no INTO _closed_at, _chain;
+        INSERT INTO "public"."policies_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
+        VALUES (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", COALESCE(_closed_at, _now), COALESCE(_closed_at, _now), 3, COALESCE(_chain, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra);
         IF TG_OP = 'DELETE' THEN
             RETURN NULL;
         END IF;
@@ -141,7 +148,7 @@ BEGIN
     -- version, so a delete and re-insert (in this transaction, or by a transaction that began
     -- earlier but writes later) never overlaps the versions before it. FOR UPDATE makes a
     -- REPEATABLE READ writer that cannot see the latest version fail with a serialization error.
-    SELECT h.valid_to INTO _last_to
+    SELECT h.valid_to, h.chain_no INTO _last_to, _chain
       FROM "public"."policies_history" AS h
      WHERE h."id" = NEW."id"
      ORDER BY h.valid_from DESC, h.valid_to DESC
@@ -153,8 +160,16 @@ BEGIN
               USING ERRCODE = 'unique_violation',
                     HINT = 'History is out of step with the table (was the trigger disabled?); run TemporalTable.checkInvariants().';
     END IF;
-    INSERT INTO "public"."policies_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, changed_by, changed_by_name, correlation_id, reason, extra)
-    VALUES (NEW."id", NEW."number", NEW."premium", NEW."status", NEW."holder", NEW."tags", NEW."terms", NEW."location", GREATEST(_now, _last_to), 'infinity', 1, _changed_by, _changed_by_name, _correlation_id, _reason, _extra);
+    INSERT INTO "public"."policies_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
+    VALUES (NEW."id", NEW."number", NEW."premium", NEW."status", NEW."holder", NEW."tags", NEW."terms", NEW."location", GREATEST(_now, _last_to), 'infinity', 1, COALESCE(_chain, 0) + 1, _changed_by, _changed_by_name, _correlation_id, _reason, _extra)
+    ON CONFLICT ("id", chain_no) WHERE operation = 1 DO NOTHING;
+    IF NOT FOUND THEN
+        -- REPEATABLE READ raises this itself; READ COMMITTED gets here only if the other transaction
+        -- committed while this one waited. Either way: retry the transaction.
+        RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
+              TG_TABLE_SCHEMA, TG_TABLE_NAME, (NEW."id")::text
+              USING ERRCODE = 'serialization_failure';
+    END IF;
     RETURN NULL;
 END;
 $tidemark$;
@@ -188,10 +203,10 @@ BEGIN
         UPDATE "public"."policies_history" AS h
            SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
          WHERE h.valid_to = 'infinity'
-        RETURNING h."id", h."number", h."premium", h."status", h."holder", h."tags", h."terms", h."location", h.valid_to
+        RETURNING h."id", h."number", h."premium", h."status", h."holder", h."tags", h."terms", h."location", h.valid_to, h.chain_no
     )
-    INSERT INTO "public"."policies_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, changed_by, changed_by_name, correlation_id, reason, extra)
-    SELECT c."id", c."number", c."premium", c."status", c."holder", c."tags", c."terms", c."location", c.valid_to, c.valid_to, 3, _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+    INSERT INTO "public"."policies_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
+    SELECT c."id", c."number", c."premium", c."status", c."holder", c."tags", c."terms", c."location", c.valid_to, c.valid_to, 3, c.chain_no, _changed_by, _changed_by_name, _correlation_id, _reason, _extra
       FROM closed AS c;
     RETURN NULL;
 END;
@@ -244,7 +259,7 @@ VALUES ('public', 'policies', 'public', 'policies_history',
         '[{"name":"id","type":"bigint"},{"name":"number","type":"character varying(20)"},{"name":"premium","type":"public.money_amount"},{"name":"status","type":"public.policy_status"},{"name":"holder","type":"text COLLATE pg_catalog.\"C\""},{"name":"tags","type":"text[]"},{"name":"terms","type":"json"},{"name":"location","type":"point"}]',
         '[]',
         '{"settingsPrefix":"tidemark","truncatePolicy":"CLOSE_VERSIONS","periodIndex":true,"sessionUserColumn":false,"transactionIdColumn":false,"excluded":["document"]}',
-        'fe39a6b36db0dec4b513b5f081551b5c9facde41b5b876e18858cf37bcbfef45')
+        'ce905b4180b443515a6d5eb9f9384ad685ca609de49215b4615897c7b0d97a83')
 ON CONFLICT (source_schema, source_table) DO UPDATE
    SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,
        orphan_columns = EXCLUDED.orphan_columns, options = EXCLUDED.options,

@@ -24,6 +24,7 @@ public final class HistoryNames {
     private final String truncateTrigger;
     private final String keyIndex;
     private final String openIndex;
+    private final String chainIndex;
     private final String periodIndex;
 
     private HistoryNames(PgName table, PgName historyTable) {
@@ -39,6 +40,7 @@ public final class HistoryNames {
         generated.put("truncate trigger", base + "_truncate_trg");
         generated.put("key index", base + "_key_idx");
         generated.put("open-version index", base + "_open_uq");
+        generated.put("chain-start index", base + "_chain_uq");
         generated.put("period index", base + "_period_idx");
         generated.put("as-of function", table.name() + "_as_of");
         generated.forEach((what, name) -> check(table, what, name));
@@ -49,6 +51,7 @@ public final class HistoryNames {
         this.truncateTrigger = generated.get("truncate trigger");
         this.keyIndex = generated.get("key index");
         this.openIndex = generated.get("open-version index");
+        this.chainIndex = generated.get("chain-start index");
         this.periodIndex = generated.get("period index");
     }
 
@@ -114,6 +117,10 @@ public final class HistoryNames {
 
     public String openIndex() {
         return openIndex;
+    }
+
+    public String chainIndex() {
+        return chainIndex;
     }
 
     public String periodIndex() {

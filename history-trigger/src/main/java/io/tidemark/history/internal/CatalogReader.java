@@ -26,7 +26,7 @@ public final class CatalogReader {
 
     /** Columns Tidemark adds to every history table; a versioned column cannot have one of these names. */
     static final Set<String> FIXED_HISTORY_COLUMNS = Set.of("history_id", "valid_from", "valid_to", "operation",
-            "changed_by", "changed_by_name", "correlation_id", "reason", "extra");
+            "chain_no", "changed_by", "changed_by_name", "correlation_id", "reason", "extra");
     static final String SESSION_USER_COLUMN = "db_session_user";
     static final String TRANSACTION_ID_COLUMN = "transaction_id";
 

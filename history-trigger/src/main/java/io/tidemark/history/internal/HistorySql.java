@@ -53,6 +53,7 @@ public final class HistorySql {
         sql.append("    valid_from      timestamptz NOT NULL,\n")
                 .append("    valid_to        timestamptz NOT NULL DEFAULT 'infinity',\n")
                 .append("    operation       smallint    NOT NULL CHECK (operation IN (1, 2, 3)),\n")
+                .append("    chain_no        integer     NOT NULL,\n")
                 .append("    changed_by      text,\n")
                 .append("    changed_by_name text,\n")
                 .append("    correlation_id  text,\n")
@@ -67,7 +68,9 @@ public final class HistorySql {
         sql.append("    CHECK (valid_from <= valid_to)\n)");
         return new SqlStep("History of " + shape.table() + ": one row per version, plus a tombstone per delete.\n"
                 + "Every versioned column keeps its exact type; all are nullable and no constraint of the table is\n"
-                + "copied, so history can hold any past value. operation: 1 insert, 2 update, 3 delete.", sql.toString());
+                + "copied, so history can hold any past value. operation: 1 insert, 2 update, 3 delete.\n"
+                + "chain_no: which life of the key a row belongs to (1 from the first insert, +1 after each delete).",
+                sql.toString());
     }
 
     static String sessionUserColumnDefinition() {
@@ -88,6 +91,7 @@ public final class HistorySql {
         List<SqlStep> steps = new ArrayList<>();
         steps.add(keyIndex());
         steps.add(openVersionIndex());
+        steps.add(chainStartIndex());
         if (config.periodIndex()) {
             steps.add(periodIndex());
         }
@@ -107,6 +111,13 @@ public final class HistorySql {
                         + keyList("") + ") WHERE valid_to = 'infinity'");
     }
 
+    SqlStep chainStartIndex() {
+        return new SqlStep("One start per life of a key: two transactions that cannot see each other's history (REPEATABLE\n"
+                + "READ) cannot both start the same chain; the later one fails with a serialization error instead.",
+                "CREATE UNIQUE INDEX IF NOT EXISTS " + PgName.quote(names.chainIndex()) + " ON " + history + " ("
+                        + keyList("") + ", chain_no) WHERE operation = 1");
+    }
+
     SqlStep periodIndex() {
         return new SqlStep("Periods as ranges, for whole-table as-of snapshots and window queries.",
                 "CREATE INDEX IF NOT EXISTS " + PgName.quote(names.periodIndex()) + " ON " + history
@@ -119,10 +130,11 @@ public final class HistorySql {
     public String writeFunctionBody() {
         String key = keyMatch("h.", "OLD.");
         String versionColumns = columnList(shape.versioned(), c -> c.quoted());
-        String insertColumns = versionColumns + ", valid_from, valid_to, operation, " + CONTEXT_COLUMNS;
+        String insertColumns = versionColumns + ", valid_from, valid_to, operation, chain_no, " + CONTEXT_COLUMNS;
         return "\n"
                 + contextDeclarations()
                 + "    _closed_at       timestamptz;\n"
+                + "    _chain           integer;\n"
                 + "    _last_to         timestamptz;\n"
                 + "BEGIN\n"
                 + tableGuard()
@@ -142,7 +154,7 @@ public final class HistorySql {
                 + closeOpenVersion(key, "            ")
                 + "            INSERT INTO " + history + " (" + insertColumns + ")\n"
                 + "            VALUES (" + columnList(shape.versioned(), c -> "NEW." + c.quoted())
-                + ", COALESCE(_closed_at, _now), 'infinity', 2, " + CONTEXT_VALUES + ");\n"
+                + ", COALESCE(_closed_at, _now), 'infinity', 2, COALESCE(_chain, 1), " + CONTEXT_VALUES + ");\n"
                 + "            RETURN NULL;\n"
                 + "        END IF;\n"
                 + "        -- The primary key changed: the old key's chain ends with a tombstone and the new key's\n"
@@ -155,7 +167,8 @@ public final class HistorySql {
                 + closeOpenVersion(key, "        ")
                 + "        INSERT INTO " + history + " (" + insertColumns + ")\n"
                 + "        VALUES (" + columnList(shape.versioned(), c -> "OLD." + c.quoted())
-                + ", COALESCE(_closed_at, _now), COALESCE(_closed_at, _now), 3, " + CONTEXT_VALUES + ");\n"
+                + ", COALESCE(_closed_at, _now), COALESCE(_closed_at, _now), 3, COALESCE(_chain, 1), "
+                + CONTEXT_VALUES + ");\n"
                 + "        IF TG_OP = 'DELETE' THEN\n"
                 + "            RETURN NULL;\n"
                 + "        END IF;\n"
@@ -165,7 +178,7 @@ public final class HistorySql {
                 + "    -- version, so a delete and re-insert (in this transaction, or by a transaction that began\n"
                 + "    -- earlier but writes later) never overlaps the versions before it. FOR UPDATE makes a\n"
                 + "    -- REPEATABLE READ writer that cannot see the latest version fail with a serialization error.\n"
-                + "    SELECT h.valid_to INTO _last_to\n"
+                + "    SELECT h.valid_to, h.chain_no INTO _last_to, _chain\n"
                 + "      FROM " + history + " AS h\n"
                 + "     WHERE " + keyMatch("h.", "NEW.") + "\n"
                 + "     ORDER BY h.valid_from DESC, h.valid_to DESC\n"
@@ -180,7 +193,15 @@ public final class HistorySql {
                 + "    END IF;\n"
                 + "    INSERT INTO " + history + " (" + insertColumns + ")\n"
                 + "    VALUES (" + columnList(shape.versioned(), c -> "NEW." + c.quoted())
-                + ", GREATEST(_now, _last_to), 'infinity', 1, " + CONTEXT_VALUES + ");\n"
+                + ", GREATEST(_now, _last_to), 'infinity', 1, COALESCE(_chain, 0) + 1, " + CONTEXT_VALUES + ")\n"
+                + "    ON CONFLICT (" + keyList("") + ", chain_no) WHERE operation = 1 DO NOTHING;\n"
+                + "    IF NOT FOUND THEN\n"
+                + "        -- REPEATABLE READ raises this itself; READ COMMITTED gets here only if the other transaction\n"
+                + "        -- committed while this one waited. Either way: retry the transaction.\n"
+                + "        RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',\n"
+                + "              TG_TABLE_SCHEMA, TG_TABLE_NAME, " + row(shape.keyColumns(), "NEW.", false) + "::text\n"
+                + "              USING ERRCODE = 'serialization_failure';\n"
+                + "    END IF;\n"
                 + "    RETURN NULL;\n"
                 + "END;\n";
     }
@@ -189,7 +210,7 @@ public final class HistorySql {
         return indent + "UPDATE " + history + " AS h\n"
                 + indent + "   SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')\n"
                 + indent + " WHERE " + key + " AND h.valid_to = 'infinity'\n"
-                + indent + "RETURNING h.valid_to INTO _closed_at;\n";
+                + indent + "RETURNING h.valid_to, h.chain_no INTO _closed_at, _chain;\n";
     }
 
     public SqlStep writeFunction() {
@@ -236,12 +257,12 @@ public final class HistorySql {
                 + "        UPDATE " + history + " AS h\n"
                 + "           SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')\n"
                 + "         WHERE h.valid_to = 'infinity'\n"
-                + "        RETURNING " + columnList(shape.versioned(), c -> "h." + c.quoted()) + ", h.valid_to\n"
+                + "        RETURNING " + columnList(shape.versioned(), c -> "h." + c.quoted()) + ", h.valid_to, h.chain_no\n"
                 + "    )\n"
-                + "    INSERT INTO " + history + " (" + versionColumns + ", valid_from, valid_to, operation, "
+                + "    INSERT INTO " + history + " (" + versionColumns + ", valid_from, valid_to, operation, chain_no, "
                 + CONTEXT_COLUMNS + ")\n"
                 + "    SELECT " + columnList(shape.versioned(), c -> "c." + c.quoted())
-                + ", c.valid_to, c.valid_to, 3, " + CONTEXT_VALUES + "\n"
+                + ", c.valid_to, c.valid_to, 3, c.chain_no, " + CONTEXT_VALUES + "\n"
                 + "      FROM closed AS c;\n"
                 + "    RETURN NULL;\n"
                 + "END;\n";
@@ -322,9 +343,9 @@ public final class HistorySql {
         return new SqlStep("Every existing row becomes an open version (operation 1), dated "
                 + config.seedValidFromColumn().map(c -> "from column " + c).orElse("at install time") + ".",
                 "INSERT INTO " + history + " (" + columnList(shape.versioned(), Column::quoted)
-                        + ", valid_from, valid_to, operation)\n"
+                        + ", valid_from, valid_to, operation, chain_no)\n"
                         + "SELECT " + columnList(shape.versioned(), c -> "t." + c.quoted()) + ", " + from
-                        + ", 'infinity', 1\n  FROM " + table + " AS t");
+                        + ", 'infinity', 1, 1\n  FROM " + table + " AS t");
     }
 
     public static List<SqlStep> createRegistry() {

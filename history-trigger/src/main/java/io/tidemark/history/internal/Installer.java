@@ -150,7 +150,7 @@ public final class Installer {
                         + " Drop or rename it, or choose another history table name");
             }
         }
-        for (String index : List.of(names.keyIndex(), names.openIndex(), names.periodIndex())) {
+        for (String index : List.of(names.keyIndex(), names.openIndex(), names.chainIndex(), names.periodIndex())) {
             if (CatalogObjects.relationExists(c, historySchema, index)) {
                 throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, "relation " + historySchema
                         + "." + index + " already exists; choose another history table name");

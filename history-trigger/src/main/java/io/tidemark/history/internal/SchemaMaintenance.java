@@ -184,7 +184,7 @@ public final class SchemaMaintenance {
             }
         }
         String historySchema = entry.historyTable().schema().orElseThrow();
-        List<String> indexes = new ArrayList<>(List.of(names.keyIndex(), names.openIndex()));
+        List<String> indexes = new ArrayList<>(List.of(names.keyIndex(), names.openIndex(), names.chainIndex()));
         if (config.periodIndex()) {
             indexes.add(names.periodIndex());
         }
