@@ -91,6 +91,69 @@ class ConcurrencyTest {
     }
 
     @Test
+    void a_reinsert_waits_for_a_transaction_that_inserted_and_deleted_the_key_and_starts_after_it() throws Exception {
+        Db.exec(ds, "CREATE TABLE flicker (id int PRIMARY KEY, v int)");
+        TemporalTable.forTable("flicker").build().install(ds);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (Connection first = ds.getConnection(); Connection second = ds.getConnection();
+             Statement a = first.createStatement(); Statement b = second.createStatement()) {
+            second.setAutoCommit(false);
+            first.setAutoCommit(false);
+            now(b);                                                        // the second transaction starts first
+            a.execute("INSERT INTO flicker VALUES (5, 1); UPDATE flicker SET v = 2 WHERE id = 5;"
+                    + " DELETE FROM flicker WHERE id = 5");                 // a whole life of key 5, not committed
+            int secondPid = Waits.pid(second);
+            Future<?> insert = pool.submit(() -> {
+                b.execute("INSERT INTO flicker VALUES (5, 9)");
+                second.commit();
+                return null;
+            });
+            Waits.untilBlocked(ds, secondPid);
+            first.commit();
+            insert.get(30, TimeUnit.SECONDS);
+        } finally {
+            pool.shutdownNow();
+        }
+        Versions v = Versions.of(ds, "flicker_history", "id = 5");
+        assertThat(v.ops()).containsExactly(1, 2, 3, 1);
+        assertThat(v.get(3).from()).as("the older transaction's insert is clamped after the tombstone")
+                .isEqualTo(v.get(2).to());
+        assertThat(v.rows().stream().map(r -> r.get("chain_no")).toList()).containsExactly(1, 1, 1, 2);
+    }
+
+    @Test
+    void a_repeatable_read_insert_of_a_key_whose_whole_life_it_cannot_see_fails_with_a_serialization_error()
+            throws SQLException {
+        Db.exec(ds, "CREATE TABLE unseen (id int PRIMARY KEY, v int)");
+        TemporalTable.forTable("unseen").build().install(ds);
+        Db.exec(ds, "CREATE TABLE unseen_ref (id int PRIMARY KEY, v int)");
+        ReferenceShape ref = ReferenceShape.of("unseen_ref", "id", List.of("id", "v"));
+        ref.install(ds, List.of("int", "int"));
+        for (String table : List.of("unseen", "unseen_ref")) {
+            try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+                c.setAutoCommit(false);
+                s.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+                s.execute("SELECT count(*) FROM " + table);       // snapshot: key 7 has never existed
+                Db.exec(ds, "BEGIN; INSERT INTO " + table + " VALUES (7, 1); DELETE FROM " + table
+                        + " WHERE id = 7; COMMIT");
+                if (table.equals("unseen")) {
+                    assertThatThrownBy(() -> s.execute("INSERT INTO unseen VALUES (7, 2)"))
+                            .isInstanceOfSatisfying(SQLException.class,
+                                    e -> assertThat(e.getSQLState()).isEqualTo("40001"));
+                    c.rollback();
+                } else {
+                    s.execute("INSERT INTO unseen_ref VALUES (7, 2)");
+                    c.commit();
+                }
+            }
+        }
+        assertThat(ref.checkerView().checkInvariants(ds)).as("reference").extracting(InvariantViolation::kind)
+                .contains(InvariantViolation.Kind.OVERLAP);
+        Db.exec(ds, "INSERT INTO unseen VALUES (7, 2)"); // the retry
+        assertThat(Versions.of(ds, "unseen_history", "id = 7").ops()).containsExactly(1, 3, 1);
+    }
+
+    @Test
     void install_waits_for_writers_in_flight_and_holds_new_writers_until_the_trigger_is_in_place() throws Exception {
         Db.exec(ds, "CREATE TABLE busy (id int PRIMARY KEY, v int); INSERT INTO busy SELECT g, 0 FROM generate_series(1, 100) g");
         ExecutorService pool = Executors.newFixedThreadPool(2);
