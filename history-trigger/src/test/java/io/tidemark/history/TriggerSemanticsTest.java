@@ -8,7 +8,6 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -47,7 +46,7 @@ class TriggerSemanticsTest {
     }
 
     @Test
-    void insert_opens_a_version_at_the_transactions_now_with_operation_1() throws SQLException {
+    void insert_opens_a_version_at_the_transactions_now_with_operation_1() {
         Instant now = inTransaction("INSERT INTO accounts VALUES (1, 'ann', 10, NULL, NULL)");
         Versions v = versions(1);
         assertThat(v.ops()).containsExactly(1);
@@ -58,7 +57,7 @@ class TriggerSemanticsTest {
     }
 
     @Test
-    void update_closes_the_open_version_and_opens_the_next_exactly_where_it_ended() throws SQLException {
+    void update_closes_the_open_version_and_opens_the_next_exactly_where_it_ended() {
         Instant t1 = inTransaction("INSERT INTO accounts VALUES (1, 'ann', 10, NULL, NULL)");
         Instant t2 = inTransaction("UPDATE accounts SET balance = 20 WHERE id = 1");
         Versions v = versions(1);
@@ -81,8 +80,7 @@ class TriggerSemanticsTest {
     }
 
     @Test
-    void delete_closes_the_open_version_and_writes_a_tombstone_with_the_last_values_and_an_empty_period()
-            throws SQLException {
+    void delete_closes_the_open_version_and_writes_a_tombstone_with_the_last_values_and_an_empty_period() {
         inTransaction("INSERT INTO accounts VALUES (1, 'ann', 10, NULL, NULL)");
         Instant t2 = inTransaction("DELETE FROM accounts WHERE id = 1");
         Versions v = versions(1);
@@ -95,8 +93,7 @@ class TriggerSemanticsTest {
     }
 
     @Test
-    void changes_inside_one_transaction_are_clamped_one_microsecond_apart_keeping_every_period_positive()
-            throws SQLException {
+    void changes_inside_one_transaction_are_clamped_one_microsecond_apart_keeping_every_period_positive() {
         Instant t = inTransaction("INSERT INTO accounts VALUES (1, 'ann', 10, NULL, NULL);"
                 + " UPDATE accounts SET balance = 11 WHERE id = 1; UPDATE accounts SET balance = 12 WHERE id = 1;"
                 + " DELETE FROM accounts WHERE id = 1");
@@ -131,7 +128,7 @@ class TriggerSemanticsTest {
     }
 
     @Test
-    void every_history_row_of_a_transaction_carries_its_instant_and_other_keys_are_independent() throws SQLException {
+    void every_history_row_of_a_transaction_carries_its_instant_and_other_keys_are_independent() {
         Instant t = inTransaction("INSERT INTO accounts VALUES (1, 'ann', 10, NULL, NULL), (2, 'bob', 20, NULL, NULL)");
         assertThat(versions(1).get(0).from()).isEqualTo(t);
         assertThat(versions(2).get(0).from()).isEqualTo(t);
@@ -140,18 +137,7 @@ class TriggerSemanticsTest {
         assertThat(versions(2).ops()).containsExactly(1, 2);
     }
 
-    /** Runs {@code sql} in one transaction and returns that transaction's now(). */
-    private Instant inTransaction(String sql) throws SQLException {
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-            c.setAutoCommit(false);
-            Instant now;
-            try (ResultSet rs = s.executeQuery("SELECT now()")) {
-                rs.next();
-                now = rs.getTimestamp(1).toInstant();
-            }
-            s.execute(sql);
-            c.commit();
-            return now;
-        }
+    private Instant inTransaction(String sql) {
+        return Tx.run(ds, sql);
     }
 }

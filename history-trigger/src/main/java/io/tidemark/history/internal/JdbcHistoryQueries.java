@@ -36,11 +36,19 @@ public final class JdbcHistoryQueries implements HistoryQueries {
     private final TemporalTable config;
     private final DataSource dataSource;
     private final String object;
+    private final java.util.function.BiConsumer<String, Object[]> statementListener;
 
     public JdbcHistoryQueries(TemporalTable config, DataSource dataSource) {
+        this(config, dataSource, (sql, params) -> { });
+    }
+
+    /** For tests that check the plans of the generated statements: sees every statement and its parameters. */
+    JdbcHistoryQueries(TemporalTable config, DataSource dataSource,
+                       java.util.function.BiConsumer<String, Object[]> statementListener) {
         this.config = config;
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         this.object = config.table().toString();
+        this.statementListener = statementListener;
     }
 
     @Override
@@ -135,21 +143,16 @@ public final class JdbcHistoryQueries implements HistoryQueries {
     /** Runs a query in a read-only transaction after checking {@code at} against the retention horizon. */
     private <T> T run(String what, Instant at, Query<T> query) {
         return Jdbc.readOnly(dataSource, object, what, c -> {
-            c.setReadOnly(true);
-            try {
-                RegistryEntry entry = Registry.find(c, config.table()).orElseThrow(() ->
-                        TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, config.table()
-                                + " is not registered as a temporal table; install it first (or grant SELECT on"
-                                + " tidemark.temporal_tables to this role)"));
-                if (at != null && entry.prunedBefore() != null && at.isBefore(entry.prunedBefore())) {
-                    throw TidemarkException.forObject(ErrorCode.HISTORY_PRUNED, object, "history before "
-                            + entry.prunedBefore() + " was pruned, so " + what + " at " + at + " could miss versions;"
-                            + " ask for an instant at or after " + entry.prunedBefore());
-                }
-                return query.run(c, new Layout(entry));
-            } finally {
-                c.setReadOnly(false);
+            RegistryEntry entry = Registry.find(c, config.table()).orElseThrow(() ->
+                    TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, config.table()
+                            + " is not registered as a temporal table; install it first (or grant SELECT on"
+                            + " tidemark.temporal_tables to this role)"));
+            if (at != null && entry.prunedBefore() != null && at.isBefore(entry.prunedBefore())) {
+                throw TidemarkException.forObject(ErrorCode.HISTORY_PRUNED, object, "history before "
+                        + entry.prunedBefore() + " was pruned, so " + what + " at " + at + " could miss versions;"
+                        + " ask for an instant at or after " + entry.prunedBefore());
             }
+            return query.run(c, new Layout(entry));
         });
     }
 
@@ -162,6 +165,7 @@ public final class JdbcHistoryQueries implements HistoryQueries {
                 + " h.correlation_id, h.reason, h.extra::text, "
                 + layout.columns.stream().map(col -> "h." + PgName.quote(col)).collect(Collectors.joining(", "))
                 + " FROM " + layout.history + " AS h " + where;
+        statementListener.accept(sql, params);
         return Jdbc.query(c, sql, rs -> row(rs, layout), params);
     }
 
