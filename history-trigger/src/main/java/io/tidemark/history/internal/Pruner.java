@@ -32,7 +32,9 @@ public final class Pruner {
                 throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, config.table()
                         + " is not registered as a temporal table; install it before pruning");
             }
-            return Registry.advanceHorizon(c, config.table(), Timestamp.from(cutoff));
+            // PostgreSQL keeps microseconds; truncating here keeps the horizon exactly the cutoff asked for.
+            return Registry.advanceHorizon(c, config.table(),
+                    Timestamp.from(cutoff.truncatedTo(java.time.temporal.ChronoUnit.MICROS)));
         });
         String history = config.historyTable().quoted();
         String delete = "DELETE FROM " + history + " WHERE history_id IN ("

@@ -145,18 +145,24 @@ public final class SchemaMaintenance {
             drifts.add(new Drift(Drift.Kind.OPTIONS_CHANGED, "installed with " + entry.optionsJson()
                     + ", configured with " + RegistryEntry.optionsJson(config)));
         }
+        if (!CatalogObjects.relationExists(c, entry.historyTable().schema().orElseThrow(),
+                entry.historyTable().name())) {
+            drifts.add(new Drift(Drift.Kind.HISTORY_TABLE_MISSING, "history table " + entry.historyTable()
+                    + " does not exist"));
+            return drifts;
+        }
+        // The history table itself says which type history holds for a column; the registry says what was versioned.
+        Map<String, String> historyColumns = CatalogObjects.columns(c, entry.historyTable());
         Map<String, Column> registered = byName(entry.versioned());
         Map<String, Column> current = byName(shape.versioned());
-        Map<String, Column> orphaned = byName(entry.orphans());
         for (Column column : shape.versioned()) {
-            Column before = registered.containsKey(column.name()) ? registered.get(column.name())
-                    : orphaned.get(column.name());
-            if (before == null) {
+            String held = historyColumns.get(column.name());
+            if (held == null) {
                 drifts.add(new Drift(Drift.Kind.COLUMN_ADDED, "column " + column.name() + " "
                         + column.typeDefinition() + " is not in history yet"));
-            } else if (!before.typeDefinition().equals(column.typeDefinition())) {
+            } else if (!held.equals(column.typeDefinition())) {
                 drifts.add(new Drift(Drift.Kind.COLUMN_TYPE_CHANGED, "column " + column.name() + " changed type from "
-                        + before.typeDefinition() + " to " + column.typeDefinition()));
+                        + held + " to " + column.typeDefinition()));
             } else if (!registered.containsKey(column.name())) {
                 drifts.add(new Drift(Drift.Kind.COLUMN_ADDED, "column " + column.name()
                         + " is back in the table; its orphaned history column will be written again"));
@@ -168,16 +174,7 @@ public final class SchemaMaintenance {
                         + " is no longer versioned (dropped or excluded); history keeps it as an orphan"));
             }
         }
-        if (!CatalogObjects.relationExists(c, entry.historyTable().schema().orElseThrow(),
-                entry.historyTable().name())) {
-            drifts.add(new Drift(Drift.Kind.HISTORY_TABLE_MISSING, "history table " + entry.historyTable()
-                    + " does not exist"));
-            return drifts;
-        }
-        Map<String, String> historyColumns = CatalogObjects.columns(c, entry.historyTable());
-        List<String> expected = new ArrayList<>(CatalogReader.FIXED_HISTORY_COLUMNS);
-        entry.versioned().forEach(col -> expected.add(col.name()));
-        for (String column : expected) {
+        for (String column : CatalogReader.FIXED_HISTORY_COLUMNS) {
             if (!historyColumns.containsKey(column)) {
                 drifts.add(new Drift(Drift.Kind.HISTORY_COLUMN_MISSING, "history table " + entry.historyTable()
                         + " has no column " + column));
