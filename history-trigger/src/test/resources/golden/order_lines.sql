@@ -76,7 +76,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS "Order Lines_history_open_uq" ON "Sales"."Orde
 -- READ) cannot both start the same chain; the later one fails with a serialization error instead.
 CREATE UNIQUE INDEX IF NOT EXISTS "Order Lines_history_chain_uq" ON "Sales"."Order Lines_history" ("Order", "line", chain_no) WHERE operation = 1;
 
--- The row trigger's function. SECURITY DEFINER: it writes history as its owner, so the application
+-- The row triggers' function. SECURITY DEFINER: it writes history as its owner, so the application
 -- role needs no privilege on the history table and cannot forge or rewrite it. search_path is
 -- pinned and every name qualified, so a session search_path cannot reroute history.
 CREATE OR REPLACE FUNCTION "Sales"."Order Lines_history_write"()
@@ -236,7 +236,7 @@ VALUES ('Sales', 'Order Lines', 'Sales', 'Order Lines_history',
         '["Order","line"]',
         '[{"name":"Order","type":"integer"},{"name":"line","type":"smallint"},{"name":"amount","type":"numeric(10,2)[]"},{"name":"noted_at","type":"timestamp(3) with time zone"}]',
         '[]',
-        '{"settingsPrefix":"sales_audit","truncatePolicy":"REFUSE","periodIndex":false,"sessionUserColumn":true,"transactionIdColumn":true,"excluded":[]}',
+        '{"settingsPrefix":"sales_audit","truncatePolicy":"REFUSE","triggerMode":"ROW","periodIndex":false,"sessionUserColumn":true,"transactionIdColumn":true,"excluded":[]}',
         'cc1f64db287141da6ee786a1952a9005c3be912d2ff30a376f4575a5041e853e')
 ON CONFLICT (source_schema, source_table) DO UPDATE
    SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,

@@ -78,10 +78,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS "policies_history_open_uq" ON "public"."polici
 -- READ) cannot both start the same chain; the later one fails with a serialization error instead.
 CREATE UNIQUE INDEX IF NOT EXISTS "policies_history_chain_uq" ON "public"."policies_history" ("id", chain_no) WHERE operation = 1;
 
--- Periods as ranges, for whole-table as-of snapshots and window queries.
-CREATE INDEX IF NOT EXISTS "policies_history_period_idx" ON "public"."policies_history" USING gist (tstzrange(valid_from, valid_to));
-
--- The row trigger's function. SECURITY DEFINER: it writes history as its owner, so the application
+-- The row triggers' function. SECURITY DEFINER: it writes history as its owner, so the application
 -- role needs no privilege on the history table and cannot forge or rewrite it. search_path is
 -- pinned and every name qualified, so a session search_path cannot reroute history.
 CREATE OR REPLACE FUNCTION "public"."policies_history_write"()
@@ -258,7 +255,7 @@ VALUES ('public', 'policies', 'public', 'policies_history',
         '["id"]',
         '[{"name":"id","type":"bigint"},{"name":"number","type":"character varying(20)"},{"name":"premium","type":"public.money_amount"},{"name":"status","type":"public.policy_status"},{"name":"holder","type":"text COLLATE pg_catalog.\"C\""},{"name":"tags","type":"text[]"},{"name":"terms","type":"json"},{"name":"location","type":"point"}]',
         '[]',
-        '{"settingsPrefix":"tidemark","truncatePolicy":"CLOSE_VERSIONS","periodIndex":true,"sessionUserColumn":false,"transactionIdColumn":false,"excluded":["document"]}',
+        '{"settingsPrefix":"tidemark","truncatePolicy":"CLOSE_VERSIONS","triggerMode":"ROW","periodIndex":false,"sessionUserColumn":false,"transactionIdColumn":false,"excluded":["document"]}',
         'ce905b4180b443515a6d5eb9f9384ad685ca609de49215b4615897c7b0d97a83')
 ON CONFLICT (source_schema, source_table) DO UPDATE
    SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,

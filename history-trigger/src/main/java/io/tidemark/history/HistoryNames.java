@@ -22,6 +22,9 @@ public final class HistoryNames {
     private final PgName asOfFunction;
     private final String rowTrigger;
     private final String truncateTrigger;
+    private final String insertTrigger;
+    private final String updateTrigger;
+    private final String deleteTrigger;
     private final String keyIndex;
     private final String openIndex;
     private final String chainIndex;
@@ -38,6 +41,9 @@ public final class HistoryNames {
         generated.put("truncate function", base + "_truncate");
         generated.put("row trigger", base + "_trg");
         generated.put("truncate trigger", base + "_truncate_trg");
+        generated.put("statement insert trigger", base + "_ins_trg");
+        generated.put("statement update trigger", base + "_upd_trg");
+        generated.put("statement delete trigger", base + "_del_trg");
         generated.put("key index", base + "_key_idx");
         generated.put("open-version index", base + "_open_uq");
         generated.put("chain-start index", base + "_chain_uq");
@@ -49,6 +55,9 @@ public final class HistoryNames {
         this.asOfFunction = PgName.of(table.schema().orElseThrow(), generated.get("as-of function"));
         this.rowTrigger = generated.get("row trigger");
         this.truncateTrigger = generated.get("truncate trigger");
+        this.insertTrigger = generated.get("statement insert trigger");
+        this.updateTrigger = generated.get("statement update trigger");
+        this.deleteTrigger = generated.get("statement delete trigger");
         this.keyIndex = generated.get("key index");
         this.openIndex = generated.get("open-version index");
         this.chainIndex = generated.get("chain-start index");
@@ -109,6 +118,16 @@ public final class HistoryNames {
 
     public String truncateTrigger() {
         return truncateTrigger;
+    }
+
+    /** The statement-level triggers of {@link TriggerMode#STATEMENT}: insert, update, delete. */
+    public java.util.List<String> statementTriggers() {
+        return java.util.List.of(insertTrigger, updateTrigger, deleteTrigger);
+    }
+
+    /** The triggers that write history in {@code mode}. */
+    public java.util.List<String> writeTriggers(TriggerMode mode) {
+        return mode == TriggerMode.ROW ? java.util.List.of(rowTrigger) : statementTriggers();
     }
 
     public String keyIndex() {

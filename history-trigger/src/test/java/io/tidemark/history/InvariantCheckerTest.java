@@ -40,7 +40,7 @@ class InvariantCheckerTest {
         Db.exec(ds, "INSERT INTO checked SELECT g, 0 FROM generate_series(1, 5) g");
         Db.exec(ds, "UPDATE checked SET v = 1 WHERE id IN (1, 2); DELETE FROM checked WHERE id = 3");
         Db.exec(ds, "ALTER TABLE checked_history DROP CONSTRAINT checked_history_check;"
-                + " DROP INDEX checked_history_period_idx; DROP INDEX checked_history_open_uq;"
+                + " DROP INDEX IF EXISTS checked_history_period_idx; DROP INDEX checked_history_open_uq;"
                 + " DROP INDEX checked_history_chain_uq");
     }
 

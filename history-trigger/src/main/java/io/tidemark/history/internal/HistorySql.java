@@ -2,6 +2,7 @@ package io.tidemark.history.internal;
 
 import io.tidemark.history.HistoryNames;
 import io.tidemark.history.TemporalTable;
+import io.tidemark.history.TriggerMode;
 import io.tidemark.history.TruncatePolicy;
 import io.tidemark.sync.sql.PgName;
 
@@ -25,13 +26,13 @@ public final class HistorySql {
     static final String TAG = "$tidemark$";
     static final String PINNED_SEARCH_PATH = "pg_catalog, pg_temp";
     static final String REGISTRY = "\"tidemark\".\"temporal_tables\"";
-    private static final String CONTEXT_COLUMNS = "changed_by, changed_by_name, correlation_id, reason, extra";
-    private static final String CONTEXT_VALUES = "_changed_by, _changed_by_name, _correlation_id, _reason, _extra";
+    static final String CONTEXT_COLUMNS = "changed_by, changed_by_name, correlation_id, reason, extra";
+    static final String CONTEXT_VALUES = "_changed_by, _changed_by_name, _correlation_id, _reason, _extra";
 
     private final TemporalTable config;
-    private final TableShape shape;
+    final TableShape shape;
     private final HistoryNames names;
-    private final String history;
+    final String history;
     private final String table;
 
     public HistorySql(TemporalTable config, TableShape shape) {
@@ -128,6 +129,10 @@ public final class HistorySql {
 
     /** The body of {@code <history>_write()}, exactly as PostgreSQL stores it in {@code prosrc}. */
     public String writeFunctionBody() {
+        return config.triggerMode() == TriggerMode.ROW ? rowFunctionBody() : new StatementTriggerSql(this).body();
+    }
+
+    private String rowFunctionBody() {
         String key = keyMatch("h.", "OLD.");
         String versionColumns = columnList(shape.versioned(), c -> c.quoted());
         String insertColumns = versionColumns + ", valid_from, valid_to, operation, chain_no, " + CONTEXT_COLUMNS;
@@ -215,7 +220,8 @@ public final class HistorySql {
 
     public SqlStep writeFunction() {
         return function(names.writeFunction(), writeFunctionBody(),
-                "The row trigger's function. SECURITY DEFINER: it writes history as its owner, so the application\n"
+                "The " + (config.triggerMode() == TriggerMode.ROW ? "row" : "statement") + " triggers' function."
+                        + " SECURITY DEFINER: it writes history as its owner, so the application\n"
                         + "role needs no privilege on the history table and cannot forge or rewrite it. search_path is\n"
                         + "pinned and every name qualified, so a session search_path cannot reroute history.");
     }
@@ -225,11 +231,33 @@ public final class HistorySql {
                 "REVOKE ALL ON FUNCTION " + names.writeFunction().quoted() + "() FROM PUBLIC");
     }
 
-    public SqlStep rowTrigger() {
-        return new SqlStep("Every row change of the table, whoever makes it, is recorded in the same statement.",
-                "CREATE OR REPLACE TRIGGER " + PgName.quote(names.rowTrigger())
-                        + "\n    AFTER INSERT OR UPDATE OR DELETE ON " + table
-                        + "\n    FOR EACH ROW EXECUTE FUNCTION " + names.writeFunction().quoted() + "()");
+    /** The triggers that call the write function: one row trigger, or three statement triggers. */
+    public List<SqlStep> writeTriggers() {
+        if (config.triggerMode() == TriggerMode.ROW) {
+            return List.of(new SqlStep("Every row change of the table, whoever makes it, is recorded in the same statement.",
+                    "CREATE OR REPLACE TRIGGER " + PgName.quote(names.rowTrigger())
+                            + "\n    AFTER INSERT OR UPDATE OR DELETE ON " + table
+                            + "\n    FOR EACH ROW EXECUTE FUNCTION " + names.writeFunction().quoted() + "()"));
+        }
+        List<String> triggers = names.statementTriggers();
+        return List.of(statementTrigger(triggers.get(0), "INSERT", "NEW TABLE AS new_rows",
+                        "Every statement's changes are recorded set-based, in the same statement, from its transition tables."),
+                statementTrigger(triggers.get(1), "UPDATE", "OLD TABLE AS old_rows NEW TABLE AS new_rows",
+                        "Updates: old and new rows are paired by primary key."),
+                statementTrigger(triggers.get(2), "DELETE", "OLD TABLE AS old_rows", "Deletes."));
+    }
+
+    private SqlStep statementTrigger(String name, String event, String referencing, String comment) {
+        return new SqlStep(comment, "CREATE OR REPLACE TRIGGER " + PgName.quote(name)
+                + "\n    AFTER " + event + " ON " + table + " REFERENCING " + referencing
+                + "\n    FOR EACH STATEMENT EXECUTE FUNCTION " + names.writeFunction().quoted() + "()");
+    }
+
+    /** The triggers of the other mode, dropped when evolve switches modes. */
+    public List<SqlStep> dropOtherModeTriggers() {
+        TriggerMode other = config.triggerMode() == TriggerMode.ROW ? TriggerMode.STATEMENT : TriggerMode.ROW;
+        return names.writeTriggers(other).stream().map(t -> new SqlStep("Switching trigger mode.",
+                "DROP TRIGGER IF EXISTS " + PgName.quote(t) + " ON " + table)).toList();
     }
 
     // --- TRUNCATE ------------------------------------------------------------------------------------------------
@@ -405,7 +433,7 @@ public final class HistorySql {
         return new SqlStep(comment, sql);
     }
 
-    private String contextDeclarations() {
+    String contextDeclarations() {
         String p = config.settingsPrefix();
         return "DECLARE\n"
                 + "    -- Change context: transaction-local settings pushed by the application; '' means absent.\n"
@@ -423,7 +451,7 @@ public final class HistorySql {
     }
 
     /** Refuses to run for another table: defence in depth on top of the REVOKE. */
-    private String tableGuard() {
+    String tableGuard() {
         String schema = shape.table().schema().orElseThrow();
         return "    IF TG_TABLE_SCHEMA <> " + PgName.literal(schema) + " OR TG_TABLE_NAME <> "
                 + PgName.literal(shape.table().name()) + " THEN\n"
@@ -433,22 +461,22 @@ public final class HistorySql {
                 + "    END IF;\n";
     }
 
-    private String keyMatch(String left, String right) {
+    String keyMatch(String left, String right) {
         return shape.keyColumns().stream().map(c -> left + c.quoted() + " = " + right + c.quoted())
                 .collect(Collectors.joining(" AND "));
     }
 
-    private String keyList(String prefix) {
+    String keyList(String prefix) {
         return columnList(shape.keyColumns(), c -> prefix + c.quoted());
     }
 
-    private static String row(List<Column> columns, String prefix, boolean textWhereNoEquality) {
+    static String row(List<Column> columns, String prefix, boolean textWhereNoEquality) {
         return "(" + columns.stream()
                 .map(c -> prefix + c.quoted() + (textWhereNoEquality && c.noEquality() ? "::text" : ""))
                 .collect(Collectors.joining(", ")) + ")";
     }
 
-    private static String columnList(List<Column> columns, Function<Column, String> render) {
+    static String columnList(List<Column> columns, Function<Column, String> render) {
         return columns.stream().map(render).collect(Collectors.joining(", "));
     }
 

@@ -109,7 +109,7 @@ public final class Installer {
         steps.add(sql.revokeWriteFunction());
         steps.add(sql.truncateFunction());
         steps.add(sql.revokeTruncateFunction());
-        steps.add(sql.rowTrigger());
+        steps.addAll(sql.writeTriggers());
         steps.add(sql.truncateTrigger());
         steps.add(sql.asOfFunction());
         return steps;

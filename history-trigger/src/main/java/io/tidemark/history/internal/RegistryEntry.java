@@ -51,6 +51,7 @@ public record RegistryEntry(PgName table, PgName historyTable, List<String> keyC
         ObjectNode o = JSON.createObjectNode();
         o.put("settingsPrefix", config.settingsPrefix());
         o.put("truncatePolicy", config.truncatePolicy().name());
+        o.put("triggerMode", config.triggerMode().name());
         o.put("periodIndex", config.periodIndex());
         o.put("sessionUserColumn", config.sessionUserColumn());
         o.put("transactionIdColumn", config.transactionIdColumn());

@@ -94,11 +94,16 @@ public final class SchemaMaintenance {
         for (SqlStep step : sql.createIndexes()) {
             Jdbc.execute(c, step.sql()); // IF NOT EXISTS: only missing ones are built
         }
+        for (SqlStep step : sql.dropOtherModeTriggers()) {
+            Jdbc.execute(c, step.sql());
+        }
         for (SqlStep step : Installer.functionsAndTriggers(sql)) {
             Jdbc.execute(c, step.sql());
         }
         HistoryNames names = config.names();
-        for (String trigger : List.of(names.rowTrigger(), names.truncateTrigger())) {
+        List<String> triggers = new ArrayList<>(names.writeTriggers(config.triggerMode()));
+        triggers.add(names.truncateTrigger());
+        for (String trigger : triggers) {
             // CREATE OR REPLACE TRIGGER keeps a disabled trigger disabled.
             Jdbc.execute(c, "ALTER TABLE " + config.table().quoted() + " ENABLE TRIGGER " + PgName.quote(trigger));
         }
@@ -118,7 +123,10 @@ public final class SchemaMaintenance {
             HistoryNames names = config.names();
             if (CatalogReader.tableOid(c, config.table()).isPresent()) {
                 Jdbc.execute(c, new HistorySql(config, null).lockTable().sql());
-                for (String trigger : List.of(names.rowTrigger(), names.truncateTrigger())) {
+                List<String> triggers = new ArrayList<>(names.statementTriggers());
+                triggers.add(names.rowTrigger());
+                triggers.add(names.truncateTrigger());
+                for (String trigger : triggers) {
                     Jdbc.execute(c, "DROP TRIGGER IF EXISTS " + PgName.quote(trigger) + " ON " + config.table().quoted());
                 }
             }
@@ -195,7 +203,9 @@ public final class SchemaMaintenance {
         checkFunction(c, names.truncateFunction(), "", sql.truncateFunctionBody(), true, drifts, null);
         checkFunction(c, names.asOfFunction(), "timestamp with time zone", sql.asOfFunctionBody(), false, drifts,
                 null);
-        checkTrigger(c, names.rowTrigger(), names.writeFunction(), drifts);
+        for (String trigger : names.writeTriggers(config.triggerMode())) {
+            checkTrigger(c, trigger, names.writeFunction(), drifts);
+        }
         checkTrigger(c, names.truncateTrigger(), names.truncateFunction(), drifts);
         return drifts;
     }

@@ -25,7 +25,7 @@ class QueryPlanTest {
     void snapshots_and_windows_use_the_period_index_and_key_queries_the_key_index(DataSource ds) throws SQLException {
         Db.exec(ds, "CREATE TABLE planned (id int PRIMARY KEY, v int);"
                 + " INSERT INTO planned SELECT g, g FROM generate_series(1, 2000) g");
-        TemporalTable table = TemporalTable.forTable("planned").build();
+        TemporalTable table = TemporalTable.forTable("planned").periodIndex(true).build();
         table.install(ds);
         Db.exec(ds, "UPDATE planned SET v = v + 1 WHERE id % 3 = 0; ANALYZE planned_history");
         List<String> sql = new ArrayList<>();

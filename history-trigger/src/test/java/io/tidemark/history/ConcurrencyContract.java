@@ -2,6 +2,7 @@ package io.tidemark.history;
 
 import io.tidemark.testing.EmbeddedPostgresTest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import javax.sql.DataSource;
@@ -27,18 +28,23 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** Real connections in deterministic interleavings, ordered by waiting on pg_locks. */
 @EmbeddedPostgresTest
 @ExtendWith(InvariantsAfterEach.class)
-class ConcurrencyTest {
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class ConcurrencyContract {
+
+    /** The trigger mode under test; every scenario runs for both. */
+    abstract TriggerMode mode();
+
 
     private final DataSource ds;
 
-    ConcurrencyTest(DataSource ds) {
+    ConcurrencyContract(DataSource ds) {
         this.ds = ds;
     }
 
     @Test
     void two_transactions_racing_on_one_row_keep_the_chain_contiguous_and_every_period_positive() throws Exception {
         Db.exec(ds, "CREATE TABLE race (id int PRIMARY KEY, v int)");
-        TemporalTable.forTable("race").build().install(ds);
+        TemporalTable.forTable("race").triggerMode(mode()).build().install(ds);
         Db.exec(ds, "INSERT INTO race VALUES (1, 0)");
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try (Connection older = ds.getConnection(); Connection newer = ds.getConnection();
@@ -75,7 +81,7 @@ class ConcurrencyTest {
     void a_repeatable_read_reinsert_that_cannot_see_a_concurrent_delete_fails_instead_of_overlapping()
             throws SQLException {
         Db.exec(ds, "CREATE TABLE rr (id int PRIMARY KEY, v int)");
-        TemporalTable.forTable("rr").build().install(ds);
+        TemporalTable.forTable("rr").triggerMode(mode()).build().install(ds);
         Db.exec(ds, "INSERT INTO rr VALUES (1, 0)");
         try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
             c.setAutoCommit(false);
@@ -93,7 +99,7 @@ class ConcurrencyTest {
     @Test
     void a_reinsert_waits_for_a_transaction_that_inserted_and_deleted_the_key_and_starts_after_it() throws Exception {
         Db.exec(ds, "CREATE TABLE flicker (id int PRIMARY KEY, v int)");
-        TemporalTable.forTable("flicker").build().install(ds);
+        TemporalTable.forTable("flicker").triggerMode(mode()).build().install(ds);
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try (Connection first = ds.getConnection(); Connection second = ds.getConnection();
              Statement a = first.createStatement(); Statement b = second.createStatement()) {
@@ -125,7 +131,7 @@ class ConcurrencyTest {
     void a_repeatable_read_insert_of_a_key_whose_whole_life_it_cannot_see_fails_with_a_serialization_error()
             throws SQLException {
         Db.exec(ds, "CREATE TABLE unseen (id int PRIMARY KEY, v int)");
-        TemporalTable.forTable("unseen").build().install(ds);
+        TemporalTable.forTable("unseen").triggerMode(mode()).build().install(ds);
         Db.exec(ds, "CREATE TABLE unseen_ref (id int PRIMARY KEY, v int)");
         ReferenceShape ref = ReferenceShape.of("unseen_ref", "id", List.of("id", "v"));
         ref.install(ds, List.of("int", "int"));
@@ -160,7 +166,7 @@ class ConcurrencyTest {
         try (Connection inFlight = ds.getConnection(); Statement w = inFlight.createStatement()) {
             inFlight.setAutoCommit(false);
             w.execute("UPDATE busy SET v = 1 WHERE id = 1; INSERT INTO busy VALUES (101, 1)");
-            Future<InstallReport> install = pool.submit(() -> TemporalTable.forTable("busy").build().install(ds));
+            Future<InstallReport> install = pool.submit(() -> TemporalTable.forTable("busy").triggerMode(mode()).build().install(ds));
             Waits.untilWaitingOn(ds, "busy", 1);
             Future<?> late = pool.submit(() -> {
                 Db.exec(ds, "UPDATE busy SET v = 2 WHERE id = 2; INSERT INTO busy VALUES (102, 2)");
@@ -214,7 +220,7 @@ class ConcurrencyTest {
         while (done.get() < 500) {
             Thread.onSpinWait(); // let the writers get going before installing
         }
-        TemporalTable.forTable("churn").build().install(ds);
+        TemporalTable.forTable("churn").triggerMode(mode()).build().install(ds);
         int afterInstall = done.get();
         while (done.get() < afterInstall + 500 && futures.stream().anyMatch(f -> !f.isDone())) {
             Thread.onSpinWait();

@@ -5,6 +5,7 @@ import io.tidemark.sync.TidemarkException;
 import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import javax.sql.DataSource;
@@ -26,12 +27,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 @EmbeddedPostgresTest
 @ExtendWith(InvariantsAfterEach.class)
-class ReferenceFixesTest {
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class ReferenceFixesContract {
+
+    /** The trigger mode under test; every scenario runs for both. */
+    abstract TriggerMode mode();
+
 
     private final TestDatabase db;
     private final DataSource ds;
 
-    ReferenceFixesTest(TestDatabase db) {
+    ReferenceFixesContract(TestDatabase db) {
         this.db = db;
         this.ds = db.dataSource();
     }
@@ -42,7 +48,7 @@ class ReferenceFixesTest {
         Db.exec(ds, "CREATE TABLE " + name + "_ref (" + columns + "); CREATE TABLE " + name + "_tm (" + columns + ")");
         ReferenceShape ref = ReferenceShape.of(name + "_ref", "id", names);
         ref.install(ds, types);
-        (tidemark != null ? tidemark : TemporalTable.forTable(name + "_tm")).build().install(ds);
+        (tidemark != null ? tidemark : TemporalTable.forTable(name + "_tm")).triggerMode(mode()).build().install(ds);
         return ref;
     }
 
@@ -133,7 +139,7 @@ class ReferenceFixesTest {
     @Test
     void truncate_can_be_refused_instead() {
         Db.exec(ds, "CREATE TABLE trunc_refused (id int PRIMARY KEY, name text); INSERT INTO trunc_refused VALUES (1, 'a')");
-        TemporalTable.forTable("trunc_refused").truncatePolicy(TruncatePolicy.REFUSE).build().install(ds);
+        TemporalTable.forTable("trunc_refused").truncatePolicy(TruncatePolicy.REFUSE).triggerMode(mode()).build().install(ds);
         assertThatThrownBy(() -> Db.exec(ds, "TRUNCATE trunc_refused"))
                 .hasMessageContaining("TRUNCATE of public.trunc_refused is refused");
         assertThat(Db.count(ds, "SELECT count(*) FROM trunc_refused")).isEqualTo(1);
@@ -251,13 +257,13 @@ class ReferenceFixesTest {
         ReferenceShape ref = ReferenceShape.of("reserved_ref", "id", List.of("id", "valid_from"));
         assertThatThrownBy(() -> ref.install(ds, List.of("int", "date")))
                 .as("reference: its history table cannot even hold the column").hasMessageContaining("valid_from");
-        assertThatThrownBy(() -> TemporalTable.forTable("reserved_tm").build().install(ds))
+        assertThatThrownBy(() -> TemporalTable.forTable("reserved_tm").triggerMode(mode()).build().install(ds))
                 .isInstanceOfSatisfying(TidemarkException.class,
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_UNSUPPORTED))
                 .hasMessageContaining("column \"valid_from\"").hasMessageContaining("rename it or exclude it");
         assertThat(Db.count(ds, "SELECT count(*) FROM pg_class WHERE relname = 'reserved_tm_history'"))
                 .as("nothing half-installed").isZero();
-        TemporalTable.forTable("reserved_tm").exclude("valid_from").build().install(ds);
+        TemporalTable.forTable("reserved_tm").exclude("valid_from").triggerMode(mode()).build().install(ds);
         Db.exec(ds, "INSERT INTO reserved_tm VALUES (1, '2020-01-01')");
         assertThat(Versions.of(ds, "reserved_tm_history", "id = 1").ops()).containsExactly(1);
     }

@@ -1,0 +1,119 @@
+package io.tidemark.history.internal;
+
+import java.util.List;
+
+/**
+ * The body of the write function for {@link io.tidemark.history.TriggerMode#STATEMENT}: the same rules as the row
+ * trigger, applied set-based to the statement's transition tables ({@code new_rows}, {@code old_rows}). Three
+ * building blocks cover every event: tombstones for rows that are gone, next versions for rows that changed, and
+ * chain starts for rows that are new, each clamped exactly as the row trigger clamps.
+ */
+final class StatementTriggerSql {
+
+    private final HistorySql sql;
+    private final String history;
+    private final String columns;
+    private final String insertColumns;
+
+    StatementTriggerSql(HistorySql sql) {
+        this.sql = sql;
+        this.history = sql.history;
+        this.columns = HistorySql.columnList(sql.shape.versioned(), Column::quoted);
+        this.insertColumns = columns + ", valid_from, valid_to, operation, chain_no, " + HistorySql.CONTEXT_COLUMNS;
+    }
+
+    String body() {
+        String newKeysOnly = "SELECT n.* FROM new_rows AS n WHERE NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE "
+                + match("o.", "n.") + ")";
+        String goneKeysOnly = "SELECT o.* FROM old_rows AS o WHERE NOT EXISTS (SELECT 1 FROM new_rows AS n WHERE "
+                + match("n.", "o.") + ")";
+        return "\n"
+                + sql.contextDeclarations()
+                + "    _written         bigint;\n"
+                + "BEGIN\n"
+                + sql.tableGuard()
+                + "\n"
+                + "    IF TG_OP = 'INSERT' THEN\n"
+                + chainStarts("SELECT n.* FROM new_rows AS n")
+                + "    ELSIF TG_OP = 'UPDATE' THEN\n"
+                + "        -- Old and new rows are paired by primary key. A key that only the old rows have was\n"
+                + "        -- moved away (its chain ends with a tombstone); one that only the new rows have starts a chain.\n"
+                + tombstones(goneKeysOnly)
+                + nextVersions()
+                + chainStarts(newKeysOnly)
+                + "    ELSE\n"
+                + "        -- DELETE\n"
+                + tombstones("SELECT o.* FROM old_rows AS o")
+                + "    END IF;\n"
+                + "    RETURN NULL;\n"
+                + "END;\n";
+    }
+
+    /** Closes the open version of every row of {@code source} and writes its tombstone, as a DELETE does. */
+    private String tombstones(String source) {
+        return "        WITH gone AS (" + source + "),\n"
+                + "             closed AS (\n"
+                + close("gone")
+                + "        INSERT INTO " + history + " (" + insertColumns + ")\n"
+                + "        SELECT " + prefixed("g.") + ", COALESCE(c.valid_to, _now), COALESCE(c.valid_to, _now), 3,"
+                + " COALESCE(c.chain_no, 1), " + HistorySql.CONTEXT_VALUES + "\n"
+                + "          FROM gone AS g LEFT JOIN closed AS c ON " + match("c.", "g.") + ";\n";
+    }
+
+    /** For rows whose versioned columns changed: close the open version and open the next exactly there. */
+    private String nextVersions() {
+        return "        -- Rows where no versioned column changed write nothing (json, xml, ... compared as text).\n"
+                + "        WITH changed AS (\n"
+                + "                 SELECT n.* FROM new_rows AS n JOIN old_rows AS o ON " + match("o.", "n.") + "\n"
+                + "                  WHERE " + HistorySql.row(sql.shape.versioned(), "n.", true)
+                + "\n                        IS DISTINCT FROM " + HistorySql.row(sql.shape.versioned(), "o.", true) + "),\n"
+                + "             closed AS (\n"
+                + close("changed")
+                + "        INSERT INTO " + history + " (" + insertColumns + ")\n"
+                + "        SELECT " + prefixed("g.") + ", COALESCE(c.valid_to, _now), 'infinity', 2,"
+                + " COALESCE(c.chain_no, 1), " + HistorySql.CONTEXT_VALUES + "\n"
+                + "          FROM changed AS g LEFT JOIN closed AS c ON " + match("c.", "g.") + ";\n";
+    }
+
+    /**
+     * Opens the first version of every row of {@code source}, no earlier than the end of the key's last version,
+     * with the next chain number. The chain-start index refuses a chain a concurrent transaction started
+     * unseen; this statement then fails with a serialization error rather than skip a row.
+     */
+    private String chainStarts(String source) {
+        return "        INSERT INTO " + history + " (" + insertColumns + ")\n"
+                + "        SELECT " + prefixed("s.") + ", GREATEST(_now, l.valid_to), 'infinity', 1,"
+                + " COALESCE(l.chain_no, 0) + 1, " + HistorySql.CONTEXT_VALUES + "\n"
+                + "          FROM (" + source + ") AS s\n"
+                + "          LEFT JOIN LATERAL (\n"
+                + "                SELECT h.valid_to, h.chain_no FROM " + history + " AS h\n"
+                + "                 WHERE " + match("h.", "s.") + "\n"
+                + "                 ORDER BY h.valid_from DESC, h.valid_to DESC\n"
+                + "                 LIMIT 1\n"
+                + "                   FOR UPDATE) AS l ON true\n"
+                + "        ON CONFLICT (" + sql.keyList("") + ", chain_no) WHERE operation = 1 DO NOTHING;\n"
+                + "        GET DIAGNOSTICS _written = ROW_COUNT;\n"
+                + "        IF _written < (SELECT pg_catalog.count(*) FROM (" + source + ") AS s) THEN\n"
+                + "            RAISE EXCEPTION 'tidemark: a concurrent transaction started a history chain of %.% that"
+                + " this statement also starts', TG_TABLE_SCHEMA, TG_TABLE_NAME\n"
+                + "                  USING ERRCODE = 'serialization_failure';\n"
+                + "        END IF;\n";
+    }
+
+    private String close(String source) {
+        return "                 UPDATE " + history + " AS h\n"
+                + "                    SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')\n"
+                + "                   FROM " + source + " AS g\n"
+                + "                  WHERE " + match("h.", "g.") + " AND h.valid_to = 'infinity'\n"
+                + "                 RETURNING " + sql.keyList("h.") + ", h.valid_to, h.chain_no)\n";
+    }
+
+    private String prefixed(String alias) {
+        return HistorySql.columnList(sql.shape.versioned(), c -> alias + c.quoted());
+    }
+
+    private String match(String left, String right) {
+        List<Column> keys = sql.shape.keyColumns();
+        return String.join(" AND ", keys.stream().map(c -> left + c.quoted() + " = " + right + c.quoted()).toList());
+    }
+}
