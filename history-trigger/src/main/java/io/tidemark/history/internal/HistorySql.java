@@ -429,6 +429,7 @@ public final class HistorySql {
                 + "    LANGUAGE plpgsql\n"
                 + "    SECURITY DEFINER\n"
                 + "    SET search_path = " + PINNED_SEARCH_PATH + "\n"
+
                 + "AS " + TAG + body + TAG;
         return new SqlStep(comment, sql);
     }

@@ -37,6 +37,8 @@ public final class JdbcHistoryQueries implements HistoryQueries {
     private final DataSource dataSource;
     private final String object;
     private final java.util.function.BiConsumer<String, Object[]> statementListener;
+    /** Once the registry was found it is not looked for again: saves a round trip per query. */
+    private volatile boolean registrySeen;
 
     public JdbcHistoryQueries(TemporalTable config, DataSource dataSource) {
         this(config, dataSource, (sql, params) -> { });
@@ -143,7 +145,11 @@ public final class JdbcHistoryQueries implements HistoryQueries {
     /** Runs a query in a read-only transaction after checking {@code at} against the retention horizon. */
     private <T> T run(String what, Instant at, Query<T> query) {
         return Jdbc.readOnly(dataSource, object, what, c -> {
-            RegistryEntry entry = Registry.find(c, config.table()).orElseThrow(() ->
+            Optional<RegistryEntry> found = registrySeen ? Registry.findExisting(c, config.table())
+                    : Registry.find(c, config.table());
+            registrySeen |= found.isPresent();
+            // The registry row is read on every query: the retention horizon may have moved since the last one.
+            RegistryEntry entry = found.orElseThrow(() ->
                     TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, config.table()
                             + " is not registered as a temporal table; install it first (or grant SELECT on"
                             + " tidemark.temporal_tables to this role)"));

@@ -38,6 +38,11 @@ public final class Registry {
         if (!exists(c)) {
             return Optional.empty();
         }
+        return findExisting(c, table);
+    }
+
+    /** {@link #find} when the registry is known to exist: one round trip instead of two. */
+    public static Optional<RegistryEntry> findExisting(Connection c, PgName table) throws SQLException {
         return first(Jdbc.query(c, SELECT + " WHERE source_schema = ? AND source_table = ?", Registry::map,
                 table.schema().orElseThrow(), table.name()));
     }
