@@ -107,85 +107,158 @@ BEGIN
     END IF;
 
     IF TG_OP = 'INSERT' THEN
-        EXECUTE $sql$
-        INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-        SELECT s."id", s."number", s."premium", s."status", s."holder", s."tags", s."terms", s."location", GREATEST($1, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) + 1, $2, $3, $4, $5, $6
-          FROM (SELECT n.* FROM new_rows AS n) AS s
-          LEFT JOIN LATERAL (
-                SELECT h.valid_to, h.chain_no FROM "public"."policies_stmt_history" AS h
-                 WHERE h."id" = s."id"
-                 ORDER BY h.valid_from DESC, h.valid_to DESC
-                 LIMIT 1
-                   FOR UPDATE) AS l ON true
-        ON CONFLICT ("id", chain_no) WHERE operation = 1 DO NOTHING
-        $sql$ USING _now, _changed_by, _changed_by_name, _correlation_id, _reason, _extra;
-        GET DIAGNOSTICS _written = ROW_COUNT;
-        EXECUTE $sql$SELECT pg_catalog.count(*) FROM (SELECT n.* FROM new_rows AS n) AS s$sql$ INTO _expected;
-        IF _written < _expected THEN
-            RAISE EXCEPTION 'tidemark: a concurrent transaction started a history chain of %.% that this statement also starts', TG_TABLE_SCHEMA, TG_TABLE_NAME
-                  USING ERRCODE = 'serialization_failure';
+        IF (SELECT pg_catalog.count(*) FROM new_rows) <= 64 THEN
+            INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
+            SELECT s."id", s."number", s."premium", s."status", s."holder", s."tags", s."terms", s."location", GREATEST(_now, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) + 1, _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+              FROM (SELECT n.* FROM new_rows AS n) AS s
+              LEFT JOIN LATERAL (
+                    SELECT h.valid_to, h.chain_no FROM "public"."policies_stmt_history" AS h
+                     WHERE h."id" = s."id"
+                     ORDER BY h.valid_from DESC, h.valid_to DESC
+                     LIMIT 1
+                       FOR UPDATE) AS l ON true
+            ON CONFLICT ("id", chain_no) WHERE operation = 1 DO NOTHING;
+            GET DIAGNOSTICS _written = ROW_COUNT;
+            _expected := (SELECT pg_catalog.count(*) FROM (SELECT n.* FROM new_rows AS n) AS s);
+            IF _written < _expected THEN
+                RAISE EXCEPTION 'tidemark: a concurrent transaction started a history chain of %.% that this statement also starts', TG_TABLE_SCHEMA, TG_TABLE_NAME
+                      USING ERRCODE = 'serialization_failure';
+            END IF;
+        ELSE
+            EXECUTE $sql$
+            INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
+            SELECT s."id", s."number", s."premium", s."status", s."holder", s."tags", s."terms", s."location", GREATEST($1, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) + 1, $2, $3, $4, $5, $6
+              FROM (SELECT n.* FROM new_rows AS n) AS s
+              LEFT JOIN LATERAL (
+                    SELECT h.valid_to, h.chain_no FROM "public"."policies_stmt_history" AS h
+                     WHERE h."id" = s."id"
+                     ORDER BY h.valid_from DESC, h.valid_to DESC
+                     LIMIT 1
+                       FOR UPDATE) AS l ON true
+            ON CONFLICT ("id", chain_no) WHERE operation = 1 DO NOTHING
+            $sql$ USING _now, _changed_by, _changed_by_name, _correlation_id, _reason, _extra;
+            GET DIAGNOSTICS _written = ROW_COUNT;
+            EXECUTE $sql$SELECT pg_catalog.count(*) FROM (SELECT n.* FROM new_rows AS n) AS s$sql$ INTO _expected;
+            IF _written < _expected THEN
+                RAISE EXCEPTION 'tidemark: a concurrent transaction started a history chain of %.% that this statement also starts', TG_TABLE_SCHEMA, TG_TABLE_NAME
+                      USING ERRCODE = 'serialization_failure';
+            END IF;
         END IF;
     ELSIF TG_OP = 'UPDATE' THEN
         -- Old and new rows are paired by primary key. A key that only the old rows have was
         -- moved away (its chain ends with a tombstone); one that only the new rows have starts a chain.
-        EXECUTE $sql$
-        WITH gone AS (SELECT o.* FROM old_rows AS o WHERE NOT EXISTS (SELECT 1 FROM new_rows AS n WHERE n."id" = o."id")),
-             closed AS (
-                 UPDATE "public"."policies_stmt_history" AS h
-                    SET valid_to = GREATEST($1, h.valid_from + interval '1 microsecond')
-                  WHERE h."id" = ANY (ARRAY(SELECT g."id" FROM gone AS g)) AND h.valid_to = 'infinity'
-                 RETURNING h."id", h.valid_to, h.chain_no)
-        INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-        SELECT g."id", g."number", g."premium", g."status", g."holder", g."tags", g."terms", g."location", COALESCE(c.valid_to, $1), COALESCE(c.valid_to, $1), 3, COALESCE(c.chain_no, 1), $2, $3, $4, $5, $6
-          FROM gone AS g LEFT JOIN closed AS c ON c."id" = g."id"
-        $sql$ USING _now, _changed_by, _changed_by_name, _correlation_id, _reason, _extra;
-        -- Rows where no versioned column changed write nothing (json, xml, ... compared as text).
-        EXECUTE $sql$
-        WITH changed AS (
-                 SELECT n.* FROM new_rows AS n
-                  WHERE EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" = n."id"
-                                   AND (n."id", n."number", n."premium", n."status", n."holder", n."tags", n."terms"::text, n."location"::text)
-                                       IS DISTINCT FROM (o."id", o."number", o."premium", o."status", o."holder", o."tags", o."terms"::text, o."location"::text))),
-             closed AS (
-                 UPDATE "public"."policies_stmt_history" AS h
-                    SET valid_to = GREATEST($1, h.valid_from + interval '1 microsecond')
-                  WHERE h."id" = ANY (ARRAY(SELECT g."id" FROM changed AS g)) AND h.valid_to = 'infinity'
-                 RETURNING h."id", h.valid_to, h.chain_no)
-        INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-        SELECT g."id", g."number", g."premium", g."status", g."holder", g."tags", g."terms", g."location", COALESCE(c.valid_to, $1), 'infinity', 2, COALESCE(c.chain_no, 1), $2, $3, $4, $5, $6
-          FROM changed AS g LEFT JOIN closed AS c ON c."id" = g."id"
-        $sql$ USING _now, _changed_by, _changed_by_name, _correlation_id, _reason, _extra;
-        EXECUTE $sql$
-        INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-        SELECT s."id", s."number", s."premium", s."status", s."holder", s."tags", s."terms", s."location", GREATEST($1, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) + 1, $2, $3, $4, $5, $6
-          FROM (SELECT n.* FROM new_rows AS n WHERE NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" = n."id")) AS s
-          LEFT JOIN LATERAL (
-                SELECT h.valid_to, h.chain_no FROM "public"."policies_stmt_history" AS h
-                 WHERE h."id" = s."id"
-                 ORDER BY h.valid_from DESC, h.valid_to DESC
-                 LIMIT 1
-                   FOR UPDATE) AS l ON true
-        ON CONFLICT ("id", chain_no) WHERE operation = 1 DO NOTHING
-        $sql$ USING _now, _changed_by, _changed_by_name, _correlation_id, _reason, _extra;
-        GET DIAGNOSTICS _written = ROW_COUNT;
-        EXECUTE $sql$SELECT pg_catalog.count(*) FROM (SELECT n.* FROM new_rows AS n WHERE NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" = n."id")) AS s$sql$ INTO _expected;
-        IF _written < _expected THEN
-            RAISE EXCEPTION 'tidemark: a concurrent transaction started a history chain of %.% that this statement also starts', TG_TABLE_SCHEMA, TG_TABLE_NAME
-                  USING ERRCODE = 'serialization_failure';
+        IF (SELECT pg_catalog.count(*) FROM new_rows) <= 64 THEN
+            WITH gone AS (SELECT o.* FROM old_rows AS o WHERE NOT EXISTS (SELECT 1 FROM new_rows AS n WHERE n."id" = o."id")),
+                 closed AS (
+                     UPDATE "public"."policies_stmt_history" AS h
+                        SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
+                      WHERE h."id" = ANY (ARRAY(SELECT g."id" FROM gone AS g)) AND h.valid_to = 'infinity'
+                     RETURNING h."id", h.valid_to, h.chain_no)
+            INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
+            SELECT g."id", g."number", g."premium", g."status", g."holder", g."tags", g."terms", g."location", COALESCE(c.valid_to, _now), COALESCE(c.valid_to, _now), 3, COALESCE(c.chain_no, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+              FROM gone AS g LEFT JOIN closed AS c ON c."id" = g."id";
+            -- Rows where no versioned column changed write nothing (json, xml, ... compared as text).
+            WITH changed AS (
+                     SELECT n.* FROM new_rows AS n
+                      WHERE EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" = n."id"
+                                       AND (n."id", n."number", n."premium", n."status", n."holder", n."tags", n."terms"::text, n."location"::text)
+                                           IS DISTINCT FROM (o."id", o."number", o."premium", o."status", o."holder", o."tags", o."terms"::text, o."location"::text))),
+                 closed AS (
+                     UPDATE "public"."policies_stmt_history" AS h
+                        SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
+                      WHERE h."id" = ANY (ARRAY(SELECT g."id" FROM changed AS g)) AND h.valid_to = 'infinity'
+                     RETURNING h."id", h.valid_to, h.chain_no)
+            INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
+            SELECT g."id", g."number", g."premium", g."status", g."holder", g."tags", g."terms", g."location", COALESCE(c.valid_to, _now), 'infinity', 2, COALESCE(c.chain_no, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+              FROM changed AS g LEFT JOIN closed AS c ON c."id" = g."id";
+            INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
+            SELECT s."id", s."number", s."premium", s."status", s."holder", s."tags", s."terms", s."location", GREATEST(_now, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) + 1, _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+              FROM (SELECT n.* FROM new_rows AS n WHERE NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" = n."id")) AS s
+              LEFT JOIN LATERAL (
+                    SELECT h.valid_to, h.chain_no FROM "public"."policies_stmt_history" AS h
+                     WHERE h."id" = s."id"
+                     ORDER BY h.valid_from DESC, h.valid_to DESC
+                     LIMIT 1
+                       FOR UPDATE) AS l ON true
+            ON CONFLICT ("id", chain_no) WHERE operation = 1 DO NOTHING;
+            GET DIAGNOSTICS _written = ROW_COUNT;
+            _expected := (SELECT pg_catalog.count(*) FROM (SELECT n.* FROM new_rows AS n WHERE NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" = n."id")) AS s);
+            IF _written < _expected THEN
+                RAISE EXCEPTION 'tidemark: a concurrent transaction started a history chain of %.% that this statement also starts', TG_TABLE_SCHEMA, TG_TABLE_NAME
+                      USING ERRCODE = 'serialization_failure';
+            END IF;
+        ELSE
+            EXECUTE $sql$
+            WITH gone AS (SELECT o.* FROM old_rows AS o WHERE NOT EXISTS (SELECT 1 FROM new_rows AS n WHERE n."id" = o."id")),
+                 closed AS (
+                     UPDATE "public"."policies_stmt_history" AS h
+                        SET valid_to = GREATEST($1, h.valid_from + interval '1 microsecond')
+                      WHERE h."id" = ANY (ARRAY(SELECT g."id" FROM gone AS g)) AND h.valid_to = 'infinity'
+                     RETURNING h."id", h.valid_to, h.chain_no)
+            INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
+            SELECT g."id", g."number", g."premium", g."status", g."holder", g."tags", g."terms", g."location", COALESCE(c.valid_to, $1), COALESCE(c.valid_to, $1), 3, COALESCE(c.chain_no, 1), $2, $3, $4, $5, $6
+              FROM gone AS g LEFT JOIN closed AS c ON c."id" = g."id"
+            $sql$ USING _now, _changed_by, _changed_by_name, _correlation_id, _reason, _extra;
+            -- Rows where no versioned column changed write nothing (json, xml, ... compared as text).
+            EXECUTE $sql$
+            WITH changed AS (
+                     SELECT n.* FROM new_rows AS n
+                      WHERE EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" = n."id"
+                                       AND (n."id", n."number", n."premium", n."status", n."holder", n."tags", n."terms"::text, n."location"::text)
+                                           IS DISTINCT FROM (o."id", o."number", o."premium", o."status", o."holder", o."tags", o."terms"::text, o."location"::text))),
+                 closed AS (
+                     UPDATE "public"."policies_stmt_history" AS h
+                        SET valid_to = GREATEST($1, h.valid_from + interval '1 microsecond')
+                      WHERE h."id" = ANY (ARRAY(SELECT g."id" FROM changed AS g)) AND h.valid_to = 'infinity'
+                     RETURNING h."id", h.valid_to, h.chain_no)
+            INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
+            SELECT g."id", g."number", g."premium", g."status", g."holder", g."tags", g."terms", g."location", COALESCE(c.valid_to, $1), 'infinity', 2, COALESCE(c.chain_no, 1), $2, $3, $4, $5, $6
+              FROM changed AS g LEFT JOIN closed AS c ON c."id" = g."id"
+            $sql$ USING _now, _changed_by, _changed_by_name, _correlation_id, _reason, _extra;
+            EXECUTE $sql$
+            INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
+            SELECT s."id", s."number", s."premium", s."status", s."holder", s."tags", s."terms", s."location", GREATEST($1, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) + 1, $2, $3, $4, $5, $6
+              FROM (SELECT n.* FROM new_rows AS n WHERE NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" = n."id")) AS s
+              LEFT JOIN LATERAL (
+                    SELECT h.valid_to, h.chain_no FROM "public"."policies_stmt_history" AS h
+                     WHERE h."id" = s."id"
+                     ORDER BY h.valid_from DESC, h.valid_to DESC
+                     LIMIT 1
+                       FOR UPDATE) AS l ON true
+            ON CONFLICT ("id", chain_no) WHERE operation = 1 DO NOTHING
+            $sql$ USING _now, _changed_by, _changed_by_name, _correlation_id, _reason, _extra;
+            GET DIAGNOSTICS _written = ROW_COUNT;
+            EXECUTE $sql$SELECT pg_catalog.count(*) FROM (SELECT n.* FROM new_rows AS n WHERE NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" = n."id")) AS s$sql$ INTO _expected;
+            IF _written < _expected THEN
+                RAISE EXCEPTION 'tidemark: a concurrent transaction started a history chain of %.% that this statement also starts', TG_TABLE_SCHEMA, TG_TABLE_NAME
+                      USING ERRCODE = 'serialization_failure';
+            END IF;
         END IF;
     ELSE
         -- DELETE
-        EXECUTE $sql$
-        WITH gone AS (SELECT o.* FROM old_rows AS o),
-             closed AS (
-                 UPDATE "public"."policies_stmt_history" AS h
-                    SET valid_to = GREATEST($1, h.valid_from + interval '1 microsecond')
-                  WHERE h."id" = ANY (ARRAY(SELECT g."id" FROM gone AS g)) AND h.valid_to = 'infinity'
-                 RETURNING h."id", h.valid_to, h.chain_no)
-        INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-        SELECT g."id", g."number", g."premium", g."status", g."holder", g."tags", g."terms", g."location", COALESCE(c.valid_to, $1), COALESCE(c.valid_to, $1), 3, COALESCE(c.chain_no, 1), $2, $3, $4, $5, $6
-          FROM gone AS g LEFT JOIN closed AS c ON c."id" = g."id"
-        $sql$ USING _now, _changed_by, _changed_by_name, _correlation_id, _reason, _extra;
+        IF (SELECT pg_catalog.count(*) FROM old_rows) <= 64 THEN
+            WITH gone AS (SELECT o.* FROM old_rows AS o),
+                 closed AS (
+                     UPDATE "public"."policies_stmt_history" AS h
+                        SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
+                      WHERE h."id" = ANY (ARRAY(SELECT g."id" FROM gone AS g)) AND h.valid_to = 'infinity'
+                     RETURNING h."id", h.valid_to, h.chain_no)
+            INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
+            SELECT g."id", g."number", g."premium", g."status", g."holder", g."tags", g."terms", g."location", COALESCE(c.valid_to, _now), COALESCE(c.valid_to, _now), 3, COALESCE(c.chain_no, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+              FROM gone AS g LEFT JOIN closed AS c ON c."id" = g."id";
+        ELSE
+            EXECUTE $sql$
+            WITH gone AS (SELECT o.* FROM old_rows AS o),
+                 closed AS (
+                     UPDATE "public"."policies_stmt_history" AS h
+                        SET valid_to = GREATEST($1, h.valid_from + interval '1 microsecond')
+                      WHERE h."id" = ANY (ARRAY(SELECT g."id" FROM gone AS g)) AND h.valid_to = 'infinity'
+                     RETURNING h."id", h.valid_to, h.chain_no)
+            INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
+            SELECT g."id", g."number", g."premium", g."status", g."holder", g."tags", g."terms", g."location", COALESCE(c.valid_to, $1), COALESCE(c.valid_to, $1), 3, COALESCE(c.chain_no, 1), $2, $3, $4, $5, $6
+              FROM gone AS g LEFT JOIN closed AS c ON c."id" = g."id"
+            $sql$ USING _now, _changed_by, _changed_by_name, _correlation_id, _reason, _extra;
+        END IF;
     END IF;
     RETURN NULL;
 END;
@@ -286,7 +359,7 @@ VALUES ('public', 'policies_stmt', 'public', 'policies_stmt_history',
         '[{"name":"id","type":"bigint"},{"name":"number","type":"character varying(20)"},{"name":"premium","type":"public.money_amount"},{"name":"status","type":"public.policy_status"},{"name":"holder","type":"text COLLATE pg_catalog.\"C\""},{"name":"tags","type":"text[]"},{"name":"terms","type":"json"},{"name":"location","type":"point"}]',
         '[]',
         '{"settingsPrefix":"tidemark","truncatePolicy":"CLOSE_VERSIONS","triggerMode":"STATEMENT","periodIndex":true,"sessionUserColumn":false,"transactionIdColumn":false,"excluded":["document"]}',
-        'adfd2b66c1d474205c70136df234878b5c4cf8d7e662318ef3b3715cc3c13025')
+        '32658fb62f6e67a0273260eda53dfaba89c643e94125564ce9550282006c8242')
 ON CONFLICT (source_schema, source_table) DO UPDATE
    SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,
        orphan_columns = EXCLUDED.orphan_columns, options = EXCLUDED.options,

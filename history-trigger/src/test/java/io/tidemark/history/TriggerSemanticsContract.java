@@ -13,6 +13,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -140,6 +141,27 @@ abstract class TriggerSemanticsContract {
         Db.exec(ds, "UPDATE accounts SET balance = balance + 1");
         assertThat(versions(1).ops()).containsExactly(1, 2);
         assertThat(versions(2).ops()).containsExactly(1, 2);
+    }
+
+    @Test
+    void statements_of_hundreds_of_rows_follow_the_same_rules() {
+        // More rows than StatementTriggerSql.SMALL: statement triggers take their planned-afresh path here.
+        Tx.run(ds, "INSERT INTO accounts SELECT g, 'o' || g, g, NULL, NULL FROM generate_series(1, 300) g");
+        Db.exec(ds, "UPDATE accounts SET balance = balance + 1 WHERE id <= 200");
+        Db.exec(ds, "UPDATE accounts SET note = NULL, blob = '\\x01'");            // changes no versioned column
+        Db.exec(ds, "UPDATE accounts SET id = id + 1000 WHERE id > 200");          // 100 key changes
+        Db.exec(ds, "DELETE FROM accounts WHERE id <= 150");
+        Db.exec(ds, "INSERT INTO accounts SELECT g, 'again', 0, NULL, NULL FROM generate_series(1, 100) g");
+        Map<Object, Long> ops = new java.util.TreeMap<>();
+        for (Map<String, Object> r : Db.rows(ds, "SELECT operation, count(*) AS n FROM accounts_history GROUP BY 1")) {
+            ops.put(((Number) r.get("operation")).intValue(), ((Number) r.get("n")).longValue());
+        }
+        assertThat(ops).containsExactly(Map.entry(1, 300L + 100 + 100), Map.entry(2, 200L), Map.entry(3, 100L + 150));
+        assertThat(versions(1).ops()).containsExactly(1, 2, 3, 1);
+        assertThat(versions(1).get(3).from()).isAfterOrEqualTo(versions(1).get(2).to());
+        assertThat(versions(250).ops()).containsExactly(1, 3);
+        assertThat(versions(1250).ops()).containsExactly(1);
+        assertThat(versions(1250).get(0).from()).isEqualTo(versions(250).get(1).to());
     }
 
     private Instant inTransaction(String sql) {
