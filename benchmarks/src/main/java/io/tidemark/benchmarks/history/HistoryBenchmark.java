@@ -188,6 +188,25 @@ public final class HistoryBenchmark {
                 tmKey.medianMicros(), tmKey.p90Micros());
         System.out.printf(Locale.ROOT, "| one key, same query on the reference history (prepared, warm connection) | %.0f | %.0f |%n",
                 refKey.medianMicros(), refKey.p90Micros());
+        Timings ref = new Timings(10);
+        long refRows = 0;
+        try (PreparedStatement snapshot = direct.prepareStatement("SELECT count(*) FROM bench_ref_history"
+                + " WHERE valid_from <= ? AND valid_to > ?")) {
+            for (int i = -2; i < 10; i++) {
+                snapshot.setTimestamp(1, Timestamp.from(at));
+                snapshot.setTimestamp(2, Timestamp.from(at));
+                long t0 = System.nanoTime();
+                try (ResultSet rs = snapshot.executeQuery()) {
+                    rs.next();
+                    refRows = rs.getLong(1);
+                }
+                if (i >= 0) {
+                    ref.add(System.nanoTime() - t0);
+                }
+            }
+        }
+        System.out.printf(Locale.ROOT, "| whole table (%,d rows), same count on the reference history | %.0f | %.0f |%n",
+                refRows, ref.medianMicros(), ref.p90Micros());
         snapshots(queries, at, "no period index (default)");
         BenchSchema.exec(ds, "CREATE INDEX bench_tm_history_period_idx ON bench_tm_history"
                 + " USING gist (tstzrange(valid_from, valid_to)); ANALYZE bench_tm_history");

@@ -172,13 +172,19 @@ public final class JdbcHistoryQueries implements HistoryQueries {
                 + layout.columns.stream().map(col -> "h." + PgName.quote(col)).collect(Collectors.joining(", "))
                 + " FROM " + layout.history + " AS h " + where;
         statementListener.accept(sql, params);
-        return Jdbc.query(c, sql, rs -> row(rs, layout), params);
+        String[][] types = new String[1][];
+        return Jdbc.query(c, sql, rs -> {
+            if (types[0] == null) {
+                types[0] = JdbcValues.typeNames(rs);
+            }
+            return row(rs, layout, types[0]);
+        }, params);
     }
 
-    private static HistoryRow row(ResultSet rs, Layout layout) throws SQLException {
+    private static HistoryRow row(ResultSet rs, Layout layout, String[] types) throws SQLException {
         Map<String, Object> values = new LinkedHashMap<>();
         for (int i = 0; i < layout.columns.size(); i++) {
-            values.put(layout.columns.get(i), JdbcValues.read(rs, 10 + i));
+            values.put(layout.columns.get(i), JdbcValues.read(rs, 10 + i, types[10 + i]));
         }
         List<Object> key = new ArrayList<>();
         layout.keys.forEach(k -> key.add(values.get(k)));

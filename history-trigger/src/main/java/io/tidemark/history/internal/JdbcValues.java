@@ -15,8 +15,17 @@ final class JdbcValues {
     private JdbcValues() {
     }
 
-    static Object read(ResultSet rs, int column) throws SQLException {
-        String type = rs.getMetaData().getColumnTypeName(column);
+    /** The driver's type names of every column, read once per result set rather than once per value. */
+    static String[] typeNames(ResultSet rs) throws SQLException {
+        var meta = rs.getMetaData();
+        String[] names = new String[meta.getColumnCount() + 1];
+        for (int i = 1; i < names.length; i++) {
+            names[i] = meta.getColumnTypeName(i);
+        }
+        return names;
+    }
+
+    static Object read(ResultSet rs, int column, String type) throws SQLException {
         switch (type) {
             case "timestamptz":
                 return rs.getObject(column, OffsetDateTime.class);
