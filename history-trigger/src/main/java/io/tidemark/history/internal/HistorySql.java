@@ -100,29 +100,30 @@ public final class HistorySql {
     }
 
     SqlStep keyIndex() {
-        return new SqlStep("Versions of one key, newest first: the trigger's lookups and as-of queries for one key.\n"
+        return index("Versions of one key, newest first: the trigger's lookups and as-of queries for one key.\n"
                 + "valid_to DESC breaks the tie between a tombstone and a re-insert that starts at the same instant.",
-                "CREATE INDEX IF NOT EXISTS " + PgName.quote(names.keyIndex()) + " ON " + history + " ("
-                        + keyList("") + ", valid_from DESC, valid_to DESC)");
+                false, names.keyIndex(), "(" + keyList("") + ", valid_from DESC, valid_to DESC)");
     }
 
     SqlStep openVersionIndex() {
-        return new SqlStep("At most one open version per key, enforced by the database itself.",
-                "CREATE UNIQUE INDEX IF NOT EXISTS " + PgName.quote(names.openIndex()) + " ON " + history + " ("
-                        + keyList("") + ") WHERE valid_to = 'infinity'");
+        return index("At most one open version per key, enforced by the database itself.",
+                true, names.openIndex(), "(" + keyList("") + ") WHERE valid_to = 'infinity'");
     }
 
     SqlStep chainStartIndex() {
-        return new SqlStep("One start per life of a key: two transactions that cannot see each other's history (REPEATABLE\n"
+        return index("One start per life of a key: two transactions that cannot see each other's history (REPEATABLE\n"
                 + "READ) cannot both start the same chain; the later one fails with a serialization error instead.",
-                "CREATE UNIQUE INDEX IF NOT EXISTS " + PgName.quote(names.chainIndex()) + " ON " + history + " ("
-                        + keyList("") + ", chain_no) WHERE operation = 1");
+                true, names.chainIndex(), "(" + keyList("") + ", chain_no) WHERE operation = 1");
     }
 
     SqlStep periodIndex() {
-        return new SqlStep("Periods as ranges, for whole-table as-of snapshots and window queries.",
-                "CREATE INDEX IF NOT EXISTS " + PgName.quote(names.periodIndex()) + " ON " + history
-                        + " USING gist (tstzrange(valid_from, valid_to))");
+        return index("Periods as ranges, for whole-table as-of snapshots and window queries.",
+                false, names.periodIndex(), "USING gist (tstzrange(valid_from, valid_to))");
+    }
+
+    private SqlStep index(String comment, boolean unique, String name, String definition) {
+        return new SqlStep(comment, "CREATE " + (unique ? "UNIQUE " : "") + "INDEX IF NOT EXISTS " + PgName.quote(name)
+                + " ON " + history + " " + definition);
     }
 
     // --- the row trigger -----------------------------------------------------------------------------------------

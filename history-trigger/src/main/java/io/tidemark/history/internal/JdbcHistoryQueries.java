@@ -85,18 +85,20 @@ public final class JdbcHistoryQueries implements HistoryQueries {
 
     @Override
     public List<HistoryRow> overlapping(Instant from, Instant to) {
-        checkWindow(from, to);
-        return run("a window query", from, (c, layout) -> select(c, layout,
-                "WHERE tstzrange(h.valid_from, h.valid_to) && tstzrange(?::timestamptz, ?::timestamptz)"
-                        + " ORDER BY " + layout.keyOrder() + ", h.valid_from", ts(from), ts(to)));
+        return window("&& tstzrange(?::timestamptz, ?::timestamptz)", from, to);
     }
 
     @Override
     public List<HistoryRow> containedIn(Instant from, Instant to) {
+        // Tombstones have an empty period, which every range contains: they are not versions, so leave them out.
+        return window("<@ tstzrange(?::timestamptz, ?::timestamptz, '[]') AND h.operation <> 3", from, to);
+    }
+
+    /** Versions whose period relates to the window by {@code predicate}, written on the range the GiST index holds. */
+    private List<HistoryRow> window(String predicate, Instant from, Instant to) {
         checkWindow(from, to);
-        return run("a window query", from, (c, layout) -> select(c, layout,
-                "WHERE tstzrange(h.valid_from, h.valid_to) <@ tstzrange(?::timestamptz, ?::timestamptz, '[]')"
-                        + " AND h.operation <> 3 ORDER BY " + layout.keyOrder() + ", h.valid_from", ts(from), ts(to)));
+        return run("a window query", from, (c, layout) -> select(c, layout, "WHERE tstzrange(h.valid_from, h.valid_to) "
+                + predicate + " ORDER BY " + layout.keyOrder() + ", h.valid_from", ts(from), ts(to)));
     }
 
     @Override
