@@ -301,8 +301,8 @@ public final class TemporalTable {
 
         /**
          * Whether to create the GiST index on {@code tstzrange(valid_from, valid_to)} that whole-table as-of snapshots
-         * and window queries use. Off by default: measured, it roughly doubles the cost of every history write (see
-         * the README); turn it on where those queries run often. Per-key queries do not need it.
+         * and window queries use. Off by default: measured, it more than doubles the cost of history writes (see the
+         * README); turn it on where those queries run often. Per-key queries do not need it.
          */
         public Builder periodIndex(boolean enabled) {
             this.periodIndex = enabled;
