@@ -10,27 +10,35 @@
 -- as the role that owns the table and has CREATE on its schema. No superuser is needed.
 -- Generated: do not edit. TemporalTable.verify() reports any difference as drift.
 
--- Tidemark's registry of temporal tables (needs CREATE on the database once).
-CREATE SCHEMA IF NOT EXISTS "tidemark";
-
--- One row per temporal table: its options, versioned columns, the hash of its generated
--- function (verify() reports drift against it) and the retention horizon.
-CREATE TABLE IF NOT EXISTS "tidemark"."temporal_tables" (
-    source_schema     text        NOT NULL,
-    source_table      text        NOT NULL,
-    history_schema    text        NOT NULL,
-    history_table     text        NOT NULL,
-    key_columns       jsonb       NOT NULL,
-    versioned_columns jsonb       NOT NULL,
-    orphan_columns    jsonb       NOT NULL DEFAULT '[]',
-    options           jsonb       NOT NULL,
-    function_hash     text        NOT NULL,
-    installed_at      timestamptz NOT NULL DEFAULT pg_catalog.now(),
-    evolved_at        timestamptz,
-    pruned_before     timestamptz,
-    PRIMARY KEY (source_schema, source_table),
-    UNIQUE (history_schema, history_table)
-);
+-- Tidemark's registry of temporal tables: one row per temporal table, with its options,
+-- versioned columns, the hash of its generated function (verify() reports drift against it) and the
+-- retention horizon. Created by the first installation (CREATE on the database, once); later ones
+-- need only USAGE on the schema and SELECT, INSERT, UPDATE, DELETE on the table.
+DO $tidemark$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = 'tidemark') THEN
+        CREATE SCHEMA "tidemark";
+    END IF;
+    IF pg_catalog.to_regclass('"tidemark"."temporal_tables"') IS NULL THEN
+        CREATE TABLE "tidemark"."temporal_tables" (
+            source_schema     text        NOT NULL,
+            source_table      text        NOT NULL,
+            history_schema    text        NOT NULL,
+            history_table     text        NOT NULL,
+            key_columns       jsonb       NOT NULL,
+            versioned_columns jsonb       NOT NULL,
+            orphan_columns    jsonb       NOT NULL DEFAULT '[]',
+            options           jsonb       NOT NULL,
+            function_hash     text        NOT NULL,
+            installed_at      timestamptz NOT NULL DEFAULT pg_catalog.now(),
+            evolved_at        timestamptz,
+            pruned_before     timestamptz,
+            PRIMARY KEY (source_schema, source_table),
+            UNIQUE (history_schema, history_table)
+        );
+    END IF;
+END
+$tidemark$;
 
 -- Keep writers out until the trigger is in place, so no change slips between the seed and
 -- the trigger. Readers are not blocked.

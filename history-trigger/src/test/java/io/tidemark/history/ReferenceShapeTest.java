@@ -2,6 +2,7 @@ package io.tidemark.history;
 
 import io.tidemark.testing.EmbeddedPostgresTest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import javax.sql.DataSource;
 import java.io.IOException;
@@ -17,6 +18,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** The reference shape the fix tests and the benchmark compare against is the listing, to the character. */
 @EmbeddedPostgresTest
+@ExtendWith(InvariantsAfterEach.class)
 class ReferenceShapeTest {
 
     static final ReferenceShape POLICIES = ReferenceShape.of("policies", "id", List.of("id", "number", "premium", "status"));

@@ -70,5 +70,22 @@ class SecurityTest {
         customers.prune(owner, Instant.now().minusSeconds(3600));
         assertThat(customers.verify(owner).drifts()).isEmpty();
         assertThat(Db.scalar(admin, "SELECT rolsuper FROM pg_roles WHERE rolname = 'sec_owner'")).isEqualTo(false);
+
+        // A second owner without CREATE on the database, once the registry exists: the documented registry grant.
+        DataSource second = db.createRole("sec_owner2");
+        Db.exec(admin, "REVOKE CREATE ON DATABASE \"" + db.name() + "\" FROM sec_owner;"
+                + " CREATE SCHEMA billing AUTHORIZATION sec_owner2");
+        Db.exec(owner, "GRANT USAGE ON SCHEMA tidemark TO sec_owner2;"
+                + " GRANT SELECT, INSERT, UPDATE, DELETE ON tidemark.temporal_tables TO sec_owner2");
+        Db.exec(second, "CREATE TABLE billing.invoices (id int PRIMARY KEY, total numeric)");
+        TemporalTable invoices = TemporalTable.forTable("billing.invoices").build();
+        try (var c = second.getConnection(); var s = c.createStatement()) {
+            c.setAutoCommit(false);
+            s.execute(invoices.script(second));   // the script path, as a migration tool runs it
+            c.commit();
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        assertThat(invoices.verify(second).drifts()).isEmpty();
     }
 }

@@ -5,6 +5,7 @@ import io.tidemark.sync.TidemarkException;
 import io.tidemark.testing.EmbeddedPostgresTest;
 import org.assertj.core.api.ThrowableAssert;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import javax.sql.DataSource;
 import java.time.Duration;
@@ -14,6 +15,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Configuration is validated at build(), and what only the catalog can tell at install, each with a clear error. */
 @EmbeddedPostgresTest
+@ExtendWith(InvariantsAfterEach.class)
 class TemporalTableTest {
 
     private static void refused(ThrowableAssert.ThrowingCallable call, ErrorCode code, String message) {

@@ -378,28 +378,37 @@ public final class HistorySql {
     }
 
     public static List<SqlStep> createRegistry() {
-        List<SqlStep> steps = new ArrayList<>();
-        steps.add(new SqlStep("Tidemark's registry of temporal tables (needs CREATE on the database once).",
-                "CREATE SCHEMA IF NOT EXISTS \"tidemark\""));
-        steps.add(new SqlStep("One row per temporal table: its options, versioned columns, the hash of its generated\n"
-                + "function (verify() reports drift against it) and the retention horizon.",
-                "CREATE TABLE IF NOT EXISTS " + REGISTRY + " (\n"
-                        + "    source_schema     text        NOT NULL,\n"
-                        + "    source_table      text        NOT NULL,\n"
-                        + "    history_schema    text        NOT NULL,\n"
-                        + "    history_table     text        NOT NULL,\n"
-                        + "    key_columns       jsonb       NOT NULL,\n"
-                        + "    versioned_columns jsonb       NOT NULL,\n"
-                        + "    orphan_columns    jsonb       NOT NULL DEFAULT '[]',\n"
-                        + "    options           jsonb       NOT NULL,\n"
-                        + "    function_hash     text        NOT NULL,\n"
-                        + "    installed_at      timestamptz NOT NULL DEFAULT pg_catalog.now(),\n"
-                        + "    evolved_at        timestamptz,\n"
-                        + "    pruned_before     timestamptz,\n"
-                        + "    PRIMARY KEY (source_schema, source_table),\n"
-                        + "    UNIQUE (history_schema, history_table)\n"
-                        + ")"));
-        return steps;
+        // IF NOT EXISTS would still ask for CREATE on the database (schema) and on the schema (table) before
+        // looking: an installer that only has the documented registry grants could not run the script.
+        return List.of(new SqlStep("Tidemark's registry of temporal tables: one row per temporal table, with its options,\n"
+                + "versioned columns, the hash of its generated function (verify() reports drift against it) and the\n"
+                + "retention horizon. Created by the first installation (CREATE on the database, once); later ones\n"
+                + "need only USAGE on the schema and SELECT, INSERT, UPDATE, DELETE on the table.",
+                "DO $tidemark$\n"
+                        + "BEGIN\n"
+                        + "    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = 'tidemark') THEN\n"
+                        + "        CREATE SCHEMA \"tidemark\";\n"
+                        + "    END IF;\n"
+                        + "    IF pg_catalog.to_regclass('\"tidemark\".\"temporal_tables\"') IS NULL THEN\n"
+                        + "        CREATE TABLE " + REGISTRY + " (\n"
+                        + "            source_schema     text        NOT NULL,\n"
+                        + "            source_table      text        NOT NULL,\n"
+                        + "            history_schema    text        NOT NULL,\n"
+                        + "            history_table     text        NOT NULL,\n"
+                        + "            key_columns       jsonb       NOT NULL,\n"
+                        + "            versioned_columns jsonb       NOT NULL,\n"
+                        + "            orphan_columns    jsonb       NOT NULL DEFAULT '[]',\n"
+                        + "            options           jsonb       NOT NULL,\n"
+                        + "            function_hash     text        NOT NULL,\n"
+                        + "            installed_at      timestamptz NOT NULL DEFAULT pg_catalog.now(),\n"
+                        + "            evolved_at        timestamptz,\n"
+                        + "            pruned_before     timestamptz,\n"
+                        + "            PRIMARY KEY (source_schema, source_table),\n"
+                        + "            UNIQUE (history_schema, history_table)\n"
+                        + "        );\n"
+                        + "    END IF;\n"
+                        + "END\n"
+                        + "$tidemark$"));
     }
 
     /** Inserts or refreshes this table's registry row. Literals come from the catalog and the configuration. */

@@ -120,12 +120,9 @@ public final class Installer {
             return;
         }
         Registry.lockForCreate(c);
-        List<SqlStep> create = HistorySql.createRegistry();
-        if (!Registry.schemaExists(c)) {
-            // CREATE SCHEMA needs CREATE on the database even with IF NOT EXISTS: only run it when missing.
-            Jdbc.execute(c, create.get(0).sql());
+        for (SqlStep step : HistorySql.createRegistry()) {
+            Jdbc.execute(c, step.sql());
         }
-        Jdbc.execute(c, create.get(1).sql());
     }
 
     private void refuseCollisions(Connection c) throws SQLException {

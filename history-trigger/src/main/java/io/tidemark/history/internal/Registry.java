@@ -24,10 +24,6 @@ public final class Registry {
                 + " c.relnamespace WHERE n.nspname = 'tidemark' AND c.relname = 'temporal_tables'", rs -> 1).isEmpty();
     }
 
-    public static boolean schemaExists(Connection c) throws SQLException {
-        return !Jdbc.query(c, "SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = 'tidemark'", rs -> 1).isEmpty();
-    }
-
     /** Serialises concurrent installers around creating the registry. */
     public static void lockForCreate(Connection c) throws SQLException {
         Jdbc.query(c, "SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('tidemark.temporal_tables'))",

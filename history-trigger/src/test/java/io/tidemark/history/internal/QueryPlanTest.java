@@ -1,9 +1,11 @@
 package io.tidemark.history.internal;
 
 import io.tidemark.history.Db;
+import io.tidemark.history.InvariantsAfterEach;
 import io.tidemark.history.TemporalTable;
 import io.tidemark.testing.EmbeddedPostgresTest;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -19,6 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The statements the queries send can use the indexes they were written for (checked with EXPLAIN). */
 @EmbeddedPostgresTest
+@ExtendWith(InvariantsAfterEach.class)
 class QueryPlanTest {
 
     @Test
