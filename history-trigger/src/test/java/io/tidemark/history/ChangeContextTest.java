@@ -162,6 +162,21 @@ class ChangeContextTest {
     }
 
     @Test
+    void a_transaction_ended_by_sql_text_is_noticed_and_the_next_one_gets_the_context_again() throws SQLException {
+        DataSource app = ContextualDataSource.wrap(ds);
+        ChangeContext.runWith(ALICE, () -> run(() -> {
+            try (Connection c = app.getConnection(); Statement s = c.createStatement()) {
+                c.setAutoCommit(false);
+                update(c, "UPDATE ctx SET v = 1 WHERE id = 1");
+                s.execute("COMMIT");                              // not through Connection.commit()
+                update(c, "UPDATE ctx SET v = 1 WHERE id = 2");   // a new transaction: the push must go again
+                c.commit();
+            }
+        }));
+        assertThat(lastVersions()).extracting(r -> r.get("changed_by")).containsExactly("u-1", "u-1");
+    }
+
+    @Test
     void without_context_nothing_is_pushed_and_no_transaction_is_opened() throws SQLException {
         DataSource app = ContextualDataSource.wrap(relayed);
         int trips = roundTrips(app, c -> {

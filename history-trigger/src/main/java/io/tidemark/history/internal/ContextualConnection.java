@@ -97,6 +97,9 @@ public final class ContextualConnection implements InvocationHandler {
         if (delegate.getAutoCommit()) {
             return context.isEmpty() ? null : context;
         }
+        if (pushed != null && DriverTransactionState.idle(delegate)) {
+            pushed = null; // the transaction ended without commit() or rollback() (COMMIT as SQL text)
+        }
         if (context.equals(pushed) || (pushed == null && context.isEmpty())) {
             return null; // a fresh transaction starts with every setting empty
         }
