@@ -70,7 +70,11 @@ class RetentionTest {
     @Test
     void an_as_of_query_before_the_horizon_fails_instead_of_answering_wrong() {
         TemporalTable kept = table(Duration.ofDays(30));
+        HistoryQueries before = kept.queries(ds);
+        assertThat(before.asOf(now.minus(Duration.ofDays(60)))).as("complete before pruning: rows 6-20").hasSize(15);
         Instant horizon = kept.prune(ds).horizon();
+        assertThatThrownBy(() -> before.asOf(now.minus(Duration.ofDays(60))))
+                .as("the horizon is read with every query, not cached").hasMessageContaining("was pruned");
         assertThat(horizon).isEqualTo(kept.clock().instant().minus(Duration.ofDays(30))
                 .truncatedTo(java.time.temporal.ChronoUnit.MICROS));
         assertThatThrownBy(() -> kept.queries(ds).asOf(horizon.minusSeconds(1)))

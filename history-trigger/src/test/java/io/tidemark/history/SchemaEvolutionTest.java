@@ -57,6 +57,8 @@ class SchemaEvolutionTest {
 
     @Test
     void a_column_added_by_hand_is_drift_and_evolve_adds_it_to_history() {
+        HistoryQueries queries = items.queries(ds);
+        assertThat(queries.versions(1).get(0).values()).doesNotContainKey("color");
         Db.exec(ds, "ALTER TABLE items ADD COLUMN color varchar(12)");
         VerifyReport drift = items.verify(ds);
         assertThat(drift.has(COLUMN_ADDED)).isTrue();
@@ -69,6 +71,8 @@ class SchemaEvolutionTest {
         assertThat(items.verify(ds).drifts()).isEmpty();
         Db.exec(ds, "UPDATE items SET color = 'red' WHERE id = 1");
         assertThat(Versions.of(ds, "items_history", "id = 1").last().get("color")).isEqualTo("red");
+        assertThat(queries.versions(1)).as("a queries object made before evolve sees the new column")
+                .last().extracting(r -> r.value("color")).isEqualTo("red");
         assertThat(Db.count(ds, "SELECT count(*) FROM items_as_of(now()) WHERE color = 'red'")).isEqualTo(1);
     }
 

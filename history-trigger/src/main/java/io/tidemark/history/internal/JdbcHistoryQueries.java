@@ -12,6 +12,7 @@ import io.tidemark.sync.sql.PgName;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
@@ -37,8 +38,8 @@ public final class JdbcHistoryQueries implements HistoryQueries {
     private final DataSource dataSource;
     private final String object;
     private final java.util.function.BiConsumer<String, Object[]> statementListener;
-    /** Once the registry was found it is not looked for again: saves a round trip per query. */
-    private volatile boolean registrySeen;
+    /** The history's columns and key, read from the registry once and checked on every query. */
+    private volatile Layout layout;
 
     public JdbcHistoryQueries(TemporalTable config, DataSource dataSource) {
         this(config, dataSource, (sql, params) -> { });
@@ -55,32 +56,33 @@ public final class JdbcHistoryQueries implements HistoryQueries {
 
     @Override
     public List<HistoryRow> asOf(Instant at) {
-        return run("an as-of query", at, (c, layout) -> select(c, layout,
-                "WHERE tstzrange(h.valid_from, h.valid_to) @> ?::timestamptz ORDER BY " + layout.keyOrder(),
+        return run("an as-of query", at, call -> call.select(
+                "WHERE tstzrange(h.valid_from, h.valid_to) @> ?::timestamptz ORDER BY " + call.layout.keyOrder(),
                 ts(at)));
     }
 
     @Override
     public Optional<HistoryRow> asOf(Instant at, Object... key) {
-        return run("an as-of query", at, (c, layout) -> {
-            List<Object> params = layout.keyParams(key);
+        return run("an as-of query", at, call -> {
+            List<Object> params = call.layout.keyParams(key);
             params.add(ts(at));
             params.add(ts(at));
-            return select(c, layout, "WHERE " + layout.keyMatch() + " AND h.valid_from <= ? AND h.valid_to > ?"
+            return call.select("WHERE " + call.layout.keyMatch() + " AND h.valid_from <= ? AND h.valid_to > ?"
                     + " ORDER BY h.valid_from DESC, h.valid_to DESC LIMIT 1", params.toArray()).stream().findFirst();
         });
     }
 
     @Override
     public List<HistoryRow> versions(Object... key) {
-        return run("a versions query", null, (c, layout) -> select(c, layout, "WHERE " + layout.keyMatch()
-                + " AND h.operation <> 3 ORDER BY h.valid_from, h.valid_to, h.history_id", layout.keyParams(key).toArray()));
+        return run("a versions query", null, call -> call.select("WHERE " + call.layout.keyMatch()
+                + " AND h.operation <> 3 ORDER BY h.valid_from, h.valid_to, h.history_id",
+                call.layout.keyParams(key).toArray()));
     }
 
     @Override
     public List<HistoryRow> history(Object... key) {
-        return run("a history query", null, (c, layout) -> select(c, layout, "WHERE " + layout.keyMatch()
-                + " ORDER BY h.valid_from, h.valid_to, h.history_id", layout.keyParams(key).toArray()));
+        return run("a history query", null, call -> call.select("WHERE " + call.layout.keyMatch()
+                + " ORDER BY h.valid_from, h.valid_to, h.history_id", call.layout.keyParams(key).toArray()));
     }
 
     @Override
@@ -97,14 +99,16 @@ public final class JdbcHistoryQueries implements HistoryQueries {
     /** Versions whose period relates to the window by {@code predicate}, written on the range the GiST index holds. */
     private List<HistoryRow> window(String predicate, Instant from, Instant to) {
         checkWindow(from, to);
-        return run("a window query", from, (c, layout) -> select(c, layout, "WHERE tstzrange(h.valid_from, h.valid_to) "
-                + predicate + " ORDER BY " + layout.keyOrder() + ", h.valid_from", ts(from), ts(to)));
+        return run("a window query", from, call -> call.select("WHERE tstzrange(h.valid_from, h.valid_to) "
+                + predicate + " ORDER BY " + call.layout.keyOrder() + ", h.valid_from", ts(from), ts(to)));
     }
 
     @Override
     public VersionDiff diff(long fromHistoryId, long toHistoryId) {
-        return run("a diff", null, (c, layout) -> {
-            List<HistoryRow> rows = select(c, layout, "WHERE h.history_id IN (?, ?)", fromHistoryId, toHistoryId);
+        return run("a diff", null, call -> {
+            Layout layout = call.layout;
+            Connection c = call.c;
+            List<HistoryRow> rows = call.select("WHERE h.history_id IN (?, ?)", fromHistoryId, toHistoryId);
             HistoryRow from = rows.stream().filter(r -> r.historyId() == fromHistoryId).findFirst()
                     .orElseThrow(() -> missing(fromHistoryId));
             HistoryRow to = rows.stream().filter(r -> r.historyId() == toHistoryId).findFirst()
@@ -141,46 +145,122 @@ public final class JdbcHistoryQueries implements HistoryQueries {
 
     @FunctionalInterface
     private interface Query<T> {
-        T run(Connection c, Layout layout) throws SQLException;
+        T run(Call call) throws SQLException;
     }
 
-    /** Runs a query in a read-only transaction after checking {@code at} against the retention horizon. */
+    private static final String REGISTRY_CHECK = "SELECT r.pruned_before, r.versioned_columns::text,"
+            + " r.orphan_columns::text FROM " + HistorySql.REGISTRY + " AS r WHERE r.source_schema = ? AND r.source_table = ?";
+
+    /**
+     * Runs a query. Each statement is sent together with a read of this table's registry row, in one round trip
+     * and in that order: under READ COMMITTED a prune that deleted versions before the data was read had already
+     * committed its horizon, so the second read sees it and the answer is refused rather than returned incomplete.
+     * The registry row also tells whether the cached column layout is still current (evolve changes it).
+     */
     private <T> T run(String what, Instant at, Query<T> query) {
-        return Jdbc.readOnly(dataSource, object, what, c -> {
-            Optional<RegistryEntry> found = registrySeen ? Registry.findExisting(c, config.table())
-                    : Registry.find(c, config.table());
-            registrySeen |= found.isPresent();
-            // The registry row is read on every query: the retention horizon may have moved since the last one.
-            RegistryEntry entry = found.orElseThrow(() ->
-                    TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, config.table()
-                            + " is not registered as a temporal table; install it first (or grant SELECT on"
-                            + " tidemark.temporal_tables to this role)"));
-            if (at != null && entry.prunedBefore() != null && at.isBefore(entry.prunedBefore())) {
-                throw TidemarkException.forObject(ErrorCode.HISTORY_PRUNED, object, "history before "
-                        + entry.prunedBefore() + " was pruned, so " + what + " at " + at + " could miss versions;"
-                        + " ask for an instant at or after " + entry.prunedBefore());
+        try (Connection c = dataSource.getConnection()) {
+            try {
+                Layout current = layout != null ? layout : loadLayout(c);
+                try {
+                    return query.run(new Call(c, current, at, what));
+                } catch (StaleLayout stale) {
+                    return query.run(new Call(c, loadLayout(c), at, what));
+                }
+            } finally {
+                if (!c.getAutoCommit()) {
+                    c.rollback(); // read only: never leave a transaction open on a pooled connection
+                }
             }
-            return query.run(c, new Layout(entry));
-        });
+        } catch (SQLException e) {
+            throw Jdbc.translate(e, object, what);
+        }
+    }
+
+    private Layout loadLayout(Connection c) throws SQLException {
+        RegistryEntry entry = Registry.find(c, config.table()).orElseThrow(this::notRegistered);
+        Layout loaded = new Layout(entry);
+        layout = loaded;
+        return loaded;
+    }
+
+    private TidemarkException notRegistered() {
+        return TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, config.table()
+                + " is not registered as a temporal table; install it first (or grant SELECT on"
+                + " tidemark.temporal_tables to this role)");
+    }
+
+    /** The registry changed shape since the layout was cached: run the query again with a fresh one. */
+    private static final class StaleLayout extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        StaleLayout() {
+            super(null, null, false, false);
+        }
+    }
+
+    /** One query: its connection, the layout it uses, the instant it asks about (null if none) and its name. */
+    private final class Call {
+        final Connection c;
+        final Layout layout;
+        final Instant at;
+        final String what;
+
+        Call(Connection c, Layout layout, Instant at, String what) {
+            this.c = c;
+            this.layout = layout;
+            this.at = at;
+            this.what = what;
+        }
+
+        /** Selects history rows {@code where}, then reads the registry row in the same round trip and checks it. */
+        List<HistoryRow> select(String where, Object... params) throws SQLException {
+            String sql = "SELECT h.history_id, h.operation, h.valid_from, h.valid_to, h.changed_by, h.changed_by_name,"
+                    + " h.correlation_id, h.reason, h.extra::text, "
+                    + layout.columns.stream().map(col -> "h." + PgName.quote(col)).collect(Collectors.joining(", "))
+                    + " FROM " + layout.history + " AS h " + where;
+            statementListener.accept(sql, params);
+            try (PreparedStatement ps = c.prepareStatement(sql + "; " + REGISTRY_CHECK)) {
+                for (int i = 0; i < params.length; i++) {
+                    ps.setObject(i + 1, params[i]);
+                }
+                ps.setString(params.length + 1, config.table().schema().orElseThrow());
+                ps.setString(params.length + 2, config.table().name());
+                ps.execute();
+                List<HistoryRow> rows = new ArrayList<>();
+                try (ResultSet rs = ps.getResultSet()) {
+                    String[] types = JdbcValues.typeNames(rs);
+                    while (rs.next()) {
+                        rows.add(row(rs, layout, types));
+                    }
+                }
+                if (!ps.getMoreResults()) {
+                    throw new SQLException("the registry check returned no result");
+                }
+                try (ResultSet rs = ps.getResultSet()) {
+                    if (!rs.next()) {
+                        throw notRegistered();
+                    }
+                    check(rs.getTimestamp(1), rs.getString(2), rs.getString(3));
+                }
+                return rows;
+            }
+        }
+
+        private void check(Timestamp horizon, String versioned, String orphans) {
+            if (!RegistryEntry.sameJson(versioned, layout.versionedJson)
+                    || !RegistryEntry.sameJson(orphans, layout.orphanJson)) {
+                throw new StaleLayout();
+            }
+            if (at != null && horizon != null && at.isBefore(horizon.toInstant())) {
+                throw TidemarkException.forObject(ErrorCode.HISTORY_PRUNED, object, "history before "
+                        + horizon.toInstant() + " was pruned, so " + what + " at " + at + " could miss versions;"
+                        + " ask for an instant at or after " + horizon.toInstant());
+            }
+        }
     }
 
     private static Timestamp ts(Instant instant) {
         return Timestamp.from(Objects.requireNonNull(instant, "instant"));
-    }
-
-    private List<HistoryRow> select(Connection c, Layout layout, String where, Object... params) throws SQLException {
-        String sql = "SELECT h.history_id, h.operation, h.valid_from, h.valid_to, h.changed_by, h.changed_by_name,"
-                + " h.correlation_id, h.reason, h.extra::text, "
-                + layout.columns.stream().map(col -> "h." + PgName.quote(col)).collect(Collectors.joining(", "))
-                + " FROM " + layout.history + " AS h " + where;
-        statementListener.accept(sql, params);
-        String[][] types = new String[1][];
-        return Jdbc.query(c, sql, rs -> {
-            if (types[0] == null) {
-                types[0] = JdbcValues.typeNames(rs);
-            }
-            return row(rs, layout, types[0]);
-        }, params);
     }
 
     private static HistoryRow row(ResultSet rs, Layout layout, String[] types) throws SQLException {
@@ -216,8 +296,12 @@ public final class JdbcHistoryQueries implements HistoryQueries {
         final String history;
         final List<String> keys;
         final List<String> columns = new ArrayList<>();
+        final String versionedJson;
+        final String orphanJson;
 
         Layout(RegistryEntry entry) {
+            this.versionedJson = entry.versionedColumnsJson();
+            this.orphanJson = entry.orphanColumnsJson();
             this.history = entry.historyTable().quoted();
             this.keys = entry.keyColumns();
             entry.versioned().forEach(c -> columns.add(c.name()));
