@@ -184,7 +184,7 @@ public final class HistoryBenchmark {
         }
         System.out.println("| as-of query | median µs | p90 µs |");
         System.out.println("|---|---:|---:|");
-        System.out.printf(Locale.ROOT, "| one key, HistoryQueries.asOf(at, key) (registry read + query, warm connection) | %.0f | %.0f |%n",
+        System.out.printf(Locale.ROOT, "| one key, HistoryQueries.asOf(at, key) (rows and registry check in one round trip, warm connection) | %.0f | %.0f |%n",
                 tmKey.medianMicros(), tmKey.p90Micros());
         System.out.printf(Locale.ROOT, "| one key, same query on the reference history (prepared, warm connection) | %.0f | %.0f |%n",
                 refKey.medianMicros(), refKey.p90Micros());
