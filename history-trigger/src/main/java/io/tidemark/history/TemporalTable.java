@@ -1,0 +1,356 @@
+package io.tidemark.history;
+
+import io.tidemark.history.internal.Installer;
+import io.tidemark.history.internal.InvariantChecker;
+import io.tidemark.history.internal.Pruner;
+import io.tidemark.history.internal.JdbcHistoryQueries;
+import io.tidemark.history.internal.SchemaMaintenance;
+import io.tidemark.history.internal.SettingsPrefix;
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.sql.PgName;
+
+import javax.sql.DataSource;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Temporal history for one PostgreSQL table: a {@code <table>_history} table kept by a generated trigger, with
+ * change context, schema evolution, point-in-time queries and retention.
+ *
+ * <pre>{@code
+ * TemporalTable policies = TemporalTable.forTable("public.policies")
+ *         .exclude("search_vector")
+ *         .retention(Duration.ofDays(365 * 7))
+ *         .build();
+ * policies.install(dataSource);               // or policies.script(dataSource) for Flyway / Liquibase
+ * policies.verify(dataSource).assertClean();  // drift: a column added by hand, a missing index, ...
+ * }</pre>
+ *
+ * <p>Immutable and thread-safe; every operation takes the {@link DataSource} to run against. Column types, the
+ * primary key and everything else about the table are read from the live catalog, so the generated SQL always
+ * matches the table as it is.
+ */
+public final class TemporalTable {
+
+    /** The settings prefix the trigger reads change context from, unless configured otherwise. */
+    public static final String DEFAULT_SETTINGS_PREFIX = "tidemark";
+
+    private final PgName table;
+    private final PgName historyTable;
+    private final Set<String> excludedColumns;
+    private final boolean sessionUserColumn;
+    private final boolean transactionIdColumn;
+    private final Duration retention;
+    private final String settingsPrefix;
+    private final TruncatePolicy truncatePolicy;
+    private final TriggerMode triggerMode;
+    private final boolean periodIndex;
+    private final String seedValidFromColumn;
+    private final int pruneBatchSize;
+    private final Clock clock;
+    private final HistoryNames names;
+
+    private TemporalTable(Builder b) {
+        this.table = b.table;
+        this.historyTable = b.historyTable;
+        this.excludedColumns = Collections.unmodifiableSet(new LinkedHashSet<>(b.excluded));
+        this.sessionUserColumn = b.sessionUserColumn;
+        this.transactionIdColumn = b.transactionIdColumn;
+        this.retention = b.retention;
+        this.settingsPrefix = b.settingsPrefix;
+        this.truncatePolicy = b.truncatePolicy;
+        this.triggerMode = b.triggerMode;
+        this.periodIndex = b.periodIndex;
+        this.seedValidFromColumn = b.seedValidFrom;
+        this.pruneBatchSize = b.pruneBatchSize;
+        this.clock = b.clock;
+        this.names = HistoryNames.of(table, historyTable);
+    }
+
+    /**
+     * Starts the configuration for {@code table} ({@code schema.table}; a name without schema means
+     * {@code public}). Names are parsed like PostgreSQL does: unquoted parts fold to lower case.
+     */
+    public static Builder forTable(String table) {
+        return new Builder(PgName.parse(table, "table").withDefaultSchema("public"));
+    }
+
+    // --- operations ---------------------------------------------------------------------------------------------
+
+    /**
+     * The complete installation as SQL, formatted and commented for review, to run as one transaction by Flyway,
+     * Liquibase or {@code psql --single-transaction}. Reads the table's columns from the catalog of
+     * {@code dataSource} (nothing is changed there). Running it has the same effect as {@link #install}.
+     */
+    public String script(DataSource dataSource) {
+        return new Installer(this).script(dataSource);
+    }
+
+    /**
+     * Creates the history table, its indexes, the trigger functions, the triggers and the {@code <table>_as_of}
+     * function, seeds an open version for every existing row and registers the table, all in one transaction under
+     * a lock that keeps writers out between the seed and the trigger. Idempotent: on a table that is already
+     * installed it repairs drift the way {@link #evolve} does, and does nothing when there is none.
+     */
+    public InstallReport install(DataSource dataSource) {
+        return new Installer(this).install(dataSource);
+    }
+
+    /** Compares what is installed with what this configuration generates for the table as it is now. */
+    public VerifyReport verify(DataSource dataSource) {
+        return new SchemaMaintenance(this).verify(dataSource);
+    }
+
+    /**
+     * Repairs drift: new table columns are added to history and the function regenerated; dropped columns stay in
+     * history as nullable orphans; missing indexes, triggers and functions are re-created.
+     *
+     * @throws TidemarkException SCHEMA_CHANGE_REFUSED when a versioned column changed its type (nothing is changed)
+     */
+    public VerifyReport evolve(DataSource dataSource) {
+        return new SchemaMaintenance(this).evolve(dataSource);
+    }
+
+    /** Drops the triggers and generated functions and unregisters the table. The history table is kept. */
+    public void uninstall(DataSource dataSource) {
+        new SchemaMaintenance(this).uninstall(dataSource);
+    }
+
+    /**
+     * Deletes closed versions that ended before {@code now - retention} (see {@link Builder#retention}), in
+     * batches; open versions are never deleted.
+     *
+     * @throws TidemarkException INVALID_CONFIGURATION when no retention was configured
+     */
+    public PruneReport prune(DataSource dataSource) {
+        if (retention == null) {
+            throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, table.toString(),
+                    "no retention is configured; set TemporalTable.Builder.retention(...) or call prune(dataSource, cutoff)");
+        }
+        return prune(dataSource, clock.instant().minus(retention));
+    }
+
+    /**
+     * Deletes closed versions whose period ended before {@code cutoff}, in batches of {@link Builder#pruneBatchSize},
+     * each in its own transaction. The cutoff is recorded first as the retention horizon: an as-of query for an
+     * earlier instant then fails with HISTORY_PRUNED instead of giving an incomplete answer.
+     */
+    public PruneReport prune(DataSource dataSource, Instant cutoff) {
+        return new Pruner(this).prune(dataSource, Objects.requireNonNull(cutoff, "cutoff"));
+    }
+
+    /** Parameterised, read-only queries over the history table. */
+    public HistoryQueries queries(DataSource dataSource) {
+        return new JdbcHistoryQueries(this, dataSource);
+    }
+
+    /**
+     * Checks the invariants of the history: no overlapping or negative periods, no gaps inside a chain, at most one
+     * open version per key, an open version for every row and none for a row that is gone.
+     */
+    public List<InvariantViolation> checkInvariants(DataSource dataSource) {
+        return new InvariantChecker(this).check(dataSource);
+    }
+
+    // --- configuration ------------------------------------------------------------------------------------------
+
+    public PgName table() {
+        return table;
+    }
+
+    /** The history table, {@code <table>_history} in the table's schema unless configured. */
+    public PgName historyTable() {
+        return names.historyTable();
+    }
+
+    /** Every name this configuration generates, each checked against PostgreSQL's 63-byte limit. */
+    public HistoryNames names() {
+        return names;
+    }
+
+    public Set<String> excludedColumns() {
+        return excludedColumns;
+    }
+
+    public boolean sessionUserColumn() {
+        return sessionUserColumn;
+    }
+
+    public boolean transactionIdColumn() {
+        return transactionIdColumn;
+    }
+
+    public Optional<Duration> retention() {
+        return Optional.ofNullable(retention);
+    }
+
+    public String settingsPrefix() {
+        return settingsPrefix;
+    }
+
+    public TruncatePolicy truncatePolicy() {
+        return truncatePolicy;
+    }
+
+    public TriggerMode triggerMode() {
+        return triggerMode;
+    }
+
+    public boolean periodIndex() {
+        return periodIndex;
+    }
+
+    public Optional<String> seedValidFromColumn() {
+        return Optional.ofNullable(seedValidFromColumn);
+    }
+
+    public int pruneBatchSize() {
+        return pruneBatchSize;
+    }
+
+    public Clock clock() {
+        return clock;
+    }
+
+    @Override
+    public String toString() {
+        return "TemporalTable[" + table + " -> " + names.historyTable() + "]";
+    }
+
+    /** Configures a {@link TemporalTable}; everything is checked at {@link #build()}. */
+    public static final class Builder {
+        private final PgName table;
+        private PgName historyTable;
+        private final List<String> excluded = new ArrayList<>();
+        private boolean sessionUserColumn;
+        private boolean transactionIdColumn;
+        private Duration retention;
+        private String settingsPrefix = DEFAULT_SETTINGS_PREFIX;
+        private TruncatePolicy truncatePolicy = TruncatePolicy.CLOSE_VERSIONS;
+        private TriggerMode triggerMode = TriggerMode.ROW;
+        private boolean periodIndex;
+        private String seedValidFrom;
+        private int pruneBatchSize = 10_000;
+        private Clock clock = Clock.systemUTC();
+
+        private Builder(PgName table) {
+            this.table = table;
+        }
+
+        /** The history table's name, {@code name} or {@code schema.name}; default {@code <table>_history}. */
+        public Builder historyTable(String name) {
+            PgName parsed = PgName.parse(name, "history table");
+            this.historyTable = parsed.withDefaultSchema(table.schema().orElseThrow());
+            return this;
+        }
+
+        /**
+         * Columns kept out of history (large blobs, derived search vectors). Changing only excluded columns writes no
+         * version. Primary-key columns cannot be excluded.
+         */
+        public Builder exclude(String... columns) {
+            for (String column : columns) {
+                excluded.add(PgName.checkPart(Objects.requireNonNull(column, "column"), "excluded column"));
+            }
+            return this;
+        }
+
+        /** Adds {@code db_session_user text DEFAULT session_user}: the login that made the change. */
+        public Builder sessionUserColumn(boolean enabled) {
+            this.sessionUserColumn = enabled;
+            return this;
+        }
+
+        /** Adds {@code transaction_id xid8 DEFAULT pg_current_xact_id()}: the writing transaction. */
+        public Builder transactionIdColumn(boolean enabled) {
+            this.transactionIdColumn = enabled;
+            return this;
+        }
+
+        /** How long closed versions are kept by {@link TemporalTable#prune(DataSource)}. */
+        public Builder retention(Duration retention) {
+            this.retention = retention;
+            return this;
+        }
+
+        /** Prefix of the settings the trigger reads context from ({@code <prefix>.changed_by}); default tidemark. */
+        public Builder settingsPrefix(String prefix) {
+            this.settingsPrefix = prefix;
+            return this;
+        }
+
+        public Builder truncatePolicy(TruncatePolicy policy) {
+            this.truncatePolicy = policy;
+            return this;
+        }
+
+        /** Row triggers (default) or statement triggers with transition tables; see {@link TriggerMode}. */
+        public Builder triggerMode(TriggerMode mode) {
+            this.triggerMode = mode;
+            return this;
+        }
+
+        /**
+         * Whether to create the GiST index on {@code tstzrange(valid_from, valid_to)} that whole-table as-of snapshots
+         * and window queries use. Off by default: measured, it more than doubles the cost of history writes (see the
+         * README); turn it on where those queries run often. Per-key queries do not need it.
+         */
+        public Builder periodIndex(boolean enabled) {
+            this.periodIndex = enabled;
+            return this;
+        }
+
+        /**
+         * At install, date each existing row's first version from this column (timestamptz, timestamp or date; NULL
+         * falls back to the install instant) instead of the install instant.
+         */
+        public Builder seedValidFrom(String column) {
+            this.seedValidFrom = PgName.checkPart(Objects.requireNonNull(column, "column"), "seed column");
+            return this;
+        }
+
+        /** Rows deleted per transaction by prune; default 10,000. */
+        public Builder pruneBatchSize(int rows) {
+            this.pruneBatchSize = rows;
+            return this;
+        }
+
+        /** The clock retention cutoffs are computed from; default UTC system clock. */
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
+        /** @throws TidemarkException INVALID_CONFIGURATION or INVALID_IDENTIFIER, naming the table and the fix */
+        public TemporalTable build() {
+            String object = table.toString();
+            SettingsPrefix.check(settingsPrefix, object);
+            if (retention != null && (retention.isNegative() || retention.isZero())) {
+                throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object, "retention " + retention
+                        + " must be positive; leave it unset to keep history for ever");
+            }
+            if (pruneBatchSize < 1) {
+                throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object,
+                        "pruneBatchSize must be at least 1, was " + pruneBatchSize);
+            }
+            Objects.requireNonNull(truncatePolicy, "truncatePolicy");
+            Objects.requireNonNull(triggerMode, "triggerMode");
+            Objects.requireNonNull(clock, "clock");
+            Set<String> unique = new LinkedHashSet<>(excluded);
+            if (unique.size() != excluded.size()) {
+                throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object,
+                        "a column is excluded twice: " + excluded);
+            }
+            return new TemporalTable(this);
+        }
+    }
+}
