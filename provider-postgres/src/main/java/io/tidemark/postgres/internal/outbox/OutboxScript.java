@@ -1,0 +1,616 @@
+package io.tidemark.postgres.internal.outbox;
+
+import io.tidemark.postgres.TruncatePolicy;
+import io.tidemark.sync.sql.PgName;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/**
+ * Generates the SQL of one outbox: the same text {@code install} runs and {@code script} hands to a DBA, so it
+ * is formatted and commented for review. Every name is schema-qualified and quoted; every generated function
+ * pins its {@code search_path}.
+ *
+ * <p>The design, in short (the header of the script explains it to the DBA):
+ * <ul>
+ *   <li>a change's version is {@code max(writing xid, newest finished xid at capture)}, and the change
+ *       function returns only versions below the transaction horizon, so a stored watermark can never pass a
+ *       change that is still to come (the in-flight gap of the reference function cannot happen), and changes
+ *       of one row keep their commit order;</li>
+ *   <li>INSERT and DELETE are captured by statement triggers over transition tables (one INSERT into the outbox
+ *       per statement); UPDATE by a row trigger whose WHEN clause skips no-op updates before any PL/pgSQL runs
+ *       (measured faster than a statement trigger for single-row updates, as fast for bulk ones);</li>
+ *   <li>each change is stored as the JSON element the change function returns, so reading is an index range
+ *       scan and one aggregate.</li>
+ * </ul>
+ */
+public final class OutboxScript {
+
+    /** Rendering of JSON must not depend on the session that happens to write or read. */
+    static final String PINNED_SETTINGS = """
+            SET search_path = pg_catalog, pg_temp
+            SET "TimeZone" = 'UTC'
+            SET extra_float_digits = 1
+            SET bytea_output = 'hex'
+            SET "IntervalStyle" = 'iso_8601'""";
+
+    /**
+     * A change's version: at least the writing transaction's xid8, and at least the newest transaction that had
+     * finished when the change was captured (pg_snapshot_xmax - 1 of a snapshot taken after the row changed).
+     */
+    static final String VERSION_EXPRESSION = "GREATEST(pg_current_xact_id()::text::bigint,"
+            + " pg_snapshot_xmax(pg_current_snapshot())::text::bigint - 1)";
+
+
+    private final OutboxNames names;
+    private final OutboxShape shape;
+    private final TruncatePolicy truncate;
+    private final String channel;
+
+    /**
+     * @param channel the notification channel, or null to generate no {@code pg_notify}
+     */
+    public OutboxScript(OutboxNames names, OutboxShape shape, TruncatePolicy truncate, String channel) {
+        this.names = Objects.requireNonNull(names, "names");
+        this.shape = Objects.requireNonNull(shape, "shape");
+        this.truncate = Objects.requireNonNull(truncate, "truncate");
+        this.channel = channel;
+    }
+
+    /** The whole script, without transaction control (the caller or the migration tool wraps it in one). */
+    public String render() {
+        return String.join("\n", header(), preflight(), outboxTables(), captureFunction(), triggers(),
+                historyStart(), changeFunction(), trimFunction());
+    }
+
+    private String header() {
+        return SqlTemplate.of("""
+                -- =====================================================================================================
+                -- Tidemark outbox for {{table}}
+                -- =====================================================================================================
+                -- Captures every committed INSERT, UPDATE and DELETE on {{table}} into {{outbox}} and serves
+                -- the changes through {{function}}(json) under the Tidemark procedure contract.
+                --
+                -- Run this script in ONE transaction at READ COMMITTED (Flyway and Liquibase do so by default).
+                -- Running it again is harmless: it creates what is missing and replaces functions and triggers.
+                -- No superuser and no extension are needed: the role running it must own {{table}} (or hold
+                -- TRIGGER on it) and may create objects in the outbox's schema. Writers need no privilege on
+                -- the outbox: the capture function is SECURITY DEFINER.
+                --
+                --   key:       {{key}}
+                --   captured:  {{columns}}
+                --   truncate:  {{truncate}}
+                --   wake-up:   {{wakeup}}
+                --
+                -- Why no change can be skipped
+                --   A change's version is max(the writing transaction's xid8, the newest transaction that had
+                --   finished when the change was captured). The change function returns only changes whose
+                --   version is below the horizon pg_snapshot_xmin(pg_current_snapshot()): every transaction
+                --   below it has finished, and every transaction still running or yet to start stamps its
+                --   changes at or above it. Once the watermark passes a version, nothing can appear below it.
+                --   An outbox id used as the version (procedure-contract.txt) does not have this property:
+                --   ids are handed out in trigger order, not in transaction order, and a transaction that
+                --   took its id first but commits last is skipped for good.
+                --   The "newest finished transaction" part keeps the changes of one row in commit order: a
+                --   transaction that changes a row after another one committed gets a version at least as
+                --   high, and changes of one version are returned in capture order (id).
+                --
+                -- Re-run the script (or PostgresOutbox.install) after changing the captured columns of the
+                -- table: it captures the columns listed above.
+                """)
+                .with("table", names.table().toString())
+                .with("outbox", names.outbox().toString())
+                .with("function", names.changeFunction().toString())
+                .with("key", columnList(shape.key()))
+                .with("columns", columnList(shape.columns()))
+                .with("truncate", truncate == TruncatePolicy.REFUSE
+                        ? "refused with an error (TruncatePolicy.REFUSE)"
+                        : "recorded as a delete of every row (TruncatePolicy.RECORD_DELETES)")
+                .with("wakeup", channel == null ? "none (the poll interval only)"
+                        : "pg_notify(" + PgName.literal(channel) + ", " + notifyPayload()
+                                + ") once per statement that changes rows")
+                .render();
+    }
+
+    private String preflight() {
+        return SqlTemplate.of("""
+                -- 1. Preflight -----------------------------------------------------------------------------------------
+                -- One install at a time (several application instances may install at start-up), and nothing is
+                -- created unless the table looks as expected.
+                SELECT pg_advisory_xact_lock(hashtextextended({{lock_key}}, 0));
+
+                DO $preflight$
+                DECLARE
+                    tbl      regclass := to_regclass({{table_literal}});
+                    missing  text;
+                BEGIN
+                    IF current_setting('transaction_isolation') <> 'read committed' THEN
+                        RAISE EXCEPTION 'Install the Tidemark outbox of % at READ COMMITTED, not %',
+                            {{table_literal}}, current_setting('transaction_isolation')
+                            USING HINT = 'Where the outbox history starts is read from a fresh snapshot taken'
+                                         ' after the triggers exist.';
+                    END IF;
+                    IF tbl IS NULL THEN
+                        RAISE EXCEPTION 'Table % does not exist', {{table_literal}};
+                    END IF;
+                    IF (SELECT c.relkind FROM pg_class c WHERE c.oid = tbl) <> 'r' THEN
+                        RAISE EXCEPTION '% is not an ordinary table; the Tidemark outbox captures ordinary tables',
+                            {{table_literal}};
+                    END IF;
+                    SELECT string_agg(quote_ident(col), ', ') INTO missing
+                      FROM unnest(ARRAY[{{column_literals}}]::text[]) AS col
+                     WHERE NOT EXISTS (SELECT FROM pg_attribute a
+                                        WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0
+                                          AND NOT a.attisdropped AND a.attgenerated <> 'v');
+                    IF missing IS NOT NULL THEN
+                        RAISE EXCEPTION 'Table % has no column % that a trigger can capture', {{table_literal}}, missing
+                            USING HINT = 'Virtual generated columns are NULL in triggers: capture their inputs instead.';
+                    END IF;
+                    -- The key identifies the row of a delete: it must be unique and never NULL.
+                    IF NOT EXISTS (
+                        SELECT FROM pg_index i
+                         WHERE i.indrelid = tbl AND i.indisunique AND i.indisvalid
+                           AND i.indpred IS NULL AND i.indexprs IS NULL
+                           AND i.indnkeyatts = {{key_count}}
+                           AND (SELECT array_agg(a.attname::text)
+                                  FROM pg_attribute a
+                                 WHERE a.attrelid = tbl AND a.attnotnull
+                                   AND a.attnum = ANY ((i.indkey::int2[])[0:i.indnkeyatts - 1]))
+                               @> ARRAY[{{key_literals}}]::text[])
+                    THEN
+                        RAISE EXCEPTION 'The key (%) of % is not its primary key or a unique index over NOT NULL columns',
+                            {{key_text}}, {{table_literal}};
+                    END IF;
+                END
+                $preflight$;
+                """)
+                .with("lock_key", PgName.literal("tidemark outbox " + names.table()))
+                .with("table_literal", PgName.literal(names.table().quoted()))
+                .with("column_literals", literals(shape.columns(), OutboxColumn::name))
+                .with("key_count", Integer.toString(shape.key().size()))
+                .with("key_literals", literals(shape.key(), OutboxColumn::name))
+                .with("key_text", PgName.literal(columnList(shape.key())))
+                .render();
+    }
+
+    private String outboxTables() {
+        return SqlTemplate.of("""
+                -- 2. The outbox ----------------------------------------------------------------------------------------
+                CREATE TABLE IF NOT EXISTS {{outbox}} (
+                    version    bigint   NOT NULL,
+                    id         bigint   GENERATED ALWAYS AS IDENTITY,
+                    xact_id    xid8     NOT NULL,
+                    operation  char(1)  NOT NULL CHECK (operation IN ('I', 'U', 'D')),
+                    change     json     NOT NULL,
+                    CONSTRAINT {{pkey}} PRIMARY KEY (version, id)
+                );
+                COMMENT ON TABLE {{outbox}} IS {{outbox_comment}};
+                COMMENT ON COLUMN {{outbox}}.version IS 'max(xact_id, newest transaction finished at capture); returned once below pg_snapshot_xmin(pg_current_snapshot())';
+                COMMENT ON COLUMN {{outbox}}.id IS 'capture order: orders the changes of one version';
+                COMMENT ON COLUMN {{outbox}}.xact_id IS 'the writing transaction, pg_current_xact_id()';
+                COMMENT ON COLUMN {{outbox}}.change IS 'the change as returned: $operation, $version, $changed (updates), then the key and the captured columns (deletes: the key only)';
+
+                -- Changes at or below trimmed_through may be missing: written before the outbox existed, or trimmed.
+                -- A reader asking for changes after an older version gets a full snapshot (ReasonCode 1) instead.
+                CREATE TABLE IF NOT EXISTS {{state}} (
+                    singleton        boolean  PRIMARY KEY DEFAULT true CHECK (singleton),
+                    trimmed_through  bigint   NOT NULL
+                );
+                COMMENT ON TABLE {{state}} IS {{state_comment}};
+                """)
+                .with("outbox", names.outbox().quoted())
+                .with("pkey", PgName.quote(names.primaryKey()))
+                .with("outbox_comment", PgName.literal("Changes of " + names.table() + " captured by Tidemark. Read"
+                        + " them with " + names.changeFunction() + "(json); trim them with "
+                        + names.trimFunction() + "(bigint, integer)."))
+                .with("state", names.state().quoted())
+                .with("state_comment", PgName.literal("What " + names.outbox() + " no longer holds (Tidemark)."))
+                .render();
+    }
+
+    private String captureFunction() {
+        return SqlTemplate.of("""
+                -- 3. Capture ------------------------------------------------------------------------------------------
+                CREATE OR REPLACE FUNCTION {{capture}}()
+                RETURNS trigger
+                LANGUAGE plpgsql
+                SECURITY DEFINER
+                {{settings}}
+                AS $capture$
+                BEGIN
+                    IF TG_OP = 'INSERT' THEN
+                        -- Every inserted row, with one INSERT per statement.
+                        INSERT INTO {{outbox}} (version, xact_id, operation, change)
+                        SELECT v.version, v.xact_id, 'I', row_to_json(c)
+                          FROM (SELECT pg_current_xact_id() AS xact_id,
+                                       {{version}} AS version) AS v,
+                               inserted AS r,
+                               LATERAL (SELECT 'I' AS "$operation",
+                                               v.version AS "$version",
+                                               {{inserted_columns}}) AS c;
+                        IF FOUND THEN
+                            {{notify}}
+                        END IF;
+
+                    ELSIF TG_OP = 'UPDATE' AND TG_LEVEL = 'ROW' THEN
+                        -- The trigger's WHEN clause already skipped updates that changed no captured column.
+                        IF {{key_changed}} THEN
+                            -- A new key is another row: the old key is deleted, the new one inserted.
+                            INSERT INTO {{outbox}} (version, xact_id, operation, change)
+                            SELECT c."$version", pg_current_xact_id(), 'D', row_to_json(c)
+                              FROM (SELECT 'D' AS "$operation",
+                                           {{version}} AS "$version",
+                                           {{old_key_columns}}) AS c;
+                            INSERT INTO {{outbox}} (version, xact_id, operation, change)
+                            SELECT c."$version", pg_current_xact_id(), 'I', row_to_json(c)
+                              FROM (SELECT 'I' AS "$operation",
+                                           {{version}} AS "$version",
+                                           {{new_columns}}) AS c;
+                        ELSE
+                            INSERT INTO {{outbox}} (version, xact_id, operation, change)
+                            SELECT c."$version", pg_current_xact_id(), 'U', row_to_json(c)
+                              FROM (SELECT 'U' AS "$operation",
+                                           {{version}} AS "$version",
+                                           {{changed_names}} AS "$changed",
+                                           {{new_columns}}) AS c;
+                        END IF;
+
+                    ELSIF TG_OP = 'UPDATE' THEN
+                        -- The statement-level companion of the row trigger: one wake-up per UPDATE statement.
+                        {{notify}}
+
+                    ELSIF TG_OP = 'DELETE' THEN
+                        -- The key of every deleted row, with one INSERT per statement.
+                        INSERT INTO {{outbox}} (version, xact_id, operation, change)
+                        SELECT v.version, v.xact_id, 'D', row_to_json(c)
+                          FROM (SELECT pg_current_xact_id() AS xact_id,
+                                       {{version}} AS version) AS v,
+                               deleted AS r,
+                               LATERAL (SELECT 'D' AS "$operation",
+                                               v.version AS "$version",
+                                               {{deleted_key_columns}}) AS c;
+                        IF FOUND THEN
+                            {{notify}}
+                        END IF;
+
+                    ELSIF TG_OP = 'TRUNCATE' THEN
+                {{truncate}}
+                    END IF;
+                    RETURN NULL;
+                END
+                $capture$;
+                REVOKE ALL ON FUNCTION {{capture}}() FROM PUBLIC;
+                COMMENT ON FUNCTION {{capture}}() IS {{capture_comment}};
+                """)
+                .with("capture", names.captureFunction().quoted())
+                .with("settings", PINNED_SETTINGS)
+                .with("outbox", names.outbox().quoted())
+                .with("version", VERSION_EXPRESSION)
+                .with("inserted_columns", projection(shape.columns(), "r", 31))
+                .with("notify", notifyStatement())
+                .with("key_changed", anyDistinct(shape.key(), "\n           OR "))
+                .with("old_key_columns", projection(shape.key(), "OLD", 27))
+                .with("new_columns", projection(shape.columns(), "NEW", 27))
+                .with("changed_names", changedNames(shape.nonKeyColumns(), 27))
+                .with("deleted_key_columns", projection(shape.key(), "r", 31))
+                .with("truncate", truncateBranch())
+                .with("capture_comment", PgName.literal("Tidemark: captures changes of " + names.table()
+                        + " into " + names.outbox() + "."))
+                .render();
+    }
+
+    /** The TRUNCATE branch of the capture function, indented to sit inside it. */
+    private String truncateBranch() {
+        return truncateStatements().lines().map(line -> line.isEmpty() ? line : "        " + line)
+                .collect(Collectors.joining("\n"));
+    }
+
+    private String truncateStatements() {
+        if (truncate == TruncatePolicy.REFUSE) {
+            return SqlTemplate.of("""
+                            -- TruncatePolicy.REFUSE: a truncate fires no row trigger; refuse it rather than lose it.
+                            RAISE EXCEPTION 'TRUNCATE of {{table}} is refused: it would bypass the capture into {{outbox}}'
+                                USING ERRCODE = 'feature_not_supported',
+                                      HINT = 'Use DELETE FROM {{table}} (captured as deletes), or install the outbox with TruncatePolicy.RECORD_DELETES.';""")
+                    .with("table", names.table().toString().replace("'", "''"))
+                    .with("outbox", names.outbox().toString().replace("'", "''"))
+                    .render();
+        }
+        return SqlTemplate.of("""
+                        -- TruncatePolicy.RECORD_DELETES: the key of every row, read before the table is emptied.
+                        INSERT INTO {{outbox}} (version, xact_id, operation, change)
+                        SELECT v.version, v.xact_id, 'D', row_to_json(c)
+                          FROM (SELECT pg_current_xact_id() AS xact_id,
+                                       {{version}} AS version) AS v,
+                               ONLY {{table}} AS r,
+                               LATERAL (SELECT 'D' AS "$operation",
+                                               v.version AS "$version",
+                                               {{key_columns}}) AS c;
+                        IF FOUND THEN
+                            {{notify}}
+                        END IF;""")
+                .with("outbox", names.outbox().quoted())
+                .with("version", VERSION_EXPRESSION)
+                .with("table", names.table().quoted())
+                .with("key_columns", projection(shape.key(), "r", 23))
+                .with("notify", notifyStatement())
+                .render();
+    }
+
+    private String triggers() {
+        String notifyTrigger = channel == null
+                ? "DROP TRIGGER IF EXISTS {{update_notify}} ON {{table}};\n"
+                : """
+                CREATE OR REPLACE TRIGGER {{update_notify}}
+                    AFTER UPDATE ON {{table}}
+                    FOR EACH STATEMENT EXECUTE FUNCTION {{capture}}();
+                """;
+        return SqlTemplate.of("""
+                -- Triggers: CREATE TRIGGER waits for the writers of {{table_text}} to finish, so once they exist
+                -- every later change is captured.
+                CREATE OR REPLACE TRIGGER {{insert}}
+                    AFTER INSERT ON {{table}}
+                    REFERENCING NEW TABLE AS inserted
+                    FOR EACH STATEMENT EXECUTE FUNCTION {{capture}}();
+                CREATE OR REPLACE TRIGGER {{update}}
+                    AFTER UPDATE ON {{table}}
+                    FOR EACH ROW
+                    WHEN ({{any_changed}})
+                    EXECUTE FUNCTION {{capture}}();
+                """ + notifyTrigger + """
+                CREATE OR REPLACE TRIGGER {{delete}}
+                    AFTER DELETE ON {{table}}
+                    REFERENCING OLD TABLE AS deleted
+                    FOR EACH STATEMENT EXECUTE FUNCTION {{capture}}();
+                CREATE OR REPLACE TRIGGER {{truncate}}
+                    BEFORE TRUNCATE ON {{table}}
+                    FOR EACH STATEMENT EXECUTE FUNCTION {{capture}}();
+                """)
+                .with("table_text", names.table().toString())
+                .with("table", names.table().quoted())
+                .with("capture", names.captureFunction().quoted())
+                .with("insert", PgName.quote(names.insertTrigger()))
+                .with("update", PgName.quote(names.updateTrigger()))
+                .with("update_notify", PgName.quote(names.updateNotifyTrigger()))
+                .with("any_changed", anyDistinct(shape.columns(), "\n          OR "))
+                .with("delete", PgName.quote(names.deleteTrigger()))
+                .with("truncate", PgName.quote(names.truncateTrigger()))
+                .render();
+    }
+
+    private String historyStart() {
+        return SqlTemplate.of("""
+                -- 4. Where the history starts -------------------------------------------------------------------------
+                -- Runs after CREATE TRIGGER, in a fresh READ COMMITTED snapshot: every writer that changed the table
+                -- unobserved has finished. A reader with an older fromVersion (not issued by this outbox) gets a full
+                -- snapshot rather than an incomplete diff. Kept as it is when the script runs again.
+                INSERT INTO {{state}} (singleton, trimmed_through)
+                VALUES (true, pg_snapshot_xmin(pg_current_snapshot())::text::bigint - 1)
+                ON CONFLICT (singleton) DO NOTHING;
+                """)
+                .with("state", names.state().quoted())
+                .render();
+    }
+
+    private String changeFunction() {
+        return SqlTemplate.of("""
+                -- 5. The change function --------------------------------------------------------------------------------
+                -- Request:  {"fromVersion": N, "mode": "sync" | "seed", "maxRows": M}
+                -- Response: {"Metadata": {"Sync": {"Version", "Type", "ReasonCode"},
+                --                         "Outbox": {"Horizon", "HeldBack"}},
+                --            "Data": [changes]}
+                -- STABLE: every query below reads the caller's snapshot, so the horizon, the trim state and the
+                -- changes agree with each other.
+                CREATE OR REPLACE FUNCTION {{function}}(payload json)
+                RETURNS json
+                LANGUAGE plpgsql
+                STABLE
+                {{settings}}
+                AS $changes$
+                DECLARE
+                    -- Every transaction below the horizon has finished; versions below it are final.
+                    horizon       bigint  := pg_snapshot_xmin(pg_current_snapshot())::text::bigint;
+                    from_version  bigint  := COALESCE((payload ->> 'fromVersion')::bigint, 0);
+                    sync_mode     text    := COALESCE(payload ->> 'mode', 'sync');
+                    max_rows      integer := (payload ->> 'maxRows')::integer;
+                    trimmed       bigint;
+                    next_version  bigint;
+                    page_end      bigint;
+                    changes       json;
+                BEGIN
+                    IF sync_mode NOT IN ('sync', 'seed') THEN
+                        RAISE EXCEPTION 'mode must be "sync" or "seed", got %', sync_mode
+                            USING ERRCODE = 'invalid_parameter_value';
+                    END IF;
+                    IF max_rows < 1 THEN
+                        RAISE EXCEPTION 'maxRows must be at least 1, got %', max_rows
+                            USING ERRCODE = 'invalid_parameter_value';
+                    END IF;
+
+                    -- Seed: no rows, and a version from which nothing is missed (every later change is at or above
+                    -- the horizon).
+                    IF sync_mode = 'seed' THEN
+                        RETURN json_build_object(
+                            'Metadata', json_build_object('Sync', json_build_object(
+                                'Version', horizon - 1, 'Type', 'Diff', 'ReasonCode', 0)),
+                            'Data', '[]'::json);
+                    END IF;
+
+                    IF from_version >= horizon THEN
+                        RAISE EXCEPTION 'fromVersion % is not a version of {{outbox_text}}: the oldest running transaction is %',
+                            from_version, horizon
+                            USING ERRCODE = 'invalid_parameter_value',
+                                  HINT = 'The watermark comes from elsewhere (another database, a restored or failed-over'
+                                         ' server whose transaction ids went back). Reset the tracked object.';
+                    END IF;
+
+                    -- Full snapshot: a first full sync (fromVersion 0), or a reader older than what the outbox still
+                    -- holds (ReasonCode 1). Rows carry no $version: the watermark becomes horizon - 1, and changes
+                    -- made by transactions still running are delivered after it.
+                    SELECT s.trimmed_through INTO trimmed FROM {{state}} AS s;
+                    IF from_version = 0 OR from_version < trimmed THEN
+                        SELECT json_agg(row_to_json(c) ORDER BY {{table_key_order}}) INTO changes
+                          FROM ONLY {{table}} AS r,
+                               LATERAL (SELECT {{full_columns}}) AS c;
+                        RETURN json_build_object(
+                            'Metadata', json_build_object('Sync', json_build_object(
+                                'Version', horizon - 1, 'Type', 'Full',
+                                'ReasonCode', CASE WHEN from_version = 0 THEN 0 ELSE 1 END)),
+                            'Data', COALESCE(changes, '[]'::json));
+                    END IF;
+
+                    -- maxRows: a page holds whole versions only, so the watermark never lands inside a transaction.
+                    -- It ends before the version of the first change that does not fit, or, when that version is
+                    -- the page's first, with that whole version (larger than maxRows rather than stuck).
+                    IF max_rows IS NOT NULL THEN
+                        SELECT o.version INTO next_version
+                          FROM {{outbox}} AS o
+                         WHERE o.version > from_version AND o.version < horizon
+                         ORDER BY o.version, o.id
+                        OFFSET max_rows LIMIT 1;
+                        IF FOUND THEN
+                            SELECT max(o.version) INTO page_end
+                              FROM {{outbox}} AS o
+                             WHERE o.version > from_version AND o.version < next_version;
+                            page_end := COALESCE(page_end, next_version);
+                        END IF;
+                    END IF;
+                    -- Without a cut, everything below the horizon is returned: horizon - 1 is the version reached.
+                    page_end := COALESCE(page_end, horizon - 1);
+
+                    SELECT json_agg(o.change ORDER BY o.version, o.id) INTO changes
+                      FROM {{outbox}} AS o
+                     WHERE o.version > from_version AND o.version <= page_end;
+
+                    RETURN json_build_object(
+                        'Metadata', json_build_object(
+                            'Sync', json_build_object('Version', page_end, 'Type', 'Diff', 'ReasonCode', 0),
+                            -- For diagnostics: are committed changes waiting for an older transaction to end?
+                            'Outbox', json_build_object('Horizon', horizon, 'HeldBack',
+                                EXISTS (SELECT FROM {{outbox}} AS o WHERE o.version >= horizon))),
+                        'Data', COALESCE(changes, '[]'::json));
+                END
+                $changes$;
+                COMMENT ON FUNCTION {{function}}(json) IS {{function_comment}};
+                """)
+                .with("function", names.changeFunction().quoted())
+                .with("settings", PINNED_SETTINGS)
+                .with("outbox_text", names.outbox().toString().replace("'", "''"))
+                .with("state", names.state().quoted())
+                .with("table", names.table().quoted())
+                .with("table_key_order", shape.key().stream().map(k -> "r." + k.quotedName())
+                        .collect(Collectors.joining(", ")))
+                .with("full_columns", projection(shape.columns(), "r", 31))
+                .with("outbox", names.outbox().quoted())
+                .with("function_comment", PgName.literal("Tidemark change function of " + names.table()
+                        + ", reading " + names.outbox() + "."))
+                .render();
+    }
+
+    private String trimFunction() {
+        return SqlTemplate.of("""
+                -- 6. Trimming --------------------------------------------------------------------------------------------
+                -- Deletes up to about max_rows delivered changes (whole versions) at or below through_version, never
+                -- at or above the horizon, and records how far the outbox was trimmed in the same transaction.
+                -- Returns the number of changes deleted: call it until it returns 0, one transaction per call.
+                -- PostgresOutbox.trim computes through_version from the stored watermarks of every reader.
+                CREATE OR REPLACE FUNCTION {{trim}}(through_version bigint, max_rows integer)
+                RETURNS bigint
+                LANGUAGE plpgsql
+                SET search_path = pg_catalog, pg_temp
+                AS $trim$
+                DECLARE
+                    horizon    bigint := pg_snapshot_xmin(pg_current_snapshot())::text::bigint;
+                    batch_end  bigint;
+                    deleted    bigint;
+                    deleted_to bigint;
+                BEGIN
+                    IF max_rows IS NULL OR max_rows < 1 THEN
+                        RAISE EXCEPTION 'max_rows must be at least 1, got %', max_rows
+                            USING ERRCODE = 'invalid_parameter_value';
+                    END IF;
+                    through_version := LEAST(through_version, horizon - 1);
+                    SELECT o.version INTO batch_end
+                      FROM {{outbox}} AS o
+                     WHERE o.version <= through_version
+                     ORDER BY o.version, o.id
+                    OFFSET max_rows - 1 LIMIT 1;
+                    batch_end := COALESCE(batch_end, through_version);
+
+                    WITH gone AS (
+                        DELETE FROM {{outbox}} AS o WHERE o.version <= batch_end RETURNING o.version)
+                    SELECT count(*), max(gone.version) INTO deleted, deleted_to FROM gone;
+
+                    IF deleted > 0 THEN
+                        UPDATE {{state}} AS s
+                           SET trimmed_through = GREATEST(s.trimmed_through, deleted_to);
+                    END IF;
+                    RETURN deleted;
+                END
+                $trim$;
+                REVOKE ALL ON FUNCTION {{trim}}(bigint, integer) FROM PUBLIC;
+                COMMENT ON FUNCTION {{trim}}(bigint, integer) IS {{trim_comment}};
+                """)
+                .with("trim", names.trimFunction().quoted())
+                .with("outbox", names.outbox().quoted())
+                .with("state", names.state().quoted())
+                .with("trim_comment", PgName.literal("Tidemark: deletes delivered changes from " + names.outbox()
+                        + "."))
+                .render();
+    }
+
+    /** The notification payload: the change function, as tracked objects name it. */
+    private String notifyPayload() {
+        return PgName.literal(names.changeFunction().toString());
+    }
+
+    private String notifyStatement() {
+        if (channel == null) {
+            return "NULL; -- notifications are off";
+        }
+        return "PERFORM pg_notify(" + PgName.literal(channel) + ", " + notifyPayload() + ");";
+    }
+
+    /**
+     * {@code r."col" AS "key"} items, one per line: the first at the placeholder's position, the others indented
+     * by {@code indent} spaces to line up under it.
+     */
+    private static String projection(List<OutboxColumn> columns, String row, int indent) {
+        return columns.stream()
+                .map(c -> row + "." + c.quotedName() + " AS " + c.quotedKey())
+                .collect(Collectors.joining(",\n" + " ".repeat(indent)));
+    }
+
+    /** The text forms of OLD and NEW differ for at least one of the columns (never an error, whatever the type). */
+    private static String anyDistinct(List<OutboxColumn> columns, String separator) {
+        return columns.stream()
+                .map(c -> "(OLD." + c.quotedName() + ")::text IS DISTINCT FROM (NEW." + c.quotedName() + ")::text")
+                .collect(Collectors.joining(separator));
+    }
+
+    /**
+     * {@code $changed}: the payload keys of the non-key columns whose text form changed, in payload order
+     * (one {@code CASE} per column; an update reaching this code changed at least one of them).
+     */
+    private static String changedNames(List<OutboxColumn> columns, int indent) {
+        if (columns.isEmpty()) {
+            return "'{}'::text[]";
+        }
+        String pad = " ".repeat(indent);
+        return "array_remove(ARRAY[\n" + columns.stream()
+                .map(c -> pad + "    CASE WHEN (OLD." + c.quotedName() + ")::text IS DISTINCT FROM (NEW."
+                        + c.quotedName() + ")::text\n" + pad + "         THEN " + PgName.literal(c.payloadKey())
+                        + " END")
+                .collect(Collectors.joining(",\n")) + "\n" + pad + "], NULL)";
+    }
+
+    private static String literals(List<OutboxColumn> columns, Function<OutboxColumn, String> part) {
+        return columns.stream().map(c -> PgName.literal(part.apply(c))).collect(Collectors.joining(", "));
+    }
+
+    private static String columnList(List<OutboxColumn> columns) {
+        return columns.stream().map(OutboxColumn::toString).collect(Collectors.joining(", "));
+    }
+}
