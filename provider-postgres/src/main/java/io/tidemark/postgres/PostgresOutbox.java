@@ -326,7 +326,8 @@ public final class PostgresOutbox {
             for (Map.Entry<String, String> e : payloadKeys.entrySet()) {
                 checkColumn("payloadKey", e.getKey());
                 checkPayloadKey(e.getValue());
-                if (columns != null && !columns.contains(e.getKey()) && (key == null || !key.contains(e.getKey()))) {
+                // With the key read from the catalog, the install checks that a renamed column is captured.
+                if (columns != null && key != null && !columns.contains(e.getKey()) && !key.contains(e.getKey())) {
                     throw invalid("payloadKey names column \"" + e.getKey() + "\", which is not captured");
                 }
             }

@@ -47,7 +47,6 @@ public final class OutboxCatalog {
         }
         List<String> wanted = new ArrayList<>(key);
         wanted.addAll(captured);
-        wanted.addAll(payloadKeys.keySet());
         for (String column : wanted) {
             String kind = generated.get(column);
             if (kind == null) {
@@ -58,6 +57,13 @@ public final class OutboxCatalog {
                 throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, table.toString(), "Column \"" + column
                         + "\" of " + table + " is a virtual generated column, which is NULL in triggers; capture"
                         + " the columns it is computed from, or make it STORED", null);
+            }
+        }
+        for (String renamed : payloadKeys.keySet()) {
+            if (!key.contains(renamed) && !captured.contains(renamed)) {
+                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, table.toString(), "payloadKey names"
+                        + " column \"" + renamed + "\" of " + table + ", which is neither the key " + key
+                        + " nor captured " + captured, null);
             }
         }
         return OutboxShape.of(toColumns(key, payloadKeys), toColumns(captured, payloadKeys));

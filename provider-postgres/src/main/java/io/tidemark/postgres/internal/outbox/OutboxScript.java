@@ -148,10 +148,11 @@ public final class OutboxScript {
                         RAISE EXCEPTION 'Table % has no column % that a trigger can capture', {{table_literal}}, missing
                             USING HINT = 'Virtual generated columns are NULL in triggers: capture their inputs instead.';
                     END IF;
-                    -- The key identifies the row of a delete: it must be unique and never NULL.
+                    -- The key identifies the row of a delete: it must be unique and never NULL. Not deferrable
+                    -- either: one statement could then move keys through each other, which row capture cannot order.
                     IF NOT EXISTS (
                         SELECT FROM pg_index i
-                         WHERE i.indrelid = tbl AND i.indisunique AND i.indisvalid
+                         WHERE i.indrelid = tbl AND i.indisunique AND i.indisvalid AND i.indimmediate
                            AND i.indpred IS NULL AND i.indexprs IS NULL
                            AND i.indnkeyatts = {{key_count}}
                            AND (SELECT array_agg(a.attname::text)
@@ -160,7 +161,7 @@ public final class OutboxScript {
                                    AND a.attnum = ANY ((i.indkey::int2[])[0:i.indnkeyatts - 1]))
                                @> ARRAY[{{key_literals}}]::text[])
                     THEN
-                        RAISE EXCEPTION 'The key (%) of % is not its primary key or a unique index over NOT NULL columns',
+                        RAISE EXCEPTION 'The key (%) of % is not its primary key or a unique, not deferrable index over NOT NULL columns',
                             {{key_text}}, {{table_literal}};
                     END IF;
                 END
