@@ -78,19 +78,22 @@ public final class PostgresOutbox {
         return new Builder(table);
     }
 
-    /** The tracked table, schema-qualified: {@code public.items}. */
+    /** The tracked table, schema-qualified, quoted where needed: {@code public.items}. */
     public String table() {
-        return names.table().toString();
+        return FunctionNames.text(names.table());
     }
 
     /** The outbox table: {@code public.items_outbox} unless configured. */
     public String outboxTable() {
-        return names.outbox().toString();
+        return FunctionNames.text(names.outbox());
     }
 
-    /** The change function to track, schema-qualified: {@code public.items_changes} unless configured. */
+    /**
+     * The change function to track, schema-qualified and quoted where needed ({@code public.items_changes} unless
+     * configured): pass it to {@link TrackedObject#of}, or use {@link #track(String)}.
+     */
     public String changeFunction() {
-        return names.changeFunction().toString();
+        return FunctionNames.text(names.changeFunction());
     }
 
     /** The channel the capture notifies on commit; empty when notifications are off. */

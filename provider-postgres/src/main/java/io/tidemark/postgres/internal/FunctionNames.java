@@ -11,7 +11,23 @@ import io.tidemark.sync.sql.PgName;
  */
 public final class FunctionNames {
 
+    /** What PostgreSQL reads unquoted as exactly these characters. */
+    private static final java.util.regex.Pattern PLAIN = java.util.regex.Pattern.compile("[a-z_][a-z0-9_$]*");
+
     private FunctionNames() {
+    }
+
+    /**
+     * The name as text that {@link PgName#parse} reads back as the same name: parts quoted only where they must be
+     * ({@code public.items_changes}, but {@code "Sales"."Items_changes"}). Used wherever a name is handed to
+     * users or to a tracked object.
+     */
+    public static String text(PgName name) {
+        return name.schema().map(s -> part(s) + ".").orElse("") + part(name.name());
+    }
+
+    private static String part(String identifier) {
+        return PLAIN.matcher(identifier).matches() ? identifier : PgName.quote(identifier);
     }
 
     /** True when {@code object}'s procedure names {@code function} (schema-qualified). */

@@ -213,7 +213,7 @@ class CaptureTriggerTest {
 
         assertThatThrownBy(() -> t.execute("TRUNCATE $T"))
                 .hasMessageContaining("TRUNCATE of public." + t.table + " is refused")
-                .hasMessageContaining("DELETE FROM public." + t.table);
+                .hasMessageContaining("Use DELETE");
         assertThat(t.scalar("SELECT count(*) FROM $T")).isEqualTo(1);
         assertThat(t.captured()).hasSize(1);
     }
@@ -329,6 +329,28 @@ class CaptureTriggerTest {
             List<String> received = notifications(listener, 2);
             assertThat(received).containsExactly("public." + t.table + "_changes", "public." + t.table + "_changes");
         }
+    }
+
+    @Test
+    void names_with_quotes_percent_signs_and_line_breaks_are_quoted_everywhere() {
+        database.execute("CREATE SCHEMA \"Odd 'Schema'\"; CREATE TABLE \"Odd 'Schema'\".\"50% \"\"off\"\"\" ("
+                + " \"Key\" int PRIMARY KEY, \"line\nbreak\" text, \"$dollar\" int)");
+        io.tidemark.postgres.PostgresOutbox outbox = io.tidemark.postgres.PostgresOutbox
+                .forTable("\"Odd 'Schema'\".\"50% \"\"off\"\"\"")
+                .outboxTable("\"Odd 'Schema'\".odd_outbox")
+                .payloadKey("$dollar", "dollar")
+                .truncate(TruncatePolicy.REFUSE)
+                .build();
+        outbox.install(database.dataSource());
+        String table = "\"Odd 'Schema'\".\"50% \"\"off\"\"\"";
+
+        database.execute("INSERT INTO " + table + " VALUES (1, 'x', 2); UPDATE " + table + " SET \"line\nbreak\" = 'y'");
+
+        assertThat(outbox.script(database.dataSource())).contains("--   captured:  Key, line?break, $dollar as dollar\n");
+        assertThat(OutboxTables.call(database.dataSource(), outbox.changeFunction(), "{\"fromVersion\":0}")
+                .get("Data").toString()).isEqualTo("[{\"Key\":1,\"line\\nbreak\":\"y\",\"dollar\":2}]");
+        assertThatThrownBy(() -> database.execute("TRUNCATE " + table))
+                .hasMessageContaining("TRUNCATE of Odd 'Schema'.50% \"off\" is refused");
     }
 
     @Test

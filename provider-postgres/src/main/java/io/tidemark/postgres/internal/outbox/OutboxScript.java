@@ -1,6 +1,7 @@
 package io.tidemark.postgres.internal.outbox;
 
 import io.tidemark.postgres.TruncatePolicy;
+import io.tidemark.postgres.internal.FunctionNames;
 import io.tidemark.sync.sql.PgName;
 
 import java.util.List;
@@ -100,17 +101,17 @@ public final class OutboxScript {
                 -- Re-run the script (or PostgresOutbox.install) after changing the captured columns of the
                 -- table: it captures the columns listed above.
                 """)
-                .with("table", names.table().toString())
-                .with("outbox", names.outbox().toString())
-                .with("function", names.changeFunction().toString())
-                .with("key", columnList(shape.key()))
-                .with("columns", columnList(shape.columns()))
+                .with("table", comment(names.table().toString()))
+                .with("outbox", comment(names.outbox().toString()))
+                .with("function", comment(names.changeFunction().toString()))
+                .with("key", comment(columnList(shape.key())))
+                .with("columns", comment(columnList(shape.columns())))
                 .with("truncate", truncate == TruncatePolicy.REFUSE
                         ? "refused with an error (TruncatePolicy.REFUSE)"
                         : "recorded as a delete of every row (TruncatePolicy.RECORD_DELETES)")
                 .with("wakeup", channel == null ? "none (the poll interval only)"
-                        : "pg_notify(" + PgName.literal(channel) + ", " + notifyPayload()
-                                + ") once per statement that changes rows")
+                        : comment("pg_notify(" + PgName.literal(channel) + ", " + notifyPayload()
+                                + ") once per statement that changes rows"))
                 .render();
     }
 
@@ -312,11 +313,11 @@ public final class OutboxScript {
         if (truncate == TruncatePolicy.REFUSE) {
             return SqlTemplate.of("""
                             -- TruncatePolicy.REFUSE: a truncate fires no row trigger; refuse it rather than lose it.
-                            RAISE EXCEPTION 'TRUNCATE of {{table}} is refused: it would bypass the capture into {{outbox}}'
+                            RAISE EXCEPTION 'TRUNCATE of % is refused: it would bypass the capture into %', {{table}}, {{outbox}}
                                 USING ERRCODE = 'feature_not_supported',
-                                      HINT = 'Use DELETE FROM {{table}} (captured as deletes), or install the outbox with TruncatePolicy.RECORD_DELETES.';""")
-                    .with("table", names.table().toString().replace("'", "''"))
-                    .with("outbox", names.outbox().toString().replace("'", "''"))
+                                      HINT = 'Use DELETE (captured as deletes), or install the outbox with TruncatePolicy.RECORD_DELETES.';""")
+                    .with("table", PgName.literal(names.table().toString()))
+                    .with("outbox", PgName.literal(names.outbox().toString()))
                     .render();
         }
         return SqlTemplate.of("""
@@ -369,7 +370,7 @@ public final class OutboxScript {
                     BEFORE TRUNCATE ON {{table}}
                     FOR EACH STATEMENT EXECUTE FUNCTION {{capture}}();
                 """)
-                .with("table_text", names.table().toString())
+                .with("table_text", comment(names.table().toString()))
                 .with("table", names.table().quoted())
                 .with("capture", names.captureFunction().quoted())
                 .with("insert", PgName.quote(names.insertTrigger()))
@@ -440,8 +441,8 @@ public final class OutboxScript {
                     END IF;
 
                     IF from_version >= horizon THEN
-                        RAISE EXCEPTION 'fromVersion % is not a version of {{outbox_text}}: the oldest running transaction is %',
-                            from_version, horizon
+                        RAISE EXCEPTION 'fromVersion % is not a version of %: the oldest running transaction is %',
+                            from_version, {{outbox_text}}, horizon
                             USING ERRCODE = 'invalid_parameter_value',
                                   HINT = 'The watermark comes from elsewhere (another database, a restored or failed-over'
                                          ' server whose transaction ids went back). Reset the tracked object.';
@@ -498,7 +499,7 @@ public final class OutboxScript {
                 """)
                 .with("function", names.changeFunction().quoted())
                 .with("settings", PINNED_SETTINGS)
-                .with("outbox_text", names.outbox().toString().replace("'", "''"))
+                .with("outbox_text", PgName.literal(names.outbox().toString()))
                 .with("state", names.state().quoted())
                 .with("table", names.table().quoted())
                 .with("table_key_order", shape.key().stream().map(k -> "r." + k.quotedName())
@@ -564,7 +565,7 @@ public final class OutboxScript {
 
     /** The notification payload: the change function, as tracked objects name it. */
     private String notifyPayload() {
-        return PgName.literal(names.changeFunction().toString());
+        return PgName.literal(FunctionNames.text(names.changeFunction()));
     }
 
     private String notifyStatement() {
@@ -609,6 +610,15 @@ public final class OutboxScript {
 
     private static String literals(List<OutboxColumn> columns, Function<OutboxColumn, String> part) {
         return columns.stream().map(c -> PgName.literal(part.apply(c))).collect(Collectors.joining(", "));
+    }
+
+    /**
+     * Text for a {@code --} comment. Quoted identifiers read from the catalog may hold a line break, which would
+     * end the comment and turn the rest of the name into SQL.
+     */
+    private static String comment(String text) {
+        return text.codePoints().mapToObj(c -> Character.isISOControl(c) ? "?" : Character.toString(c))
+                .collect(Collectors.joining());
     }
 
     private static String columnList(List<OutboxColumn> columns) {
