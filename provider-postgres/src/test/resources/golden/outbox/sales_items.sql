@@ -251,7 +251,6 @@ DECLARE
     sync_mode     text    := COALESCE(payload ->> 'mode', 'sync');
     max_rows      integer := (payload ->> 'maxRows')::integer;
     trimmed       bigint;
-    next_version  bigint;
     page_end      bigint;
     changes       json;
 BEGIN
@@ -299,22 +298,17 @@ BEGIN
     END IF;
 
     -- maxRows: a page holds whole versions only, so the watermark never lands inside a transaction.
-    -- It ends before the version of the first change that does not fit, or, when that version is
-    -- the page's first, with that whole version (larger than maxRows rather than stuck).
+    -- It ends with the version of the maxRows-th pending change: at least maxRows changes while
+    -- more are pending (the engine keeps polling at once while pages come back full), more by the
+    -- rest of that version's transaction.
     IF max_rows IS NOT NULL THEN
-        SELECT o.version INTO next_version
+        SELECT o.version INTO page_end
           FROM "sales"."items_outbox" AS o
          WHERE o.version > from_version AND o.version < horizon
          ORDER BY o.version, o.id
-        OFFSET max_rows LIMIT 1;
-        IF FOUND THEN
-            SELECT max(o.version) INTO page_end
-              FROM "sales"."items_outbox" AS o
-             WHERE o.version > from_version AND o.version < next_version;
-            page_end := COALESCE(page_end, next_version);
-        END IF;
+        OFFSET max_rows - 1 LIMIT 1;
     END IF;
-    -- Without a cut, everything below the horizon is returned: horizon - 1 is the version reached.
+    -- Fewer than maxRows pending, or no maxRows: everything below the horizon, up to horizon - 1.
     page_end := COALESCE(page_end, horizon - 1);
 
     SELECT json_agg(o.change ORDER BY o.version, o.id) INTO changes
@@ -325,8 +319,9 @@ BEGIN
         'Metadata', json_build_object(
             'Sync', json_build_object('Version', page_end, 'Type', 'Diff', 'ReasonCode', 0),
             -- For diagnostics: are committed changes waiting for an older transaction to end?
+            -- (max reads the end of the index; an EXISTS may be planned as a scan of the heap.)
             'Outbox', json_build_object('Horizon', horizon, 'HeldBack',
-                EXISTS (SELECT FROM "sales"."items_outbox" AS o WHERE o.version >= horizon))),
+                COALESCE((SELECT max(o.version) FROM "sales"."items_outbox" AS o) >= horizon, false))),
         'Data', COALESCE(changes, '[]'::json));
 END
 $changes$;

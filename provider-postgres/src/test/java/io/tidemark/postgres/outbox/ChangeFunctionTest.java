@@ -167,6 +167,23 @@ class ChangeFunctionTest {
     }
 
     @Test
+    void a_page_is_full_while_changes_are_pending_so_the_engine_keeps_draining() {
+        OutboxTables t = items();
+        long watermark = t.seed();
+        for (int tx = 0; tx < 3; tx++) {
+            t.execute("INSERT INTO $T SELECT g, 'x' FROM generate_series(" + (tx * 3 + 1) + ", " + (tx * 3 + 3) + ") g");
+        }
+
+        JsonNode first = t.sync(watermark, 4);
+        JsonNode second = t.sync(stored(first), 4);
+
+        assertThat(names(first)).as("the version holding the 4th change is returned whole")
+                .containsExactly("I1", "I2", "I3", "I4", "I5", "I6");
+        assertThat(names(second)).containsExactly("I7", "I8", "I9");
+        assertThat(data(t.sync(stored(second), 4))).isEmpty();
+    }
+
+    @Test
     void from_version_zero_is_a_full_snapshot_of_the_table_with_reason_zero() {
         database.execute("CREATE TABLE public.fn_preexisting (id int PRIMARY KEY, name text);"
                 + " INSERT INTO public.fn_preexisting VALUES (2, 'b'), (1, 'a')");
