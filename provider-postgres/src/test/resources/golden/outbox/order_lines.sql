@@ -246,28 +246,28 @@ ON CONFLICT (singleton) DO NOTHING;
 -- Response: {"Metadata": {"Sync": {"Version", "Type", "ReasonCode"},
 --                         "Outbox": {"Horizon", "HeldBack"}},
 --            "Data": [changes]}
--- STABLE: every query below reads the caller's snapshot, so the horizon, the trim state and the
--- changes agree with each other.
-CREATE OR REPLACE FUNCTION "public"."order_lines_changes"(payload json)
-RETURNS json
+-- In two parts: a PL/pgSQL function checks the request and decides what the answer holds, and the
+-- change function itself, one SQL statement, builds the answer. Being one statement, everything it
+-- reads (the horizon, the trim state, the changes) comes from one snapshot; and an SQL function hands
+-- a large answer back without the copies a PL/pgSQL RETURN makes.
+
+-- 5a. What the answer holds: kind 'seed', 'full' or 'diff', and the versions it spans.
+CREATE OR REPLACE FUNCTION "public"."order_lines_outbox_request"(payload json,
+    OUT kind text, OUT from_version bigint, OUT page_end bigint, OUT horizon bigint,
+    OUT reason_code integer)
 LANGUAGE plpgsql
 STABLE
 SET search_path = pg_catalog, pg_temp
-SET "TimeZone" = 'UTC'
-SET extra_float_digits = 1
-SET bytea_output = 'hex'
-SET "IntervalStyle" = 'iso_8601'
-AS $changes$
+AS $request$
 DECLARE
-    -- Every transaction below the horizon has finished; versions below it are final.
-    horizon       bigint  := pg_snapshot_xmin(pg_current_snapshot())::text::bigint;
-    from_version  bigint  := COALESCE((payload ->> 'fromVersion')::bigint, 0);
-    sync_mode     text    := COALESCE(payload ->> 'mode', 'sync');
-    max_rows      integer := (payload ->> 'maxRows')::integer;
-    trimmed       bigint;
-    page_end      bigint;
-    changes       json;
+    sync_mode  text    := COALESCE(payload ->> 'mode', 'sync');
+    max_rows   integer := (payload ->> 'maxRows')::integer;
+    trimmed    bigint;
 BEGIN
+    -- Every transaction below the horizon has finished; versions below it are final.
+    horizon := pg_snapshot_xmin(pg_current_snapshot())::text::bigint;
+    from_version := COALESCE((payload ->> 'fromVersion')::bigint, 0);
+    reason_code := 0;
     IF sync_mode NOT IN ('sync', 'seed') THEN
         RAISE EXCEPTION 'mode must be "sync" or "seed", got %', sync_mode
             USING ERRCODE = 'invalid_parameter_value';
@@ -280,10 +280,9 @@ BEGIN
     -- Seed: no rows, and a version from which nothing is missed (every later change is at or above
     -- the horizon).
     IF sync_mode = 'seed' THEN
-        RETURN json_build_object(
-            'Metadata', json_build_object('Sync', json_build_object(
-                'Version', horizon - 1, 'Type', 'Diff', 'ReasonCode', 0)),
-            'Data', '[]'::json);
+        kind := 'seed';
+        page_end := horizon - 1;
+        RETURN;
     END IF;
 
     IF from_version >= horizon THEN
@@ -295,27 +294,21 @@ BEGIN
     END IF;
 
     -- Full snapshot: a first full sync (fromVersion 0), or a reader older than what the outbox still
-    -- holds (ReasonCode 1). Rows carry no $version: the watermark becomes horizon - 1, and changes
-    -- made by transactions still running are delivered after it.
+    -- holds (ReasonCode 1). Its rows carry no $version: the watermark becomes horizon - 1, and changes
+    -- of transactions still running are delivered after it.
     SELECT s.trimmed_through INTO trimmed FROM "public"."order_lines_outbox_state" AS s;
     IF from_version = 0 OR from_version < trimmed THEN
-        SELECT json_agg(row_to_json(c) ORDER BY r."order_id", r."line") INTO changes
-          FROM ONLY "public"."Order Lines" AS r,
-               LATERAL (SELECT r."order_id" AS "order_id",
-                               r."line" AS "line",
-                               r."sku" AS "sku",
-                               r."qty" AS "qty") AS c;
-        RETURN json_build_object(
-            'Metadata', json_build_object('Sync', json_build_object(
-                'Version', horizon - 1, 'Type', 'Full',
-                'ReasonCode', CASE WHEN from_version = 0 THEN 0 ELSE 1 END)),
-            'Data', COALESCE(changes, '[]'::json));
+        kind := 'full';
+        page_end := horizon - 1;
+        reason_code := CASE WHEN from_version = 0 THEN 0 ELSE 1 END;
+        RETURN;
     END IF;
 
     -- maxRows: a page holds whole versions only, so the watermark never lands inside a transaction.
     -- It ends with the version of the maxRows-th pending change: at least maxRows changes while
     -- more are pending (the engine keeps polling at once while pages come back full), more by the
     -- rest of that version's transaction.
+    kind := 'diff';
     IF max_rows IS NOT NULL THEN
         SELECT o.version INTO page_end
           FROM "public"."order_lines_outbox" AS o
@@ -325,20 +318,51 @@ BEGIN
     END IF;
     -- Fewer than maxRows pending, or no maxRows: everything below the horizon, up to horizon - 1.
     page_end := COALESCE(page_end, horizon - 1);
-
-    SELECT json_agg(o.change ORDER BY o.version, o.id) INTO changes
-      FROM "public"."order_lines_outbox" AS o
-     WHERE o.version > from_version AND o.version <= page_end;
-
-    RETURN json_build_object(
-        'Metadata', json_build_object(
-            'Sync', json_build_object('Version', page_end, 'Type', 'Diff', 'ReasonCode', 0),
-            -- For diagnostics: are committed changes waiting for an older transaction to end?
-            -- (max reads the end of the index; an EXISTS may be planned as a scan of the heap.)
-            'Outbox', json_build_object('Horizon', horizon, 'HeldBack',
-                COALESCE((SELECT max(o.version) FROM "public"."order_lines_outbox" AS o) >= horizon, false))),
-        'Data', COALESCE(changes, '[]'::json));
 END
+$request$;
+COMMENT ON FUNCTION "public"."order_lines_outbox_request"(json) IS 'Tidemark: reads a request to public.order_lines_changes(json) and decides what its answer holds.';
+
+-- 5b. The answer. Only the branch of the request's kind runs; changes are aggregated in the order of
+-- the primary key, which the aggregate's ORDER BY uses without sorting.
+CREATE OR REPLACE FUNCTION "public"."order_lines_changes"(payload json)
+RETURNS json
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, pg_temp
+SET "TimeZone" = 'UTC'
+SET extra_float_digits = 1
+SET bytea_output = 'hex'
+SET "IntervalStyle" = 'iso_8601'
+AS $changes$
+SELECT CASE r.kind
+       WHEN 'seed' THEN json_build_object(
+           'Metadata', json_build_object('Sync', json_build_object(
+               'Version', r.page_end, 'Type', 'Diff', 'ReasonCode', 0)),
+           'Data', '[]'::json)
+       WHEN 'full' THEN (
+           SELECT json_build_object(
+                      'Metadata', json_build_object('Sync', json_build_object(
+                          'Version', r.page_end, 'Type', 'Full', 'ReasonCode', r.reason_code)),
+                      'Data', COALESCE(json_agg(row_to_json(c) ORDER BY t."order_id", t."line"), '[]'::json))
+             FROM ONLY "public"."Order Lines" AS t,
+                  LATERAL (SELECT t."order_id" AS "order_id",
+                                  t."line" AS "line",
+                                  t."sku" AS "sku",
+                                  t."qty" AS "qty") AS c)
+       ELSE (
+           SELECT json_build_object(
+                      'Metadata', json_build_object(
+                          'Sync', json_build_object(
+                              'Version', r.page_end, 'Type', 'Diff', 'ReasonCode', 0),
+                          -- Diagnostics: do committed changes wait for an older transaction to end?
+                          -- (max reads the end of the index; EXISTS may be planned as a heap scan.)
+                          'Outbox', json_build_object('Horizon', r.horizon, 'HeldBack',
+                              COALESCE((SELECT max(h.version) FROM "public"."order_lines_outbox" AS h) >= r.horizon, false))),
+                      'Data', COALESCE(json_agg(o.change ORDER BY o.version, o.id), '[]'::json))
+             FROM "public"."order_lines_outbox" AS o
+            WHERE o.version > r.from_version AND o.version <= r.page_end)
+       END
+  FROM "public"."order_lines_outbox_request"(payload) AS r
 $changes$;
 COMMENT ON FUNCTION "public"."order_lines_changes"(json) IS 'Tidemark change function of public.Order Lines, reading public.order_lines_outbox.';
 

@@ -58,7 +58,7 @@ class ProcedureContractVerifierTest {
 
     @BeforeAll
     void installTheReference() throws IOException {
-        try (InputStream in = getClass().getResourceAsStream("/reference/procedure-contract-postgres.sql")) {
+        try (InputStream in = getClass().getResourceAsStream("/io/tidemark/testing/reference/procedure-contract-postgres.sql")) {
             referenceSql = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
         database.execute("CREATE TABLE items (item_code text PRIMARY KEY, description text, price numeric NOT NULL)");

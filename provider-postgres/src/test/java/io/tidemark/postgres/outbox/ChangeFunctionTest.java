@@ -246,9 +246,10 @@ class ChangeFunctionTest {
                 + " FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace AND p.proname LIKE '" + t.table + "%'"
                 + " ORDER BY 1", rs -> functions.add(rs.getString(1)));
 
-        assertThat(functions).hasSize(3).allSatisfy(f -> assertThat(f).contains("search_path=pg_catalog, pg_temp"));
+        assertThat(functions).hasSize(4).allSatisfy(f -> assertThat(f).contains("search_path=pg_catalog, pg_temp"));
         assertThat(functions.get(0)).startsWith(t.table + "_changes false");
         assertThat(functions.get(1)).startsWith(t.table + "_outbox_capture true");
-        assertThat(functions.get(2)).startsWith(t.table + "_outbox_trim false");
+        assertThat(functions.get(2)).startsWith(t.table + "_outbox_request false");
+        assertThat(functions.get(3)).startsWith(t.table + "_outbox_trim false");
     }
 }

@@ -128,7 +128,17 @@ class HorizonDiagnosticsTest {
     }
 
     private Setup setup(String prefix, DataSource providerDataSource, Duration threshold, Duration checkInterval) {
+        return setup(prefix, providerDataSource, threshold, checkInterval, null);
+    }
+
+    /** @param reader a role to grant what a reader needs (the table, the outbox, its state), or null */
+    private Setup setup(String prefix, DataSource providerDataSource, Duration threshold, Duration checkInterval,
+                        String reader) {
         OutboxTables t = OutboxTables.create(database, prefix, "id int PRIMARY KEY, name text");
+        if (reader != null) {
+            t.execute("GRANT SELECT ON $T, " + t.outbox.outboxTable() + ", " + t.outbox.outboxTable() + "_state TO "
+                    + reader);
+        }
         CountingDataSource counted = new CountingDataSource(providerDataSource);
         TestClock clock = new TestClock();
         List<Diagnostic> heard = new CopyOnWriteArrayList<>();
@@ -243,9 +253,7 @@ class HorizonDiagnosticsTest {
     void a_role_that_cannot_see_other_sessions_is_told_which_grant_it_needs() {
         DataSource observer = database.createRole("horizon_observer");
         database.execute("GRANT USAGE ON SCHEMA public TO horizon_observer");
-        Setup s = setup("hidden", observer, Duration.ZERO, Duration.ZERO);
-        s.table().execute("GRANT SELECT ON $T, " + s.table().outbox.outboxTable() + ", "
-                + s.table().outbox.outboxTable() + "_state TO horizon_observer");
+        Setup s = setup("hidden", observer, Duration.ZERO, Duration.ZERO, "horizon_observer");
         try (SyncEngine engine = s.engine(); OpenTransaction ignored = holdBack(s.table())) {
             List<Diagnostic> diagnostics = engine.runOnce().get("Items").diagnostics();
 

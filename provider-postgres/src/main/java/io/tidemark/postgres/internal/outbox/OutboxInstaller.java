@@ -41,6 +41,7 @@ public final class OutboxInstaller {
         }
         sql.append("  END IF;\nEND $uninstall$;\n")
                 .append("DROP FUNCTION IF EXISTS ").append(names.changeFunction().quoted()).append("(json);\n")
+                .append("DROP FUNCTION IF EXISTS ").append(names.requestFunction().quoted()).append("(json);\n")
                 .append("DROP FUNCTION IF EXISTS ").append(names.trimFunction().quoted()).append("(bigint, integer);\n")
                 .append("DROP FUNCTION IF EXISTS ").append(names.captureFunction().quoted()).append("();\n")
                 .append("DROP TABLE IF EXISTS ").append(names.state().quoted()).append(";\n")

@@ -10,7 +10,8 @@ import io.tidemark.sync.sql.PgName;
  * truncated names could collide).
  *
  * <p>Defaults for {@code public.items}: outbox {@code public.items_outbox}, and, named after the outbox,
- * {@code items_outbox_state}, {@code items_outbox_capture()}, {@code items_outbox_trim()}, the triggers
+ * {@code items_outbox_state}, {@code items_outbox_capture()}, {@code items_outbox_request(json)},
+ * {@code items_outbox_trim()}, the triggers
  * {@code items_outbox_insert|update|update_notify|delete|truncate} and the primary key
  * {@code items_outbox_pkey}; the change function {@code public.items_changes(json)}.
  */
@@ -22,6 +23,7 @@ public final class OutboxNames {
     private final PgName state;
     private final PgName captureFunction;
     private final PgName trimFunction;
+    private final PgName requestFunction;
     private final String primaryKey;
     private final String insertTrigger;
     private final String updateTrigger;
@@ -38,6 +40,7 @@ public final class OutboxNames {
         this.state = derived(schema, base, "_state");
         this.captureFunction = derived(schema, base, "_capture");
         this.trimFunction = derived(schema, base, "_trim");
+        this.requestFunction = derived(schema, base, "_request");
         this.primaryKey = derivedPart(base, "_pkey");
         this.insertTrigger = derivedPart(base, "_insert");
         this.updateTrigger = derivedPart(base, "_update");
@@ -102,6 +105,11 @@ public final class OutboxNames {
 
     public PgName trimFunction() {
         return trimFunction;
+    }
+
+    /** The PL/pgSQL half of the change function: checks a request and decides what the answer holds. */
+    public PgName requestFunction() {
+        return requestFunction;
     }
 
     public String primaryKey() {

@@ -403,24 +403,28 @@ public final class OutboxScript {
                 -- Response: {"Metadata": {"Sync": {"Version", "Type", "ReasonCode"},
                 --                         "Outbox": {"Horizon", "HeldBack"}},
                 --            "Data": [changes]}
-                -- STABLE: every query below reads the caller's snapshot, so the horizon, the trim state and the
-                -- changes agree with each other.
-                CREATE OR REPLACE FUNCTION {{function}}(payload json)
-                RETURNS json
+                -- In two parts: a PL/pgSQL function checks the request and decides what the answer holds, and the
+                -- change function itself, one SQL statement, builds the answer. Being one statement, everything it
+                -- reads (the horizon, the trim state, the changes) comes from one snapshot; and an SQL function hands
+                -- a large answer back without the copies a PL/pgSQL RETURN makes.
+
+                -- 5a. What the answer holds: kind 'seed', 'full' or 'diff', and the versions it spans.
+                CREATE OR REPLACE FUNCTION {{request}}(payload json,
+                    OUT kind text, OUT from_version bigint, OUT page_end bigint, OUT horizon bigint,
+                    OUT reason_code integer)
                 LANGUAGE plpgsql
                 STABLE
-                {{settings}}
-                AS $changes$
+                SET search_path = pg_catalog, pg_temp
+                AS $request$
                 DECLARE
-                    -- Every transaction below the horizon has finished; versions below it are final.
-                    horizon       bigint  := pg_snapshot_xmin(pg_current_snapshot())::text::bigint;
-                    from_version  bigint  := COALESCE((payload ->> 'fromVersion')::bigint, 0);
-                    sync_mode     text    := COALESCE(payload ->> 'mode', 'sync');
-                    max_rows      integer := (payload ->> 'maxRows')::integer;
-                    trimmed       bigint;
-                    page_end      bigint;
-                    changes       json;
+                    sync_mode  text    := COALESCE(payload ->> 'mode', 'sync');
+                    max_rows   integer := (payload ->> 'maxRows')::integer;
+                    trimmed    bigint;
                 BEGIN
+                    -- Every transaction below the horizon has finished; versions below it are final.
+                    horizon := pg_snapshot_xmin(pg_current_snapshot())::text::bigint;
+                    from_version := COALESCE((payload ->> 'fromVersion')::bigint, 0);
+                    reason_code := 0;
                     IF sync_mode NOT IN ('sync', 'seed') THEN
                         RAISE EXCEPTION 'mode must be "sync" or "seed", got %', sync_mode
                             USING ERRCODE = 'invalid_parameter_value';
@@ -433,10 +437,9 @@ public final class OutboxScript {
                     -- Seed: no rows, and a version from which nothing is missed (every later change is at or above
                     -- the horizon).
                     IF sync_mode = 'seed' THEN
-                        RETURN json_build_object(
-                            'Metadata', json_build_object('Sync', json_build_object(
-                                'Version', horizon - 1, 'Type', 'Diff', 'ReasonCode', 0)),
-                            'Data', '[]'::json);
+                        kind := 'seed';
+                        page_end := horizon - 1;
+                        RETURN;
                     END IF;
 
                     IF from_version >= horizon THEN
@@ -448,24 +451,21 @@ public final class OutboxScript {
                     END IF;
 
                     -- Full snapshot: a first full sync (fromVersion 0), or a reader older than what the outbox still
-                    -- holds (ReasonCode 1). Rows carry no $version: the watermark becomes horizon - 1, and changes
-                    -- made by transactions still running are delivered after it.
+                    -- holds (ReasonCode 1). Its rows carry no $version: the watermark becomes horizon - 1, and changes
+                    -- of transactions still running are delivered after it.
                     SELECT s.trimmed_through INTO trimmed FROM {{state}} AS s;
                     IF from_version = 0 OR from_version < trimmed THEN
-                        SELECT json_agg(row_to_json(c) ORDER BY {{table_key_order}}) INTO changes
-                          FROM ONLY {{table}} AS r,
-                               LATERAL (SELECT {{full_columns}}) AS c;
-                        RETURN json_build_object(
-                            'Metadata', json_build_object('Sync', json_build_object(
-                                'Version', horizon - 1, 'Type', 'Full',
-                                'ReasonCode', CASE WHEN from_version = 0 THEN 0 ELSE 1 END)),
-                            'Data', COALESCE(changes, '[]'::json));
+                        kind := 'full';
+                        page_end := horizon - 1;
+                        reason_code := CASE WHEN from_version = 0 THEN 0 ELSE 1 END;
+                        RETURN;
                     END IF;
 
                     -- maxRows: a page holds whole versions only, so the watermark never lands inside a transaction.
                     -- It ends with the version of the maxRows-th pending change: at least maxRows changes while
                     -- more are pending (the engine keeps polling at once while pages come back full), more by the
                     -- rest of that version's transaction.
+                    kind := 'diff';
                     IF max_rows IS NOT NULL THEN
                         SELECT o.version INTO page_end
                           FROM {{outbox}} AS o
@@ -475,31 +475,58 @@ public final class OutboxScript {
                     END IF;
                     -- Fewer than maxRows pending, or no maxRows: everything below the horizon, up to horizon - 1.
                     page_end := COALESCE(page_end, horizon - 1);
-
-                    SELECT json_agg(o.change ORDER BY o.version, o.id) INTO changes
-                      FROM {{outbox}} AS o
-                     WHERE o.version > from_version AND o.version <= page_end;
-
-                    RETURN json_build_object(
-                        'Metadata', json_build_object(
-                            'Sync', json_build_object('Version', page_end, 'Type', 'Diff', 'ReasonCode', 0),
-                            -- For diagnostics: are committed changes waiting for an older transaction to end?
-                            -- (max reads the end of the index; an EXISTS may be planned as a scan of the heap.)
-                            'Outbox', json_build_object('Horizon', horizon, 'HeldBack',
-                                COALESCE((SELECT max(o.version) FROM {{outbox}} AS o) >= horizon, false))),
-                        'Data', COALESCE(changes, '[]'::json));
                 END
+                $request$;
+                COMMENT ON FUNCTION {{request}}(json) IS {{request_comment}};
+
+                -- 5b. The answer. Only the branch of the request's kind runs; changes are aggregated in the order of
+                -- the primary key, which the aggregate's ORDER BY uses without sorting.
+                CREATE OR REPLACE FUNCTION {{function}}(payload json)
+                RETURNS json
+                LANGUAGE sql
+                STABLE
+                {{settings}}
+                AS $changes$
+                SELECT CASE r.kind
+                       WHEN 'seed' THEN json_build_object(
+                           'Metadata', json_build_object('Sync', json_build_object(
+                               'Version', r.page_end, 'Type', 'Diff', 'ReasonCode', 0)),
+                           'Data', '[]'::json)
+                       WHEN 'full' THEN (
+                           SELECT json_build_object(
+                                      'Metadata', json_build_object('Sync', json_build_object(
+                                          'Version', r.page_end, 'Type', 'Full', 'ReasonCode', r.reason_code)),
+                                      'Data', COALESCE(json_agg(row_to_json(c) ORDER BY {{table_key_order}}), '[]'::json))
+                             FROM ONLY {{table}} AS t,
+                                  LATERAL (SELECT {{full_columns}}) AS c)
+                       ELSE (
+                           SELECT json_build_object(
+                                      'Metadata', json_build_object(
+                                          'Sync', json_build_object(
+                                              'Version', r.page_end, 'Type', 'Diff', 'ReasonCode', 0),
+                                          -- Diagnostics: do committed changes wait for an older transaction to end?
+                                          -- (max reads the end of the index; EXISTS may be planned as a heap scan.)
+                                          'Outbox', json_build_object('Horizon', r.horizon, 'HeldBack',
+                                              COALESCE((SELECT max(h.version) FROM {{outbox}} AS h) >= r.horizon, false))),
+                                      'Data', COALESCE(json_agg(o.change ORDER BY o.version, o.id), '[]'::json))
+                             FROM {{outbox}} AS o
+                            WHERE o.version > r.from_version AND o.version <= r.page_end)
+                       END
+                  FROM {{request}}(payload) AS r
                 $changes$;
                 COMMENT ON FUNCTION {{function}}(json) IS {{function_comment}};
                 """)
+                .with("request", names.requestFunction().quoted())
+                .with("request_comment", PgName.literal("Tidemark: reads a request to " + names.changeFunction()
+                        + "(json) and decides what its answer holds."))
                 .with("function", names.changeFunction().quoted())
                 .with("settings", PINNED_SETTINGS)
                 .with("outbox_text", PgName.literal(names.outbox().toString()))
                 .with("state", names.state().quoted())
                 .with("table", names.table().quoted())
-                .with("table_key_order", shape.key().stream().map(k -> "r." + k.quotedName())
+                .with("table_key_order", shape.key().stream().map(k -> "t." + k.quotedName())
                         .collect(Collectors.joining(", ")))
-                .with("full_columns", projection(shape.columns(), "r", 31))
+                .with("full_columns", projection(shape.columns(), "t", 34))
                 .with("outbox", names.outbox().quoted())
                 .with("function_comment", PgName.literal("Tidemark change function of " + names.table()
                         + ", reading " + names.outbox() + "."))

@@ -1,5 +1,6 @@
--- The PostgreSQL outbox, trigger and change function of procedure-contract.txt (section "PostgreSQL"),
--- copied verbatim. The function is UNSAFE under the in-flight interleaving of DESIGN.md; the verifier must say so.
+-- The PostgreSQL outbox, trigger and change function of procedure-contract.txt (section "PostgreSQL"), copied
+-- verbatim, for comparison: ProcedureContractVerifier reports this function UNSAFE under the in-flight interleaving
+-- of DESIGN.md, and the outbox benchmarks measure it as the baseline. Do not use it to capture changes.
 
 CREATE TABLE items_outbox (
     id          BIGSERIAL PRIMARY KEY,
