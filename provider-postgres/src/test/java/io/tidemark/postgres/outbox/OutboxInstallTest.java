@@ -44,7 +44,7 @@ class OutboxInstallTest {
                 "{\"$operation\":\"U\",\"$changed\":[\"name\"],\"id\":1,\"name\":\"b\"}");
         assertThat(t.scalar("SELECT trimmed_through FROM public." + t.table + "_outbox_state")).isEqualTo(trimmedThrough);
         assertThat(t.scalar("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'public." + t.table + "'::regclass"))
-                .isEqualTo(5);
+                .isEqualTo(4);
     }
 
     @Test
@@ -58,6 +58,36 @@ class OutboxInstallTest {
 
         assertThat(t.capturedWithoutVersions()).containsExactly("{\"$operation\":\"I\",\"id\":1,\"name\":\"a\"}",
                 "{\"$operation\":\"U\",\"$changed\":[\"qty\"],\"id\":1,\"name\":\"a\",\"qty\":2}");
+    }
+
+    @Test
+    void a_captured_column_cannot_be_dropped_while_the_outbox_captures_it() {
+        OutboxTables t = OutboxTables.create(database, "keep", "id int PRIMARY KEY, name text, note text");
+
+        assertThatThrownBy(() -> t.execute("ALTER TABLE $T DROP COLUMN note"))
+                .hasMessageContaining("view " + t.table + "_outbox_columns depends on column note");
+        // The documented migration: drop the guard view, change the table, install the new shape, in one transaction.
+        String reinstall = io.tidemark.postgres.PostgresOutbox.forTable("public." + t.table).key("id").columns("name")
+                .build().script();
+        t.execute("BEGIN; DROP VIEW public." + t.table + "_outbox_columns; ALTER TABLE $T DROP COLUMN note; "
+                + reinstall + " COMMIT;");
+        t.execute("INSERT INTO $T VALUES (1, 'a'); UPDATE $T SET name = 'b'");
+
+        assertThat(t.capturedWithoutVersions()).containsExactly("{\"$operation\":\"I\",\"id\":1,\"name\":\"a\"}",
+                "{\"$operation\":\"U\",\"$changed\":[\"name\"],\"id\":1,\"name\":\"b\"}");
+    }
+
+    @Test
+    void a_renamed_column_is_captured_when_the_script_is_regenerated_in_the_same_migration() {
+        OutboxTables t = OutboxTables.create(database, "renamed", "id int PRIMARY KEY, name text");
+        String reinstall = io.tidemark.postgres.PostgresOutbox.forTable("public." + t.table).key("id").columns("title")
+                .build().script();
+
+        t.execute("BEGIN; ALTER TABLE $T RENAME COLUMN name TO title; " + reinstall + " COMMIT;");
+        t.execute("INSERT INTO $T VALUES (1, 'a'); UPDATE $T SET title = 'b'");
+
+        assertThat(t.capturedWithoutVersions()).containsExactly("{\"$operation\":\"I\",\"id\":1,\"title\":\"a\"}",
+                "{\"$operation\":\"U\",\"$changed\":[\"title\"],\"id\":1,\"title\":\"b\"}");
     }
 
     @Test

@@ -63,17 +63,12 @@ final class ContractSession implements AutoCloseable {
 
     /** Makes the transaction take its id now, without writing anything, and returns it. */
     long takeTransactionId() {
-        try (Statement s = connection.createStatement();
-             ResultSet rs = s.executeQuery("SELECT pg_current_xact_id()::text::bigint")) {
-            rs.next();
-            long xid = rs.getLong(1);
-            transcript.add(name + ": takes transaction id " + xid);
-            return xid;
-        } catch (SQLException e) {
-            throw new ActionFailure(name + ": could not take a transaction id: " + e.getMessage(), e);
-        }
+        long xid = transactionId();
+        transcript.add(name + ": takes transaction id " + xid);
+        return xid;
     }
 
+    /** The transaction's id, assigned now if it had none ({@code pg_current_xact_id()}). */
     long transactionId() {
         try (Statement s = connection.createStatement();
              ResultSet rs = s.executeQuery("SELECT pg_current_xact_id()::text::bigint")) {

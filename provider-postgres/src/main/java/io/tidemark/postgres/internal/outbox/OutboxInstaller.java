@@ -34,8 +34,8 @@ public final class OutboxInstaller {
         // The table may be gone already; its triggers went with it.
         sql.append("DO $uninstall$ BEGIN\n  IF to_regclass(").append(io.tidemark.sync.sql.PgName.literal(table))
                 .append(") IS NOT NULL THEN\n");
-        for (String trigger : new String[] {names.insertTrigger(), names.updateTrigger(), names.updateNotifyTrigger(),
-                names.deleteTrigger(), names.truncateTrigger()}) {
+        for (String trigger : new String[] {names.insertTrigger(), names.updateTrigger(), names.deleteTrigger(),
+                names.truncateTrigger()}) {
             sql.append("    DROP TRIGGER IF EXISTS ").append(io.tidemark.sync.sql.PgName.quote(trigger))
                     .append(" ON ").append(table).append(";\n");
         }
@@ -44,6 +44,7 @@ public final class OutboxInstaller {
                 .append("DROP FUNCTION IF EXISTS ").append(names.requestFunction().quoted()).append("(json);\n")
                 .append("DROP FUNCTION IF EXISTS ").append(names.trimFunction().quoted()).append("(bigint, integer);\n")
                 .append("DROP FUNCTION IF EXISTS ").append(names.captureFunction().quoted()).append("();\n")
+                .append("DROP VIEW IF EXISTS ").append(names.guardView().quoted()).append(";\n")
                 .append("DROP TABLE IF EXISTS ").append(names.state().quoted()).append(";\n")
                 .append("DROP TABLE IF EXISTS ").append(names.outbox().quoted()).append(";\n");
         inTransaction(dataSource, "uninstall the outbox of " + names.table(), connection -> {

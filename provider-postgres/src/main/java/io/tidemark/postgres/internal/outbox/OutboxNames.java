@@ -11,8 +11,8 @@ import io.tidemark.sync.sql.PgName;
  *
  * <p>Defaults for {@code public.items}: outbox {@code public.items_outbox}, and, named after the outbox,
  * {@code items_outbox_state}, {@code items_outbox_capture()}, {@code items_outbox_request(json)},
- * {@code items_outbox_trim()}, the triggers
- * {@code items_outbox_insert|update|update_notify|delete|truncate} and the primary key
+ * {@code items_outbox_trim()}, the view {@code items_outbox_columns}, the triggers
+ * {@code items_outbox_insert|update|delete|truncate} and the primary key
  * {@code items_outbox_pkey}; the change function {@code public.items_changes(json)}.
  */
 public final class OutboxNames {
@@ -27,7 +27,7 @@ public final class OutboxNames {
     private final String primaryKey;
     private final String insertTrigger;
     private final String updateTrigger;
-    private final String updateNotifyTrigger;
+    private final PgName guardView;
     private final String deleteTrigger;
     private final String truncateTrigger;
 
@@ -44,7 +44,7 @@ public final class OutboxNames {
         this.primaryKey = derivedPart(base, "_pkey");
         this.insertTrigger = derivedPart(base, "_insert");
         this.updateTrigger = derivedPart(base, "_update");
-        this.updateNotifyTrigger = derivedPart(base, "_update_notify");
+        this.guardView = derived(schema, base, "_columns");
         this.deleteTrigger = derivedPart(base, "_delete");
         this.truncateTrigger = derivedPart(base, "_truncate");
     }
@@ -124,8 +124,9 @@ public final class OutboxNames {
         return updateTrigger;
     }
 
-    public String updateNotifyTrigger() {
-        return updateNotifyTrigger;
+    /** A view over the captured columns, so that PostgreSQL refuses to drop one of them while it is captured. */
+    public PgName guardView() {
+        return guardView;
     }
 
     public String deleteTrigger() {

@@ -20,9 +20,8 @@ import java.util.stream.Collectors;
  *       function returns only versions below the transaction horizon, so a stored watermark can never pass a
  *       change that is still to come (the in-flight gap of the reference function cannot happen), and changes
  *       of one row keep their commit order;</li>
- *   <li>INSERT and DELETE are captured by statement triggers over transition tables (one INSERT into the outbox
- *       per statement); UPDATE by a row trigger whose WHEN clause skips no-op updates before any PL/pgSQL runs
- *       (measured faster than a statement trigger for single-row updates, as fast for bulk ones);</li>
+ *   <li>INSERT, UPDATE and DELETE are captured by statement triggers over transition tables: one INSERT into the
+ *       outbox per statement (measured against row triggers, see benchmarks/README-outbox.md);</li>
  *   <li>each change is stored as the JSON element the change function returns, so reading is an index range
  *       scan and one aggregate.</li>
  * </ul>
@@ -236,32 +235,38 @@ public final class OutboxScript {
                             {{notify}}
                         END IF;
 
-                    ELSIF TG_OP = 'UPDATE' AND TG_LEVEL = 'ROW' THEN
-                        -- The trigger's WHEN clause already skipped updates that changed no captured column.
-                        IF {{key_changed}} THEN
-                            -- A new key is another row: the old key is deleted, the new one inserted.
-                            INSERT INTO {{outbox}} (version, xact_id, operation, change)
-                            SELECT c."$version", pg_current_xact_id(), 'D', row_to_json(c)
-                              FROM (SELECT 'D' AS "$operation",
-                                           {{version}} AS "$version",
-                                           {{old_key_columns}}) AS c;
-                            INSERT INTO {{outbox}} (version, xact_id, operation, change)
-                            SELECT c."$version", pg_current_xact_id(), 'I', row_to_json(c)
-                              FROM (SELECT 'I' AS "$operation",
-                                           {{version}} AS "$version",
-                                           {{new_columns}}) AS c;
-                        ELSE
-                            INSERT INTO {{outbox}} (version, xact_id, operation, change)
-                            SELECT c."$version", pg_current_xact_id(), 'U', row_to_json(c)
-                              FROM (SELECT 'U' AS "$operation",
-                                           {{version}} AS "$version",
-                                           {{changed_names}} AS "$changed",
-                                           {{new_columns}}) AS c;
-                        END IF;
-
                     ELSIF TG_OP = 'UPDATE' THEN
-                        -- The statement-level companion of the row trigger: one wake-up per UPDATE statement.
-                        {{notify}}
+                        -- Old and new rows are paired by key (compared as text). A key that stays is an update when a
+                        -- captured column's text changed (never an error, whatever the type; an update that changes
+                        -- nothing is skipped); a key that goes is a delete, a key that appears an insert.
+                        INSERT INTO {{outbox}} (version, xact_id, operation, change)
+                        SELECT v.version, v.xact_id, k.operation, d.change
+                          FROM (SELECT pg_current_xact_id() AS xact_id,
+                                       {{version}} AS version) AS v,
+                               old_rows AS o FULL JOIN new_rows AS n ON {{key_join}},
+                               LATERAL (SELECT CASE WHEN {{new_key_null}} THEN 'D'
+                                                    WHEN {{old_key_null}} THEN 'I'
+                                                    ELSE 'U' END AS operation) AS k,
+                               LATERAL (SELECT {{changed_names}} AS changed) AS ch,
+                               LATERAL (SELECT CASE k.operation
+                                   WHEN 'D' THEN (SELECT row_to_json(c)
+                                                    FROM (SELECT 'D' AS "$operation",
+                                                                 v.version AS "$version",
+                                                                 {{old_key_columns}}) AS c)
+                                   WHEN 'I' THEN (SELECT row_to_json(c)
+                                                    FROM (SELECT 'I' AS "$operation",
+                                                                 v.version AS "$version",
+                                                                 {{new_columns}}) AS c)
+                                   ELSE (SELECT row_to_json(c)
+                                           FROM (SELECT 'U' AS "$operation",
+                                                        v.version AS "$version",
+                                                        ch.changed AS "$changed",
+                                                        {{new_columns_u}}) AS c)
+                                   END AS change) AS d
+                         WHERE k.operation <> 'U' OR cardinality(ch.changed) > 0;
+                        IF FOUND THEN
+                            {{notify}}
+                        END IF;
 
                     ELSIF TG_OP = 'DELETE' THEN
                         -- The key of every deleted row, with one INSERT per statement.
@@ -292,10 +297,14 @@ public final class OutboxScript {
                 .with("version", VERSION_EXPRESSION)
                 .with("inserted_columns", projection(shape.columns(), "r", 31))
                 .with("notify", notifyStatement())
-                .with("key_changed", anyDistinct(shape.key(), "\n           OR "))
-                .with("old_key_columns", projection(shape.key(), "OLD", 27))
-                .with("new_columns", projection(shape.columns(), "NEW", 27))
-                .with("changed_names", changedNames(shape.nonKeyColumns(), 27))
+                .with("key_join", shape.key().stream().map(k -> "(n." + k.quotedName() + ")::text = (o."
+                        + k.quotedName() + ")::text").collect(Collectors.joining(" AND ")))
+                .with("new_key_null", "n." + shape.key().get(0).quotedName() + " IS NULL")
+                .with("old_key_null", "o." + shape.key().get(0).quotedName() + " IS NULL")
+                .with("changed_names", changedNames(shape.nonKeyColumns(), 32))
+                .with("old_key_columns", projection(shape.key(), "o", 49))
+                .with("new_columns", projection(shape.columns(), "n", 49))
+                .with("new_columns_u", projection(shape.columns(), "n", 40))
                 .with("deleted_key_columns", projection(shape.key(), "r", 31))
                 .with("truncate", truncateBranch())
                 .with("capture_comment", PgName.literal("Tidemark: captures changes of " + names.table()
@@ -342,26 +351,18 @@ public final class OutboxScript {
     }
 
     private String triggers() {
-        String notifyTrigger = channel == null
-                ? "DROP TRIGGER IF EXISTS {{update_notify}} ON {{table}};\n"
-                : """
-                CREATE OR REPLACE TRIGGER {{update_notify}}
-                    AFTER UPDATE ON {{table}}
-                    FOR EACH STATEMENT EXECUTE FUNCTION {{capture}}();
-                """;
         return SqlTemplate.of("""
                 -- Triggers: CREATE TRIGGER waits for the writers of {{table_text}} to finish, so once they exist
-                -- every later change is captured.
+                -- every later change is captured. All are statement triggers over transition tables: one INSERT
+                -- into the outbox per statement (measured: see benchmarks/README-outbox.md).
                 CREATE OR REPLACE TRIGGER {{insert}}
                     AFTER INSERT ON {{table}}
                     REFERENCING NEW TABLE AS inserted
                     FOR EACH STATEMENT EXECUTE FUNCTION {{capture}}();
                 CREATE OR REPLACE TRIGGER {{update}}
                     AFTER UPDATE ON {{table}}
-                    FOR EACH ROW
-                    WHEN ({{any_changed}})
-                    EXECUTE FUNCTION {{capture}}();
-                """ + notifyTrigger + """
+                    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+                    FOR EACH STATEMENT EXECUTE FUNCTION {{capture}}();
                 CREATE OR REPLACE TRIGGER {{delete}}
                     AFTER DELETE ON {{table}}
                     REFERENCING OLD TABLE AS deleted
@@ -369,16 +370,29 @@ public final class OutboxScript {
                 CREATE OR REPLACE TRIGGER {{truncate}}
                     BEFORE TRUNCATE ON {{table}}
                     FOR EACH STATEMENT EXECUTE FUNCTION {{capture}}();
+
+                -- The captured columns, as a view: dropping one of them, or changing its type, now fails with a
+                -- message naming this view, instead of succeeding and making every write to the table fail. Re-run
+                -- this script for the new shape in the same migration (see the README).
+                DROP VIEW IF EXISTS {{guard}};
+                CREATE VIEW {{guard}} AS
+                    SELECT {{guard_columns}}
+                      FROM ONLY {{table}} AS t
+                     WHERE false;
+                COMMENT ON VIEW {{guard}} IS {{guard_comment}};
                 """)
                 .with("table_text", comment(names.table().toString()))
                 .with("table", names.table().quoted())
                 .with("capture", names.captureFunction().quoted())
                 .with("insert", PgName.quote(names.insertTrigger()))
                 .with("update", PgName.quote(names.updateTrigger()))
-                .with("update_notify", PgName.quote(names.updateNotifyTrigger()))
-                .with("any_changed", anyDistinct(shape.columns(), "\n          OR "))
                 .with("delete", PgName.quote(names.deleteTrigger()))
                 .with("truncate", PgName.quote(names.truncateTrigger()))
+                .with("guard", names.guardView().quoted())
+                .with("guard_columns", shape.columns().stream().map(c -> "t." + c.quotedName())
+                        .collect(Collectors.joining(",\n" + " ".repeat(11))))
+                .with("guard_comment", PgName.literal("Tidemark: the columns " + names.outbox()
+                        + " captures from " + names.table() + ". Keeps them from being dropped while captured."))
                 .render();
     }
 
@@ -607,13 +621,6 @@ public final class OutboxScript {
                 .collect(Collectors.joining(",\n" + " ".repeat(indent)));
     }
 
-    /** The text forms of OLD and NEW differ for at least one of the columns (never an error, whatever the type). */
-    private static String anyDistinct(List<OutboxColumn> columns, String separator) {
-        return columns.stream()
-                .map(c -> "(OLD." + c.quotedName() + ")::text IS DISTINCT FROM (NEW." + c.quotedName() + ")::text")
-                .collect(Collectors.joining(separator));
-    }
-
     /**
      * {@code $changed}: the payload keys of the non-key columns whose text form changed, in payload order
      * (one {@code CASE} per column; an update reaching this code changed at least one of them).
@@ -624,7 +631,7 @@ public final class OutboxScript {
         }
         String pad = " ".repeat(indent);
         return "array_remove(ARRAY[\n" + columns.stream()
-                .map(c -> pad + "    CASE WHEN (OLD." + c.quotedName() + ")::text IS DISTINCT FROM (NEW."
+                .map(c -> pad + "    CASE WHEN (o." + c.quotedName() + ")::text IS DISTINCT FROM (n."
                         + c.quotedName() + ")::text\n" + pad + "         THEN " + PgName.literal(c.payloadKey())
                         + " END")
                 .collect(Collectors.joining(",\n")) + "\n" + pad + "], NULL)";
