@@ -190,7 +190,7 @@ BEGIN
         END IF;
 
     ELSIF TG_OP = 'TRUNCATE' THEN
-        -- TruncatePolicy.REFUSE: a truncate fires no row trigger; refuse it rather than lose it.
+        -- TruncatePolicy.REFUSE: a truncate fires no DELETE trigger; refuse it rather than lose it.
         RAISE EXCEPTION 'TRUNCATE of % is refused: it would bypass the capture into %', 'sales.items', 'sales.items_outbox'
             USING ERRCODE = 'feature_not_supported',
                   HINT = 'Use DELETE (captured as deletes), or install the outbox with TruncatePolicy.RECORD_DELETES.';

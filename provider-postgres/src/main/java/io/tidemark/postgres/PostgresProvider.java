@@ -243,22 +243,22 @@ public final class PostgresProvider implements ChangeProvider {
          * default one minute. Zero reports at the first poll that sees changes held back.
          */
         public Builder horizonWarningAfter(Duration threshold) {
-            if (threshold == null || threshold.isNegative()) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
-                        "horizonWarningAfter must be zero or positive, got " + threshold);
-            }
-            this.horizonWarningAfter = threshold;
+            this.horizonWarningAfter = notNegative("horizonWarningAfter", threshold);
             return this;
         }
 
         /** The least time between two {@code pg_stat_activity} look-ups for one object; default 30 seconds. */
         public Builder horizonCheckInterval(Duration interval) {
-            if (interval == null || interval.isNegative()) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
-                        "horizonCheckInterval must be zero or positive, got " + interval);
-            }
-            this.horizonCheckInterval = interval;
+            this.horizonCheckInterval = notNegative("horizonCheckInterval", interval);
             return this;
+        }
+
+        private static Duration notNegative(String what, Duration value) {
+            if (value == null || value.isNegative()) {
+                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
+                        what + " must be zero or positive, got " + value);
+            }
+            return value;
         }
 
         /** The clock the horizon diagnostics measure time with; the system UTC clock unless set. */

@@ -1,7 +1,7 @@
 package io.tidemark.postgres;
 
 /**
- * What the outbox does when the tracked table is truncated. A {@code TRUNCATE} fires no row trigger, so it
+ * What the outbox does when the tracked table is truncated. A {@code TRUNCATE} fires no DELETE trigger, so it
  * has to be handled on purpose: it is never silently lost.
  */
 public enum TruncatePolicy {

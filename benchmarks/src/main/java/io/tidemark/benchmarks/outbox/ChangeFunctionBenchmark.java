@@ -110,26 +110,13 @@ public final class ChangeFunctionBenchmark {
                 }
             }
             double ref = BenchDb.median(referenceRates);
-            double ours = BenchDb.median(tidemarkRates);
-            System.out.printf(Locale.ROOT, "%nReading %,d changes in one call, median of %d runs (after 2 warm-ups):%n",
-                    changes, runs);
-            System.out.printf(Locale.ROOT, "  reference  %,10.0f changes/s   (%.1f MB of JSON)   runs %s%n", ref,
-                    sizes[0] / 1e6, format(referenceRates));
-            System.out.printf(Locale.ROOT, "  tidemark   %,10.0f changes/s   (%.1f MB of JSON)   runs %s%n", ours,
-                    sizes[1] / 1e6, format(tidemarkRates));
-            System.out.printf(Locale.ROOT, "  ratio tidemark / reference: %.2fx%n", ours / ref);
-            double refServer = BenchDb.median(referenceServer);
-            double oursServer = BenchDb.median(tidemarkServer);
+            System.out.printf(Locale.ROOT, "%nReading %,d changes in one call, median of %d runs (after 2 warm-ups;"
+                    + " reference %.1f MB of JSON, Tidemark %.1f MB):%n", changes, runs, sizes[0] / 1e6, sizes[1] / 1e6);
+            compare("%,10.0f changes/s", referenceRates, tidemarkRates, true);
             System.out.printf(Locale.ROOT, "%nThe same calls with only the answer's length sent back (the database's work alone):%n");
-            System.out.printf(Locale.ROOT, "  reference  %,10.0f changes/s   runs %s%n", refServer, format(referenceServer));
-            System.out.printf(Locale.ROOT, "  tidemark   %,10.0f changes/s   runs %s%n", oursServer, format(tidemarkServer));
-            System.out.printf(Locale.ROOT, "  ratio tidemark / reference: %.2fx%n", oursServer / refServer);
-            double refCpu = BenchDb.median(referenceCpu);
-            double oursCpu = BenchDb.median(tidemarkCpu);
+            compare("%,10.0f changes/s", referenceServer, tidemarkServer, true);
             System.out.printf(Locale.ROOT, "%nCPU time of the database process for those calls (10 ms resolution):%n");
-            System.out.printf(Locale.ROOT, "  reference  %6.0f ms   runs %s%n", refCpu, format(referenceCpu));
-            System.out.printf(Locale.ROOT, "  tidemark   %6.0f ms   runs %s%n", oursCpu, format(tidemarkCpu));
-            System.out.printf(Locale.ROOT, "  ratio reference / tidemark: %.2fx%n", refCpu / oursCpu);
+            double refCpu = compare("%,10.0f ms", referenceCpu, tidemarkCpu, false);
             System.out.printf(Locale.ROOT, "%nTidemark read in pages of maxRows 10,000: %,10.0f changes/s   runs %s%n",
                     BenchDb.median(pagedRates), format(pagedRates));
             System.out.printf(Locale.ROOT, "Not shipped, for comparison: the same outbox answering as text:%n");
@@ -294,6 +281,20 @@ public final class ChangeFunctionBenchmark {
             }
         }
         return new long[] {version, count};
+    }
+
+    /**
+     * Prints the medians and runs of both, and the ratio in Tidemark's favour; returns the reference's median.
+     *
+     * @param higherIsBetter true for rates, false for costs
+     */
+    private static double compare(String unit, List<Double> reference, List<Double> tidemark, boolean higherIsBetter) {
+        double ref = BenchDb.median(reference);
+        double ours = BenchDb.median(tidemark);
+        System.out.printf(Locale.ROOT, "  reference  " + unit + "   runs %s%n", ref, format(reference));
+        System.out.printf(Locale.ROOT, "  tidemark   " + unit + "   runs %s%n", ours, format(tidemark));
+        System.out.printf(Locale.ROOT, "  Tidemark's advantage: %.2fx%n", higherIsBetter ? ours / ref : ref / ours);
+        return ref;
     }
 
     private static String format(List<Double> rates) {

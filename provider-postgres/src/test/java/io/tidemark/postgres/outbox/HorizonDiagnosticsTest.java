@@ -14,10 +14,8 @@ import io.tidemark.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
-import java.io.PrintWriter;
-import java.sql.Connection;
-import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -25,7 +23,6 @@ import java.time.ZoneOffset;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -67,59 +64,22 @@ class HorizonDiagnosticsTest {
     }
 
     /** Counts the connections the provider takes: one per change-function call, one per pg_stat_activity look-up. */
-    private static final class CountingDataSource implements DataSource {
-        private final DataSource delegate;
+    private static final class CountingDataSource {
         final AtomicInteger connections = new AtomicInteger();
+        final DataSource dataSource;
 
         CountingDataSource(DataSource delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public Connection getConnection() throws SQLException {
-            connections.incrementAndGet();
-            return delegate.getConnection();
-        }
-
-        @Override
-        public Connection getConnection(String user, String password) throws SQLException {
-            connections.incrementAndGet();
-            return delegate.getConnection(user, password);
-        }
-
-        @Override
-        public PrintWriter getLogWriter() throws SQLException {
-            return delegate.getLogWriter();
-        }
-
-        @Override
-        public void setLogWriter(PrintWriter out) throws SQLException {
-            delegate.setLogWriter(out);
-        }
-
-        @Override
-        public void setLoginTimeout(int seconds) throws SQLException {
-            delegate.setLoginTimeout(seconds);
-        }
-
-        @Override
-        public int getLoginTimeout() throws SQLException {
-            return delegate.getLoginTimeout();
-        }
-
-        @Override
-        public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-            return delegate.getParentLogger();
-        }
-
-        @Override
-        public <T> T unwrap(Class<T> iface) throws SQLException {
-            return delegate.unwrap(iface);
-        }
-
-        @Override
-        public boolean isWrapperFor(Class<?> iface) throws SQLException {
-            return delegate.isWrapperFor(iface);
+            this.dataSource = (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(),
+                    new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+                        if (method.getName().equals("getConnection")) {
+                            connections.incrementAndGet();
+                        }
+                        try {
+                            return method.invoke(delegate, args);
+                        } catch (InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    });
         }
     }
 
@@ -144,7 +104,7 @@ class HorizonDiagnosticsTest {
         List<Diagnostic> heard = new CopyOnWriteArrayList<>();
         SyncEngine engine = SyncEngine.builder()
                 .name(prefix)
-                .provider(PostgresProvider.builder(counted).listen(false).clock(clock)
+                .provider(PostgresProvider.builder(counted.dataSource).listen(false).clock(clock)
                         .horizonWarningAfter(threshold).horizonCheckInterval(checkInterval).build())
                 .watermarks(WatermarkStore.inMemory())
                 .track(t.outbox.track("Items").initialSync(InitialSync.INCREMENTAL))

@@ -1,6 +1,5 @@
 package io.tidemark.postgres.outbox;
 
-import io.tidemark.postgres.PostgresProvider;
 import io.tidemark.sync.Change;
 import io.tidemark.sync.ChangeBatch;
 import io.tidemark.sync.InitialSync;
@@ -32,12 +31,8 @@ class OutboxEngineTest {
     }
 
     private SyncEngine engine(String name, TrackedObject object, RecordingDestination out) {
-        return SyncEngine.builder()
-                .name(name)
-                .provider(PostgresProvider.builder(database.dataSource()).listen(false).build())
-                .watermarks(JdbcWatermarkStore.create(database.dataSource()))
+        return OutboxTables.engine(database, name, JdbcWatermarkStore.create(database.dataSource()), out)
                 .track(object)
-                .destination("out", out)
                 .build();
     }
 

@@ -3,6 +3,10 @@ package io.tidemark.postgres.outbox;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tidemark.postgres.PostgresOutbox;
+import io.tidemark.postgres.PostgresProvider;
+import io.tidemark.sync.SyncEngine;
+import io.tidemark.sync.spi.WatermarkStore;
+import io.tidemark.testing.RecordingDestination;
 import io.tidemark.testing.TestDatabase;
 
 import javax.sql.DataSource;
@@ -55,6 +59,16 @@ final class OutboxTables {
 
     DataSource dataSource() {
         return database.dataSource();
+    }
+
+    /** An engine over the test database that polls only when told (no LISTEN), for tests that drive the cycles. */
+    static SyncEngine.Builder engine(TestDatabase database, String name, WatermarkStore store,
+                                     RecordingDestination out) {
+        return SyncEngine.builder()
+                .name(name)
+                .provider(PostgresProvider.builder(database.dataSource()).listen(false).build())
+                .watermarks(store)
+                .destination("out", out);
     }
 
     void execute(String sql) {

@@ -1,6 +1,5 @@
 package io.tidemark.postgres.outbox;
 
-import io.tidemark.postgres.PostgresProvider;
 import io.tidemark.postgres.TrimResult;
 import io.tidemark.sync.ChangeBatch;
 import io.tidemark.sync.InitialSync;
@@ -35,9 +34,7 @@ class TrimTest {
     }
 
     private SyncEngine engine(String name, WatermarkStore store, RecordingDestination out, TrackedObject... objects) {
-        SyncEngine.Builder b = SyncEngine.builder().name(name)
-                .provider(PostgresProvider.builder(database.dataSource()).listen(false).build())
-                .watermarks(store).destination("out", out);
+        SyncEngine.Builder b = OutboxTables.engine(database, name, store, out);
         for (TrackedObject o : objects) {
             b.track(o);
         }

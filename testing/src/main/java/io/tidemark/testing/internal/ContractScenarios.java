@@ -159,19 +159,27 @@ public final class ContractScenarios {
         run.reader.pollUntilQuiet(null);
     }
 
-    private void basicOrder(Run run) {
+    /** Seeds, applies the actions to a new key one transaction each, polls until quiet: the key's changes. */
+    private List<Change> changesAfter(Run run, String names, ContractScenarios.Action... actions) {
         run.reader.seed();
         Object key = run.key();
         ContractSession writer = run.writer();
-        writer.run("insert", setup.insert(), key);
-        writer.run("update", setup.update(), key);
-        writer.run("delete", setup.delete(), key);
-        List<Change> changes = of(run.reader.pollUntilQuiet(null), key);
-
-        if (changes.size() != 3) {
-            throw new ContractClient.Violation("expected 3 changes of key " + key + " (insert, update, delete), got "
-                    + changes.size() + ": " + changes);
+        String[] labels = names.split(", ");
+        for (int i = 0; i < actions.length; i++) {
+            writer.run(labels[i], actions[i], key);
         }
+        List<Change> changes = of(run.reader.pollUntilQuiet(null), key);
+        if (changes.size() != actions.length) {
+            throw new ContractClient.Violation("expected " + actions.length + " changes of key " + key + " (" + names
+                    + "), got " + changes.size() + ": " + changes);
+        }
+        return changes;
+    }
+
+    private void basicOrder(Run run) {
+        List<Change> changes = changesAfter(run, "insert, update, delete", setup.insert(), setup.update(),
+                setup.delete());
+        Object key = changes.get(0).field(setup.keyField()).map(com.fasterxml.jackson.databind.JsonNode::asText).orElse("?");
         expectOperations(changes, key, Operation.INSERT, Operation.UPDATE, Operation.DELETE);
         long previous = Long.MIN_VALUE;
         for (Change c : changes) {
@@ -203,17 +211,8 @@ public final class ContractScenarios {
     }
 
     private void nullClear(Run run) {
-        run.reader.seed();
-        Object key = run.key();
-        ContractSession writer = run.writer();
-        writer.run("insert", setup.insert(), key);
-        writer.run("update", setup.update(), key);
-        writer.run("clear", setup.clear(), key);
-        List<Change> changes = of(run.reader.pollUntilQuiet(null), key);
-        if (changes.size() != 3) {
-            throw new ContractClient.Violation("expected 3 changes of key " + key + " (insert, update, clear), got "
-                    + changes.size() + ": " + changes);
-        }
+        List<Change> changes = changesAfter(run, "insert, update, clear", setup.insert(), setup.update(),
+                setup.clear());
         String field = setup.clearedField();
         Change.ColumnState untouched = changes.get(1).columnState(field);
         Change.ColumnState cleared = changes.get(2).columnState(field);

@@ -223,17 +223,7 @@ public final class OutboxScript {
                 BEGIN
                     IF TG_OP = 'INSERT' THEN
                         -- Every inserted row, with one INSERT per statement.
-                        INSERT INTO {{outbox}} (version, xact_id, operation, change)
-                        SELECT v.version, v.xact_id, 'I', row_to_json(c)
-                          FROM (SELECT pg_current_xact_id() AS xact_id,
-                                       {{version}} AS version) AS v,
-                               inserted AS r,
-                               LATERAL (SELECT 'I' AS "$operation",
-                                               v.version AS "$version",
-                                               {{inserted_columns}}) AS c;
-                        IF FOUND THEN
-                            {{notify}}
-                        END IF;
+                {{insert_rows}}
 
                     ELSIF TG_OP = 'UPDATE' THEN
                         -- Old and new rows are paired by key (compared as text). A key that stays is an update when a
@@ -270,17 +260,7 @@ public final class OutboxScript {
 
                     ELSIF TG_OP = 'DELETE' THEN
                         -- The key of every deleted row, with one INSERT per statement.
-                        INSERT INTO {{outbox}} (version, xact_id, operation, change)
-                        SELECT v.version, v.xact_id, 'D', row_to_json(c)
-                          FROM (SELECT pg_current_xact_id() AS xact_id,
-                                       {{version}} AS version) AS v,
-                               deleted AS r,
-                               LATERAL (SELECT 'D' AS "$operation",
-                                               v.version AS "$version",
-                                               {{deleted_key_columns}}) AS c;
-                        IF FOUND THEN
-                            {{notify}}
-                        END IF;
+                {{delete_rows}}
 
                     ELSIF TG_OP = 'TRUNCATE' THEN
                 {{truncate}}
@@ -295,7 +275,7 @@ public final class OutboxScript {
                 .with("settings", PINNED_SETTINGS)
                 .with("outbox", names.outbox().quoted())
                 .with("version", VERSION_EXPRESSION)
-                .with("inserted_columns", projection(shape.columns(), "r", 31))
+                .with("insert_rows", rowsCapture("I", "inserted", shape.columns()))
                 .with("notify", notifyStatement())
                 .with("key_join", shape.key().stream().map(k -> "(n." + k.quotedName() + ")::text = (o."
                         + k.quotedName() + ")::text").collect(Collectors.joining(" AND ")))
@@ -305,49 +285,57 @@ public final class OutboxScript {
                 .with("old_key_columns", projection(shape.key(), "o", 49))
                 .with("new_columns", projection(shape.columns(), "n", 49))
                 .with("new_columns_u", projection(shape.columns(), "n", 40))
-                .with("deleted_key_columns", projection(shape.key(), "r", 31))
+                .with("delete_rows", rowsCapture("D", "deleted", shape.key()))
                 .with("truncate", truncateBranch())
                 .with("capture_comment", PgName.literal("Tidemark: captures changes of " + names.table()
                         + " into " + names.outbox() + "."))
                 .render();
     }
 
-    /** The TRUNCATE branch of the capture function, indented to sit inside it. */
-    private String truncateBranch() {
-        return truncateStatements().lines().map(line -> line.isEmpty() ? line : "        " + line)
-                .collect(Collectors.joining("\n"));
+    /**
+     * One INSERT into the outbox of every row of {@code source} (a transition table, or the table itself before a
+     * truncate), all with the statement's version, then a notification if there were any. Rendered at the
+     * indentation of an IF branch of the capture function (never re-indented afterwards: a quoted identifier may
+     * hold a line break).
+     */
+    private String rowsCapture(String operation, String source, List<OutboxColumn> columns) {
+        return SqlTemplate.of("""
+                        INSERT INTO {{outbox}} (version, xact_id, operation, change)
+                        SELECT v.version, v.xact_id, '{{operation}}', row_to_json(c)
+                          FROM (SELECT pg_current_xact_id() AS xact_id,
+                                       {{version}} AS version) AS v,
+                               {{source}} AS r,
+                               LATERAL (SELECT '{{operation}}' AS "$operation",
+                                               v.version AS "$version",
+                                               {{columns}}) AS c;
+                        IF FOUND THEN
+                            {{notify}}
+                        END IF;\
+                """)
+                .with("outbox", names.outbox().quoted())
+                .with("operation", operation)
+                .with("version", VERSION_EXPRESSION)
+                .with("source", source)
+                .with("columns", projection(columns, "r", 31))
+                .with("notify", notifyStatement())
+                .render();
     }
 
-    private String truncateStatements() {
+    /** The TRUNCATE branch of the capture function. */
+    private String truncateBranch() {
         if (truncate == TruncatePolicy.REFUSE) {
             return SqlTemplate.of("""
-                            -- TruncatePolicy.REFUSE: a truncate fires no row trigger; refuse it rather than lose it.
+                            -- TruncatePolicy.REFUSE: a truncate fires no DELETE trigger; refuse it rather than lose it.
                             RAISE EXCEPTION 'TRUNCATE of % is refused: it would bypass the capture into %', {{table}}, {{outbox}}
                                 USING ERRCODE = 'feature_not_supported',
-                                      HINT = 'Use DELETE (captured as deletes), or install the outbox with TruncatePolicy.RECORD_DELETES.';""")
+                                      HINT = 'Use DELETE (captured as deletes), or install the outbox with TruncatePolicy.RECORD_DELETES.';\
+                    """)
                     .with("table", PgName.literal(names.table().toString()))
                     .with("outbox", PgName.literal(names.outbox().toString()))
                     .render();
         }
-        return SqlTemplate.of("""
-                        -- TruncatePolicy.RECORD_DELETES: the key of every row, read before the table is emptied.
-                        INSERT INTO {{outbox}} (version, xact_id, operation, change)
-                        SELECT v.version, v.xact_id, 'D', row_to_json(c)
-                          FROM (SELECT pg_current_xact_id() AS xact_id,
-                                       {{version}} AS version) AS v,
-                               ONLY {{table}} AS r,
-                               LATERAL (SELECT 'D' AS "$operation",
-                                               v.version AS "$version",
-                                               {{key_columns}}) AS c;
-                        IF FOUND THEN
-                            {{notify}}
-                        END IF;""")
-                .with("outbox", names.outbox().quoted())
-                .with("version", VERSION_EXPRESSION)
-                .with("table", names.table().quoted())
-                .with("key_columns", projection(shape.key(), "r", 23))
-                .with("notify", notifyStatement())
-                .render();
+        return "        -- TruncatePolicy.RECORD_DELETES: the key of every row, read before the table is emptied.\n"
+                + rowsCapture("D", "ONLY " + names.table().quoted(), shape.key());
     }
 
     private String triggers() {
