@@ -74,8 +74,8 @@ public final class ContractScenarios {
                         this::nullClear),
                 new Definition("seed", "Seed returns no rows and a version from which nothing is missed", this::seed),
                 new Definition("monotonic", "The stored version never goes down", this::monotonic),
-                new Definition("in-flight-interleaving", "A transaction that takes its id first and commits last"
-                        + " is not skipped (DESIGN.md)", this::inFlightInterleaving),
+                new Definition("in-flight-interleaving", "A change captured first but committed last is not"
+                        + " skipped (DESIGN.md)", this::inFlightInterleaving),
                 new Definition("same-row-order", "Changes of one row come in commit order, not transaction-id order",
                         this::sameRowOrder),
                 new Definition("max-rows", "Paging with maxRows loses nothing, even inside a multi-row transaction",
@@ -264,8 +264,8 @@ public final class ContractScenarios {
         Object keyOfT = run.key();
         Object keyOfU = run.key();
 
-        u.takeTransactionId();                   // 1. U takes its id first
-        t.run("insert", setup.insert(), keyOfT); // 2. T writes first (its change is captured first); T stays open
+        u.takeTransactionId();                   // 1. U takes its transaction id first
+        t.run("insert", setup.insert(), keyOfT); // 2. T's change is captured first; T stays open
         long xidOfT = t.transactionId();
         u.run("insert", setup.insert(), keyOfU); // 3. U writes and commits
         u.commit();
@@ -278,10 +278,10 @@ public final class ContractScenarios {
             throw new ContractClient.Violation("the change of key " + keyOfU + " (committed first) was never reported");
         }
         if (of(seen, keyOfT).isEmpty()) {
-            throw new ContractClient.Violation("the change of key " + keyOfT + ", made by transaction " + xidOfT
-                    + " that took its id first but committed last, was never reported: the stored version had moved"
-                    + " to " + watermarkWhileOpen + " while it was still open. Filter by the transaction horizon AND"
-                    + " take the version from the writing transaction (see DESIGN.md, the in-flight transaction gap).");
+            throw new ContractClient.Violation("the change of key " + keyOfT + ", captured first but committed last"
+                    + " (by transaction " + xidOfT + "), was never reported: the stored version had moved to "
+                    + watermarkWhileOpen + " while it was still open. Filter by the transaction horizon AND take the"
+                    + " version from the writing transaction (see DESIGN.md, the in-flight transaction gap).");
         }
     }
 
