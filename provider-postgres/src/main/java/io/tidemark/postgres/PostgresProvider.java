@@ -1,6 +1,11 @@
 package io.tidemark.postgres;
 
 import io.tidemark.postgres.internal.PostgresErrors;
+import io.tidemark.postgres.internal.horizon.HorizonHolder;
+import io.tidemark.postgres.internal.horizon.HorizonWatch;
+import io.tidemark.postgres.internal.horizon.ResponseHints;
+import io.tidemark.postgres.internal.listen.NotificationListener;
+import io.tidemark.sync.Diagnostic;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
@@ -15,15 +20,20 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 /**
- * Calls PostgreSQL change functions: {@code SELECT <function>(?::json)}, the request bound as a parameter.
+ * Calls PostgreSQL change functions: {@code SELECT <function>(?::json)}, the request bound as a parameter; wakes
+ * objects when their changes are committed; and names the transaction that holds changes back.
  *
  * <p>The function must be a FUNCTION (a PROCEDURE cannot return a value) taking one {@code json} argument and
  * returning {@code json}, {@code jsonb} or {@code text}. Its name is checked and quoted before any SQL runs;
@@ -36,19 +46,42 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>PostgreSQL has no server-side equivalent of Change Tracking's current version, so an
  * {@link io.tidemark.sync.InitialSync#INCREMENTAL} object is seeded by calling the function with
  * {@code mode: "seed"}.
+ *
+ * <p><b>Wake-up.</b> While an engine runs, the provider LISTENs on one dedicated connection (channel
+ * {@value PostgresOutbox#DEFAULT_CHANNEL} unless configured) and polls an object as soon as a notification names its
+ * function, as {@link PostgresOutbox}'s capture does on commit; the poll interval stays the safety net. The
+ * connection is held for as long as the engine runs (count it in a pool's size); {@code listen(false)} turns this
+ * off.
+ *
+ * <p><b>Horizon diagnostics.</b> A change function may report {@code Metadata.Outbox.Horizon} and
+ * {@code HeldBack} (the generated one does). When the same horizon has held committed changes back for
+ * {@link Builder#horizonWarningAfter}, the provider looks the holding transaction up in {@code pg_stat_activity}
+ * and reports it (pid, application, state, transaction age, query start) as a {@code HORIZON_HELD_BACK} diagnostic,
+ * at most once per {@link Builder#horizonCheckInterval}; nothing is queried while the horizon moves on.
  */
 public final class PostgresProvider implements ChangeProvider {
 
     /** What a change function may return. */
     private static final Set<String> RESULT_TYPES = Set.of("json", "jsonb", "text", "varchar");
 
+    /** A listening connection silent for this long is checked with a round trip. */
+    private static final Duration LISTEN_HEALTH_CHECK = Duration.ofSeconds(10);
+
     private final DataSource dataSource;
     private final int timeoutSeconds;
+    private final boolean listen;
+    private final String channel;
+    private final Clock clock;
+    private final HorizonWatch horizon;
     private final Map<String, String> callSql = new ConcurrentHashMap<>();
 
     private PostgresProvider(Builder builder) {
         this.dataSource = builder.dataSource;
         this.timeoutSeconds = Math.toIntExact(Math.max(1, builder.commandTimeout.toSeconds()));
+        this.listen = builder.listen;
+        this.channel = builder.channel;
+        this.clock = builder.clock;
+        this.horizon = new HorizonWatch(builder.horizonWarningAfter, builder.horizonCheckInterval);
     }
 
     /** A provider with the default command timeout of 300 seconds. */
@@ -90,6 +123,7 @@ public final class PostgresProvider implements ChangeProvider {
                 if (ownTransaction) {
                     connection.commit();
                 }
+                horizon.observe(object.name(), ResponseHints.read(response), clock.instant());
                 return ResponsePayload.ofUtf8(response == null ? new byte[0] : response);
             } catch (SQLException | RuntimeException e) {
                 if (ownTransaction) {
@@ -135,6 +169,22 @@ public final class PostgresProvider implements ChangeProvider {
         return OptionalLong.empty();
     }
 
+    /** A {@code HORIZON_HELD_BACK} warning when an old transaction holds this object's changes back. */
+    @Override
+    public List<Diagnostic> diagnose(TrackedObject object, OptionalLong storedVersion) {
+        return horizon.diagnose(object.name(), clock.instant(),
+                (h, heldSince) -> HorizonHolder.describe(dataSource, h, heldSince));
+    }
+
+    /** LISTENs for the objects' functions on a dedicated connection, unless {@code listen(false)}. */
+    @Override
+    public AutoCloseable subscribe(Collection<TrackedObject> objects, Consumer<String> wakeUp) {
+        if (!listen || objects.isEmpty()) {
+            return () -> { };
+        }
+        return NotificationListener.start(dataSource, channel, LISTEN_HEALTH_CHECK, objects, wakeUp);
+    }
+
     private static void cancelQuietly(PreparedStatement statement) {
         try {
             statement.cancel();
@@ -151,10 +201,15 @@ public final class PostgresProvider implements ChangeProvider {
         }
     }
 
-    /** Configures a {@link PostgresProvider}. */
+    /** Configures a {@link PostgresProvider}; checked as each value is set. */
     public static final class Builder {
         private final DataSource dataSource;
         private Duration commandTimeout = Duration.ofSeconds(300);
+        private boolean listen = true;
+        private String channel = PostgresOutbox.DEFAULT_CHANNEL;
+        private Duration horizonWarningAfter = Duration.ofMinutes(1);
+        private Duration horizonCheckInterval = Duration.ofSeconds(30);
+        private Clock clock = Clock.systemUTC();
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -167,6 +222,48 @@ public final class PostgresProvider implements ChangeProvider {
                         "commandTimeout must be at least one second, got " + timeout);
             }
             this.commandTimeout = timeout;
+            return this;
+        }
+
+        /** Whether a running engine LISTENs for notifications on a dedicated connection; default true. */
+        public Builder listen(boolean enabled) {
+            this.listen = enabled;
+            return this;
+        }
+
+        /** The channel to LISTEN on; default {@value PostgresOutbox#DEFAULT_CHANNEL}, as the outbox notifies. */
+        public Builder channel(String channel) {
+            PgName.checkPart(channel, "notification channel");
+            this.channel = channel;
+            return this;
+        }
+
+        /**
+         * How long one transaction must have held committed changes back before it is looked up and reported;
+         * default one minute. Zero reports at the first poll that sees changes held back.
+         */
+        public Builder horizonWarningAfter(Duration threshold) {
+            this.horizonWarningAfter = notNegative("horizonWarningAfter", threshold);
+            return this;
+        }
+
+        /** The least time between two {@code pg_stat_activity} look-ups for one object; default 30 seconds. */
+        public Builder horizonCheckInterval(Duration interval) {
+            this.horizonCheckInterval = notNegative("horizonCheckInterval", interval);
+            return this;
+        }
+
+        private static Duration notNegative(String what, Duration value) {
+            if (value == null || value.isNegative()) {
+                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
+                        what + " must be zero or positive, got " + value);
+            }
+            return value;
+        }
+
+        /** The clock the horizon diagnostics measure time with; the system UTC clock unless set. */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
             return this;
         }
 

@@ -84,7 +84,9 @@ public final class RecordingDestination implements Destination {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
                 throw new AssertionError("Expected at least " + count + " changes within " + timeout + " but got "
-                        + changeCount() + ": " + batches);
+                        + changeCount() + " in " + batches.size() + " batches"
+                        + (batches.isEmpty() ? "" : "; the last: " + batches.subList(Math.max(0, batches.size() - 3),
+                        batches.size())));
             }
             wait(Math.max(1, left / 1_000_000));
         }

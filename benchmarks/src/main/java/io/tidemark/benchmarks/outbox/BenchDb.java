@@ -1,0 +1,67 @@
+package io.tidemark.benchmarks.outbox;
+
+import javax.sql.DataSource;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/** Small helpers shared by the outbox benchmarks: running SQL, and summarising timings. */
+final class BenchDb {
+
+    private BenchDb() {
+    }
+
+    static void execute(DataSource ds, String sql) throws SQLException {
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+
+    static long scalar(DataSource ds, String sql) throws SQLException {
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /** The reference outbox, trigger and change function of procedure-contract.txt, verbatim. */
+    static String referenceSql() throws IOException {
+        try (InputStream in = BenchDb.class.getResourceAsStream(
+                "/io/tidemark/testing/reference/procedure-contract-postgres.sql")) {
+            if (in == null) {
+                throw new IOException("the reference SQL is missing from tidemark-testing");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    /**
+     * CPU time (user + system) a local process has used, in milliseconds, from /proc (Linux; the embedded server
+     * runs on this machine). Clock ticks are 10 ms.
+     */
+    static long cpuMillis(int pid) throws IOException {
+        String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + pid + "/stat"));
+        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        return (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) * 10;
+    }
+
+    /** The q-quantile (0..1) of the values, nearest rank. */
+    static double quantile(List<? extends Number> values, double q) {
+        List<Double> sorted = new ArrayList<>();
+        values.forEach(v -> sorted.add(v.doubleValue()));
+        Collections.sort(sorted);
+        int index = (int) Math.ceil(q * sorted.size()) - 1;
+        return sorted.get(Math.max(0, Math.min(sorted.size() - 1, index)));
+    }
+
+    static double median(List<? extends Number> values) {
+        return quantile(values, 0.5);
+    }
+}

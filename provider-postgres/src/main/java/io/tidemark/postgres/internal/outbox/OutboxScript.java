@@ -1,0 +1,644 @@
+package io.tidemark.postgres.internal.outbox;
+
+import io.tidemark.postgres.TruncatePolicy;
+import io.tidemark.postgres.internal.FunctionNames;
+import io.tidemark.sync.sql.PgName;
+
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/**
+ * Generates the SQL of one outbox: the same text {@code install} runs and {@code script} hands to a DBA, so it
+ * is formatted and commented for review. Every name is schema-qualified and quoted; every generated function
+ * pins its {@code search_path}.
+ *
+ * <p>The design, in short (the header of the script explains it to the DBA):
+ * <ul>
+ *   <li>a change's version is {@code max(writing xid, newest finished xid at capture)}, and the change
+ *       function returns only versions below the transaction horizon, so a stored watermark can never pass a
+ *       change that is still to come (the in-flight gap of the reference function cannot happen), and changes
+ *       of one row keep their commit order;</li>
+ *   <li>INSERT, UPDATE and DELETE are captured by statement triggers over transition tables: one INSERT into the
+ *       outbox per statement (measured against row triggers, see benchmarks/README-outbox.md);</li>
+ *   <li>each change is stored as the JSON element the change function returns, so reading is an index range
+ *       scan and one aggregate.</li>
+ * </ul>
+ */
+public final class OutboxScript {
+
+    /** Rendering of JSON must not depend on the session that happens to write or read. */
+    static final String PINNED_SETTINGS = """
+            SET search_path = pg_catalog, pg_temp
+            SET "TimeZone" = 'UTC'
+            SET extra_float_digits = 1
+            SET bytea_output = 'hex'
+            SET "IntervalStyle" = 'iso_8601'""";
+
+    /**
+     * A change's version: at least the writing transaction's xid8, and at least the newest transaction that had
+     * finished when the change was captured (pg_snapshot_xmax - 1 of a snapshot taken after the row changed).
+     */
+    static final String VERSION_EXPRESSION = "GREATEST(pg_current_xact_id()::text::bigint,"
+            + " pg_snapshot_xmax(pg_current_snapshot())::text::bigint - 1)";
+
+
+    private final OutboxNames names;
+    private final OutboxShape shape;
+    private final TruncatePolicy truncate;
+    private final String channel;
+
+    /**
+     * @param channel the notification channel, or null to generate no {@code pg_notify}
+     */
+    public OutboxScript(OutboxNames names, OutboxShape shape, TruncatePolicy truncate, String channel) {
+        this.names = Objects.requireNonNull(names, "names");
+        this.shape = Objects.requireNonNull(shape, "shape");
+        this.truncate = Objects.requireNonNull(truncate, "truncate");
+        this.channel = channel;
+    }
+
+    /** The whole script, without transaction control (the caller or the migration tool wraps it in one). */
+    public String render() {
+        return String.join("\n", header(), preflight(), outboxTables(), captureFunction(), triggers(),
+                historyStart(), changeFunction(), trimFunction());
+    }
+
+    private String header() {
+        return SqlTemplate.of("""
+                -- =====================================================================================================
+                -- Tidemark outbox for {{table}}
+                -- =====================================================================================================
+                -- Captures every committed INSERT, UPDATE and DELETE on {{table}} into {{outbox}} and serves
+                -- the changes through {{function}}(json) under the Tidemark procedure contract.
+                --
+                -- Run this script in ONE transaction at READ COMMITTED (Flyway and Liquibase do so by default).
+                -- Running it again is harmless: it creates what is missing and replaces functions and triggers.
+                -- No superuser and no extension are needed: the role running it must own {{table}} (or hold
+                -- TRIGGER on it) and may create objects in the outbox's schema. Writers need no privilege on
+                -- the outbox: the capture function is SECURITY DEFINER.
+                --
+                --   key:       {{key}}
+                --   captured:  {{columns}}
+                --   truncate:  {{truncate}}
+                --   wake-up:   {{wakeup}}
+                --
+                -- Why no change can be skipped
+                --   A change's version is max(the writing transaction's xid8, the newest transaction that had
+                --   finished when the change was captured). The change function returns only changes whose
+                --   version is below the horizon pg_snapshot_xmin(pg_current_snapshot()): every transaction
+                --   below it has finished, and every transaction still running or yet to start stamps its
+                --   changes at or above it. Once the watermark passes a version, nothing can appear below it.
+                --   An outbox id used as the version (procedure-contract.txt) does not have this property:
+                --   ids are handed out in trigger order, not in transaction order, and a transaction that
+                --   took its id first but commits last is skipped for good.
+                --   The "newest finished transaction" part keeps the changes of one row in commit order: a
+                --   transaction that changes a row after another one committed gets a version at least as
+                --   high, and changes of one version are returned in capture order (id).
+                --
+                -- Re-run the script (or PostgresOutbox.install) after changing the captured columns of the
+                -- table: it captures the columns listed above.
+                """)
+                .with("table", comment(names.table().toString()))
+                .with("outbox", comment(names.outbox().toString()))
+                .with("function", comment(names.changeFunction().toString()))
+                .with("key", comment(columnList(shape.key())))
+                .with("columns", comment(columnList(shape.columns())))
+                .with("truncate", truncate == TruncatePolicy.REFUSE
+                        ? "refused with an error (TruncatePolicy.REFUSE)"
+                        : "recorded as a delete of every row (TruncatePolicy.RECORD_DELETES)")
+                .with("wakeup", channel == null ? "none (the poll interval only)"
+                        : comment("pg_notify(" + PgName.literal(channel) + ", " + notifyPayload()
+                                + ") once per statement that changes rows"))
+                .render();
+    }
+
+    private String preflight() {
+        return SqlTemplate.of("""
+                -- 1. Preflight -----------------------------------------------------------------------------------------
+                -- One install at a time (several application instances may install at start-up), and nothing is
+                -- created unless the table looks as expected.
+                SELECT pg_advisory_xact_lock(hashtextextended({{lock_key}}, 0));
+
+                DO $preflight$
+                DECLARE
+                    tbl      regclass := to_regclass({{table_literal}});
+                    missing  text;
+                BEGIN
+                    IF current_setting('transaction_isolation') <> 'read committed' THEN
+                        RAISE EXCEPTION 'Install the Tidemark outbox of % at READ COMMITTED, not %',
+                            {{table_literal}}, current_setting('transaction_isolation')
+                            USING HINT = 'Where the outbox history starts is read from a fresh snapshot taken'
+                                         ' after the triggers exist.';
+                    END IF;
+                    IF tbl IS NULL THEN
+                        RAISE EXCEPTION 'Table % does not exist', {{table_literal}};
+                    END IF;
+                    IF (SELECT c.relkind FROM pg_class c WHERE c.oid = tbl) <> 'r' THEN
+                        RAISE EXCEPTION '% is not an ordinary table; the Tidemark outbox captures ordinary tables',
+                            {{table_literal}};
+                    END IF;
+                    SELECT string_agg(quote_ident(col), ', ') INTO missing
+                      FROM unnest(ARRAY[{{column_literals}}]::text[]) AS col
+                     WHERE NOT EXISTS (SELECT FROM pg_attribute a
+                                        WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0
+                                          AND NOT a.attisdropped AND a.attgenerated <> 'v');
+                    IF missing IS NOT NULL THEN
+                        RAISE EXCEPTION 'Table % has no column % that a trigger can capture', {{table_literal}}, missing
+                            USING HINT = 'Virtual generated columns are NULL in triggers: capture their inputs instead.';
+                    END IF;
+                    -- The key identifies the row of a delete: it must be unique and never NULL. Not deferrable
+                    -- either: one statement could then move keys through each other, which row capture cannot order.
+                    IF NOT EXISTS (
+                        SELECT FROM pg_index i
+                         WHERE i.indrelid = tbl AND i.indisunique AND i.indisvalid AND i.indimmediate
+                           AND i.indpred IS NULL AND i.indexprs IS NULL
+                           AND i.indnkeyatts = {{key_count}}
+                           AND (SELECT array_agg(a.attname::text)
+                                  FROM pg_attribute a
+                                 WHERE a.attrelid = tbl AND a.attnotnull
+                                   AND a.attnum = ANY ((i.indkey::int2[])[0:i.indnkeyatts - 1]))
+                               @> ARRAY[{{key_literals}}]::text[])
+                    THEN
+                        RAISE EXCEPTION 'The key (%) of % is not its primary key or a unique, not deferrable index over NOT NULL columns',
+                            {{key_text}}, {{table_literal}};
+                    END IF;
+                END
+                $preflight$;
+                """)
+                .with("lock_key", PgName.literal("tidemark outbox " + names.table()))
+                .with("table_literal", PgName.literal(names.table().quoted()))
+                .with("column_literals", literals(shape.columns(), OutboxColumn::name))
+                .with("key_count", Integer.toString(shape.key().size()))
+                .with("key_literals", literals(shape.key(), OutboxColumn::name))
+                .with("key_text", PgName.literal(columnList(shape.key())))
+                .render();
+    }
+
+    private String outboxTables() {
+        return SqlTemplate.of("""
+                -- 2. The outbox ----------------------------------------------------------------------------------------
+                CREATE TABLE IF NOT EXISTS {{outbox}} (
+                    version    bigint   NOT NULL,
+                    id         bigint   GENERATED ALWAYS AS IDENTITY,
+                    xact_id    xid8     NOT NULL,
+                    operation  char(1)  NOT NULL CHECK (operation IN ('I', 'U', 'D')),
+                    change     json     NOT NULL,
+                    CONSTRAINT {{pkey}} PRIMARY KEY (version, id)
+                );
+                COMMENT ON TABLE {{outbox}} IS {{outbox_comment}};
+                COMMENT ON COLUMN {{outbox}}.version IS 'max(xact_id, newest transaction finished at capture); returned once below pg_snapshot_xmin(pg_current_snapshot())';
+                COMMENT ON COLUMN {{outbox}}.id IS 'capture order: orders the changes of one version';
+                COMMENT ON COLUMN {{outbox}}.xact_id IS 'the writing transaction, pg_current_xact_id()';
+                COMMENT ON COLUMN {{outbox}}.change IS 'the change as returned: $operation, $version, $changed (updates), then the key and the captured columns (deletes: the key only)';
+
+                -- Changes at or below trimmed_through may be missing: written before the outbox existed, or trimmed.
+                -- A reader asking for changes after an older version gets a full snapshot (ReasonCode 1) instead.
+                CREATE TABLE IF NOT EXISTS {{state}} (
+                    singleton        boolean  PRIMARY KEY DEFAULT true CHECK (singleton),
+                    trimmed_through  bigint   NOT NULL
+                );
+                COMMENT ON TABLE {{state}} IS {{state_comment}};
+                """)
+                .with("outbox", names.outbox().quoted())
+                .with("pkey", PgName.quote(names.primaryKey()))
+                .with("outbox_comment", PgName.literal("Changes of " + names.table() + " captured by Tidemark. Read"
+                        + " them with " + names.changeFunction() + "(json); trim them with "
+                        + names.trimFunction() + "(bigint, integer)."))
+                .with("state", names.state().quoted())
+                .with("state_comment", PgName.literal("What " + names.outbox() + " no longer holds (Tidemark)."))
+                .render();
+    }
+
+    private String captureFunction() {
+        return SqlTemplate.of("""
+                -- 3. Capture ------------------------------------------------------------------------------------------
+                CREATE OR REPLACE FUNCTION {{capture}}()
+                RETURNS trigger
+                LANGUAGE plpgsql
+                SECURITY DEFINER
+                {{settings}}
+                AS $capture$
+                BEGIN
+                    IF TG_OP = 'INSERT' THEN
+                        -- Every inserted row, with one INSERT per statement.
+                {{insert_rows}}
+
+                    ELSIF TG_OP = 'UPDATE' THEN
+                        -- Old and new rows are paired by key (compared as text). A key that stays is an update when a
+                        -- captured column's text changed (never an error, whatever the type; an update that changes
+                        -- nothing is skipped); a key that goes is a delete, a key that appears an insert.
+                        INSERT INTO {{outbox}} (version, xact_id, operation, change)
+                        SELECT v.version, v.xact_id, k.operation, d.change
+                          FROM (SELECT pg_current_xact_id() AS xact_id,
+                                       {{version}} AS version) AS v,
+                               old_rows AS o FULL JOIN new_rows AS n ON {{key_join}},
+                               LATERAL (SELECT CASE WHEN {{new_key_null}} THEN 'D'
+                                                    WHEN {{old_key_null}} THEN 'I'
+                                                    ELSE 'U' END AS operation) AS k,
+                               LATERAL (SELECT {{changed_names}} AS changed) AS ch,
+                               LATERAL (SELECT CASE k.operation
+                                   WHEN 'D' THEN (SELECT row_to_json(c)
+                                                    FROM (SELECT 'D' AS "$operation",
+                                                                 v.version AS "$version",
+                                                                 {{old_key_columns}}) AS c)
+                                   WHEN 'I' THEN (SELECT row_to_json(c)
+                                                    FROM (SELECT 'I' AS "$operation",
+                                                                 v.version AS "$version",
+                                                                 {{new_columns}}) AS c)
+                                   ELSE (SELECT row_to_json(c)
+                                           FROM (SELECT 'U' AS "$operation",
+                                                        v.version AS "$version",
+                                                        ch.changed AS "$changed",
+                                                        {{new_columns_u}}) AS c)
+                                   END AS change) AS d
+                         WHERE k.operation <> 'U' OR cardinality(ch.changed) > 0;
+                        IF FOUND THEN
+                            {{notify}}
+                        END IF;
+
+                    ELSIF TG_OP = 'DELETE' THEN
+                        -- The key of every deleted row, with one INSERT per statement.
+                {{delete_rows}}
+
+                    ELSIF TG_OP = 'TRUNCATE' THEN
+                {{truncate}}
+                    END IF;
+                    RETURN NULL;
+                END
+                $capture$;
+                REVOKE ALL ON FUNCTION {{capture}}() FROM PUBLIC;
+                COMMENT ON FUNCTION {{capture}}() IS {{capture_comment}};
+                """)
+                .with("capture", names.captureFunction().quoted())
+                .with("settings", PINNED_SETTINGS)
+                .with("outbox", names.outbox().quoted())
+                .with("version", VERSION_EXPRESSION)
+                .with("insert_rows", rowsCapture("I", "inserted", shape.columns()))
+                .with("notify", notifyStatement())
+                .with("key_join", shape.key().stream().map(k -> "(n." + k.quotedName() + ")::text = (o."
+                        + k.quotedName() + ")::text").collect(Collectors.joining(" AND ")))
+                .with("new_key_null", "n." + shape.key().get(0).quotedName() + " IS NULL")
+                .with("old_key_null", "o." + shape.key().get(0).quotedName() + " IS NULL")
+                .with("changed_names", changedNames(shape.nonKeyColumns(), 32))
+                .with("old_key_columns", projection(shape.key(), "o", 49))
+                .with("new_columns", projection(shape.columns(), "n", 49))
+                .with("new_columns_u", projection(shape.columns(), "n", 40))
+                .with("delete_rows", rowsCapture("D", "deleted", shape.key()))
+                .with("truncate", truncateBranch())
+                .with("capture_comment", PgName.literal("Tidemark: captures changes of " + names.table()
+                        + " into " + names.outbox() + "."))
+                .render();
+    }
+
+    /**
+     * One INSERT into the outbox of every row of {@code source} (a transition table, or the table itself before a
+     * truncate), all with the statement's version, then a notification if there were any. Rendered at the
+     * indentation of an IF branch of the capture function (never re-indented afterwards: a quoted identifier may
+     * hold a line break).
+     */
+    private String rowsCapture(String operation, String source, List<OutboxColumn> columns) {
+        return SqlTemplate.of("""
+                        INSERT INTO {{outbox}} (version, xact_id, operation, change)
+                        SELECT v.version, v.xact_id, '{{operation}}', row_to_json(c)
+                          FROM (SELECT pg_current_xact_id() AS xact_id,
+                                       {{version}} AS version) AS v,
+                               {{source}} AS r,
+                               LATERAL (SELECT '{{operation}}' AS "$operation",
+                                               v.version AS "$version",
+                                               {{columns}}) AS c;
+                        IF FOUND THEN
+                            {{notify}}
+                        END IF;\
+                """)
+                .with("outbox", names.outbox().quoted())
+                .with("operation", operation)
+                .with("version", VERSION_EXPRESSION)
+                .with("source", source)
+                .with("columns", projection(columns, "r", 31))
+                .with("notify", notifyStatement())
+                .render();
+    }
+
+    /** The TRUNCATE branch of the capture function. */
+    private String truncateBranch() {
+        if (truncate == TruncatePolicy.REFUSE) {
+            return SqlTemplate.of("""
+                            -- TruncatePolicy.REFUSE: a truncate fires no DELETE trigger; refuse it rather than lose it.
+                            RAISE EXCEPTION 'TRUNCATE of % is refused: it would bypass the capture into %', {{table}}, {{outbox}}
+                                USING ERRCODE = 'feature_not_supported',
+                                      HINT = 'Use DELETE (captured as deletes), or install the outbox with TruncatePolicy.RECORD_DELETES.';\
+                    """)
+                    .with("table", PgName.literal(names.table().toString()))
+                    .with("outbox", PgName.literal(names.outbox().toString()))
+                    .render();
+        }
+        return "        -- TruncatePolicy.RECORD_DELETES: the key of every row, read before the table is emptied.\n"
+                + rowsCapture("D", "ONLY " + names.table().quoted(), shape.key());
+    }
+
+    private String triggers() {
+        return SqlTemplate.of("""
+                -- Triggers: CREATE TRIGGER waits for the writers of {{table_text}} to finish, so once they exist
+                -- every later change is captured. All are statement triggers over transition tables: one INSERT
+                -- into the outbox per statement (measured: see benchmarks/README-outbox.md).
+                CREATE OR REPLACE TRIGGER {{insert}}
+                    AFTER INSERT ON {{table}}
+                    REFERENCING NEW TABLE AS inserted
+                    FOR EACH STATEMENT EXECUTE FUNCTION {{capture}}();
+                CREATE OR REPLACE TRIGGER {{update}}
+                    AFTER UPDATE ON {{table}}
+                    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+                    FOR EACH STATEMENT EXECUTE FUNCTION {{capture}}();
+                CREATE OR REPLACE TRIGGER {{delete}}
+                    AFTER DELETE ON {{table}}
+                    REFERENCING OLD TABLE AS deleted
+                    FOR EACH STATEMENT EXECUTE FUNCTION {{capture}}();
+                CREATE OR REPLACE TRIGGER {{truncate}}
+                    BEFORE TRUNCATE ON {{table}}
+                    FOR EACH STATEMENT EXECUTE FUNCTION {{capture}}();
+
+                -- The captured columns, as a view: dropping one of them, or changing its type, now fails with a
+                -- message naming this view, instead of succeeding and making every write to the table fail. Re-run
+                -- this script for the new shape in the same migration (see the README).
+                DROP VIEW IF EXISTS {{guard}};
+                CREATE VIEW {{guard}} AS
+                    SELECT {{guard_columns}}
+                      FROM ONLY {{table}} AS t
+                     WHERE false;
+                COMMENT ON VIEW {{guard}} IS {{guard_comment}};
+                """)
+                .with("table_text", comment(names.table().toString()))
+                .with("table", names.table().quoted())
+                .with("capture", names.captureFunction().quoted())
+                .with("insert", PgName.quote(names.insertTrigger()))
+                .with("update", PgName.quote(names.updateTrigger()))
+                .with("delete", PgName.quote(names.deleteTrigger()))
+                .with("truncate", PgName.quote(names.truncateTrigger()))
+                .with("guard", names.guardView().quoted())
+                .with("guard_columns", shape.columns().stream().map(c -> "t." + c.quotedName())
+                        .collect(Collectors.joining(",\n" + " ".repeat(11))))
+                .with("guard_comment", PgName.literal("Tidemark: the columns " + names.outbox()
+                        + " captures from " + names.table() + ". Keeps them from being dropped while captured."))
+                .render();
+    }
+
+    private String historyStart() {
+        return SqlTemplate.of("""
+                -- 4. Where the history starts -------------------------------------------------------------------------
+                -- Runs after CREATE TRIGGER, in a fresh READ COMMITTED snapshot: every writer that changed the table
+                -- unobserved has finished. A reader with an older fromVersion (not issued by this outbox) gets a full
+                -- snapshot rather than an incomplete diff. Kept as it is when the script runs again.
+                INSERT INTO {{state}} (singleton, trimmed_through)
+                VALUES (true, pg_snapshot_xmin(pg_current_snapshot())::text::bigint - 1)
+                ON CONFLICT (singleton) DO NOTHING;
+                """)
+                .with("state", names.state().quoted())
+                .render();
+    }
+
+    private String changeFunction() {
+        return SqlTemplate.of("""
+                -- 5. The change function --------------------------------------------------------------------------------
+                -- Request:  {"fromVersion": N, "mode": "sync" | "seed", "maxRows": M}
+                -- Response: {"Metadata": {"Sync": {"Version", "Type", "ReasonCode"},
+                --                         "Outbox": {"Horizon", "HeldBack"}},
+                --            "Data": [changes]}
+                -- In two parts: a PL/pgSQL function checks the request and decides what the answer holds, and the
+                -- change function itself, one SQL statement, builds the answer. Being one statement, everything it
+                -- reads (the horizon, the trim state, the changes) comes from one snapshot; and an SQL function hands
+                -- a large answer back without the copies a PL/pgSQL RETURN makes.
+
+                -- 5a. What the answer holds: kind 'seed', 'full' or 'diff', and the versions it spans.
+                CREATE OR REPLACE FUNCTION {{request}}(payload json,
+                    OUT kind text, OUT from_version bigint, OUT page_end bigint, OUT horizon bigint,
+                    OUT reason_code integer)
+                LANGUAGE plpgsql
+                STABLE
+                SET search_path = pg_catalog, pg_temp
+                AS $request$
+                DECLARE
+                    sync_mode  text    := COALESCE(payload ->> 'mode', 'sync');
+                    max_rows   integer := (payload ->> 'maxRows')::integer;
+                    trimmed    bigint;
+                BEGIN
+                    -- Every transaction below the horizon has finished; versions below it are final.
+                    horizon := pg_snapshot_xmin(pg_current_snapshot())::text::bigint;
+                    from_version := COALESCE((payload ->> 'fromVersion')::bigint, 0);
+                    reason_code := 0;
+                    IF sync_mode NOT IN ('sync', 'seed') THEN
+                        RAISE EXCEPTION 'mode must be "sync" or "seed", got %', sync_mode
+                            USING ERRCODE = 'invalid_parameter_value';
+                    END IF;
+                    IF max_rows < 1 THEN
+                        RAISE EXCEPTION 'maxRows must be at least 1, got %', max_rows
+                            USING ERRCODE = 'invalid_parameter_value';
+                    END IF;
+
+                    -- Seed: no rows, and a version from which nothing is missed (every later change is at or above
+                    -- the horizon).
+                    IF sync_mode = 'seed' THEN
+                        kind := 'seed';
+                        page_end := horizon - 1;
+                        RETURN;
+                    END IF;
+
+                    IF from_version >= horizon THEN
+                        RAISE EXCEPTION 'fromVersion % is not a version of %: the oldest running transaction is %',
+                            from_version, {{outbox_text}}, horizon
+                            USING ERRCODE = 'invalid_parameter_value',
+                                  HINT = 'The watermark comes from elsewhere (another database, a restored or failed-over'
+                                         ' server whose transaction ids went back). Reset the tracked object.';
+                    END IF;
+
+                    -- Full snapshot: a first full sync (fromVersion 0), or a reader older than what the outbox still
+                    -- holds (ReasonCode 1). Its rows carry no $version: the watermark becomes horizon - 1, and changes
+                    -- of transactions still running are delivered after it.
+                    SELECT s.trimmed_through INTO trimmed FROM {{state}} AS s;
+                    IF from_version = 0 OR from_version < trimmed THEN
+                        kind := 'full';
+                        page_end := horizon - 1;
+                        reason_code := CASE WHEN from_version = 0 THEN 0 ELSE 1 END;
+                        RETURN;
+                    END IF;
+
+                    -- maxRows: a page holds whole versions only, so the watermark never lands inside a transaction.
+                    -- It ends with the version of the maxRows-th pending change: at least maxRows changes while
+                    -- more are pending (the engine keeps polling at once while pages come back full), more by the
+                    -- rest of that version's transaction.
+                    kind := 'diff';
+                    IF max_rows IS NOT NULL THEN
+                        SELECT o.version INTO page_end
+                          FROM {{outbox}} AS o
+                         WHERE o.version > from_version AND o.version < horizon
+                         ORDER BY o.version, o.id
+                        OFFSET max_rows - 1 LIMIT 1;
+                    END IF;
+                    -- Fewer than maxRows pending, or no maxRows: everything below the horizon, up to horizon - 1.
+                    page_end := COALESCE(page_end, horizon - 1);
+                END
+                $request$;
+                COMMENT ON FUNCTION {{request}}(json) IS {{request_comment}};
+
+                -- 5b. The answer. Only the branch of the request's kind runs; changes are aggregated in the order of
+                -- the primary key, which the aggregate's ORDER BY uses without sorting.
+                CREATE OR REPLACE FUNCTION {{function}}(payload json)
+                RETURNS json
+                LANGUAGE sql
+                STABLE
+                {{settings}}
+                AS $changes$
+                SELECT CASE r.kind
+                       WHEN 'seed' THEN json_build_object(
+                           'Metadata', json_build_object('Sync', json_build_object(
+                               'Version', r.page_end, 'Type', 'Diff', 'ReasonCode', 0)),
+                           'Data', '[]'::json)
+                       WHEN 'full' THEN (
+                           SELECT json_build_object(
+                                      'Metadata', json_build_object('Sync', json_build_object(
+                                          'Version', r.page_end, 'Type', 'Full', 'ReasonCode', r.reason_code)),
+                                      'Data', COALESCE(json_agg(row_to_json(c) ORDER BY {{table_key_order}}), '[]'::json))
+                             FROM ONLY {{table}} AS t,
+                                  LATERAL (SELECT {{full_columns}}) AS c)
+                       ELSE (
+                           SELECT json_build_object(
+                                      'Metadata', json_build_object(
+                                          'Sync', json_build_object(
+                                              'Version', r.page_end, 'Type', 'Diff', 'ReasonCode', 0),
+                                          -- Diagnostics: do committed changes wait for an older transaction to end?
+                                          -- (max reads the end of the index; EXISTS may be planned as a heap scan.)
+                                          'Outbox', json_build_object('Horizon', r.horizon, 'HeldBack',
+                                              COALESCE((SELECT max(h.version) FROM {{outbox}} AS h) >= r.horizon, false))),
+                                      'Data', COALESCE(json_agg(o.change ORDER BY o.version, o.id), '[]'::json))
+                             FROM {{outbox}} AS o
+                            WHERE o.version > r.from_version AND o.version <= r.page_end)
+                       END
+                  FROM {{request}}(payload) AS r
+                $changes$;
+                COMMENT ON FUNCTION {{function}}(json) IS {{function_comment}};
+                """)
+                .with("request", names.requestFunction().quoted())
+                .with("request_comment", PgName.literal("Tidemark: reads a request to " + names.changeFunction()
+                        + "(json) and decides what its answer holds."))
+                .with("function", names.changeFunction().quoted())
+                .with("settings", PINNED_SETTINGS)
+                .with("outbox_text", PgName.literal(names.outbox().toString()))
+                .with("state", names.state().quoted())
+                .with("table", names.table().quoted())
+                .with("table_key_order", shape.key().stream().map(k -> "t." + k.quotedName())
+                        .collect(Collectors.joining(", ")))
+                .with("full_columns", projection(shape.columns(), "t", 34))
+                .with("outbox", names.outbox().quoted())
+                .with("function_comment", PgName.literal("Tidemark change function of " + names.table()
+                        + ", reading " + names.outbox() + "."))
+                .render();
+    }
+
+    private String trimFunction() {
+        return SqlTemplate.of("""
+                -- 6. Trimming --------------------------------------------------------------------------------------------
+                -- Deletes up to about max_rows delivered changes (whole versions) at or below through_version, never
+                -- at or above the horizon, and records how far the outbox was trimmed in the same transaction.
+                -- Returns the number of changes deleted: call it until it returns 0, one transaction per call.
+                -- PostgresOutbox.trim computes through_version from the stored watermarks of every reader.
+                CREATE OR REPLACE FUNCTION {{trim}}(through_version bigint, max_rows integer)
+                RETURNS bigint
+                LANGUAGE plpgsql
+                SET search_path = pg_catalog, pg_temp
+                AS $trim$
+                DECLARE
+                    horizon    bigint := pg_snapshot_xmin(pg_current_snapshot())::text::bigint;
+                    batch_end  bigint;
+                    deleted    bigint;
+                    deleted_to bigint;
+                BEGIN
+                    IF max_rows IS NULL OR max_rows < 1 THEN
+                        RAISE EXCEPTION 'max_rows must be at least 1, got %', max_rows
+                            USING ERRCODE = 'invalid_parameter_value';
+                    END IF;
+                    through_version := LEAST(through_version, horizon - 1);
+                    SELECT o.version INTO batch_end
+                      FROM {{outbox}} AS o
+                     WHERE o.version <= through_version
+                     ORDER BY o.version, o.id
+                    OFFSET max_rows - 1 LIMIT 1;
+                    batch_end := COALESCE(batch_end, through_version);
+
+                    WITH gone AS (
+                        DELETE FROM {{outbox}} AS o WHERE o.version <= batch_end RETURNING o.version)
+                    SELECT count(*), max(gone.version) INTO deleted, deleted_to FROM gone;
+
+                    IF deleted > 0 THEN
+                        UPDATE {{state}} AS s
+                           SET trimmed_through = GREATEST(s.trimmed_through, deleted_to);
+                    END IF;
+                    RETURN deleted;
+                END
+                $trim$;
+                REVOKE ALL ON FUNCTION {{trim}}(bigint, integer) FROM PUBLIC;
+                COMMENT ON FUNCTION {{trim}}(bigint, integer) IS {{trim_comment}};
+                """)
+                .with("trim", names.trimFunction().quoted())
+                .with("outbox", names.outbox().quoted())
+                .with("state", names.state().quoted())
+                .with("trim_comment", PgName.literal("Tidemark: deletes delivered changes from " + names.outbox()
+                        + "."))
+                .render();
+    }
+
+    /** The notification payload: the change function, as tracked objects name it. */
+    private String notifyPayload() {
+        return PgName.literal(FunctionNames.text(names.changeFunction()));
+    }
+
+    private String notifyStatement() {
+        if (channel == null) {
+            return "NULL; -- notifications are off";
+        }
+        return "PERFORM pg_notify(" + PgName.literal(channel) + ", " + notifyPayload() + ");";
+    }
+
+    /**
+     * {@code r."col" AS "key"} items, one per line: the first at the placeholder's position, the others indented
+     * by {@code indent} spaces to line up under it.
+     */
+    private static String projection(List<OutboxColumn> columns, String row, int indent) {
+        return columns.stream()
+                .map(c -> row + "." + c.quotedName() + " AS " + c.quotedKey())
+                .collect(Collectors.joining(",\n" + " ".repeat(indent)));
+    }
+
+    /**
+     * {@code $changed}: the payload keys of the non-key columns whose text form changed, in payload order
+     * (one {@code CASE} per column; an update reaching this code changed at least one of them).
+     */
+    private static String changedNames(List<OutboxColumn> columns, int indent) {
+        if (columns.isEmpty()) {
+            return "'{}'::text[]";
+        }
+        String pad = " ".repeat(indent);
+        return "array_remove(ARRAY[\n" + columns.stream()
+                .map(c -> pad + "    CASE WHEN (o." + c.quotedName() + ")::text IS DISTINCT FROM (n."
+                        + c.quotedName() + ")::text\n" + pad + "         THEN " + PgName.literal(c.payloadKey())
+                        + " END")
+                .collect(Collectors.joining(",\n")) + "\n" + pad + "], NULL)";
+    }
+
+    private static String literals(List<OutboxColumn> columns, Function<OutboxColumn, String> part) {
+        return columns.stream().map(c -> PgName.literal(part.apply(c))).collect(Collectors.joining(", "));
+    }
+
+    /**
+     * Text for a {@code --} comment. Quoted identifiers read from the catalog may hold a line break, which would
+     * end the comment and turn the rest of the name into SQL.
+     */
+    private static String comment(String text) {
+        return text.codePoints().mapToObj(c -> Character.isISOControl(c) ? "?" : Character.toString(c))
+                .collect(Collectors.joining());
+    }
+
+    private static String columnList(List<OutboxColumn> columns) {
+        return columns.stream().map(OutboxColumn::toString).collect(Collectors.joining(", "));
+    }
+}

@@ -1,0 +1,169 @@
+package io.tidemark.postgres.outbox;
+
+import io.tidemark.postgres.PostgresOutbox;
+import io.tidemark.postgres.TruncatePolicy;
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.testing.EmbeddedPostgresTest;
+import io.tidemark.testing.TestDatabase;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.Statement;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The generated SQL, compared with reviewed golden files and then executed on the real server the way a migration
+ * tool would run it. After an intended change to the generator, regenerate the files with
+ * {@code -Dtidemark.updateGolden=true} and review the diff.
+ */
+@EmbeddedPostgresTest
+class OutboxScriptTest {
+
+    private static final Path GOLDEN = Path.of("src/test/resources/golden/outbox");
+
+    private final TestDatabase database;
+
+    OutboxScriptTest(TestDatabase database) {
+        this.database = database;
+    }
+
+    /** The reference's items table, with the columns named as a .NET application would send them. */
+    private static PostgresOutbox declaredItems() {
+        return PostgresOutbox.forTable("sales.items")
+                .key("item_code")
+                .columns("description", "attrs")
+                .payloadKey("item_code", "ItemCode")
+                .payloadKey("description", "Description")
+                .payloadKey("attrs", "Attributes")
+                .build();
+    }
+
+    @Test
+    void the_script_of_a_declared_outbox_matches_its_golden_file() throws IOException {
+        assertGolden("sales_items.sql", declaredItems().script());
+    }
+
+    @Test
+    void the_script_read_from_the_catalog_matches_its_golden_file() throws IOException {
+        database.execute("CREATE TABLE public.\"Order Lines\" (order_id bigint, line int, sku text NOT NULL,"
+                + " qty int, PRIMARY KEY (order_id, line))");
+        PostgresOutbox outbox = PostgresOutbox.forTable("public.\"Order Lines\"")
+                .outboxTable("public.order_lines_outbox")
+                .changeFunction("public.order_lines_changes")
+                .truncate(TruncatePolicy.RECORD_DELETES)
+                .notifications(false)
+                .build();
+
+        assertGolden("order_lines.sql", outbox.script(database.dataSource()));
+    }
+
+    @Test
+    void the_golden_script_runs_as_a_migration_tool_would_run_it_and_captures_changes() throws Exception {
+        database.execute("CREATE SCHEMA IF NOT EXISTS sales; CREATE TABLE sales.items (item_code text PRIMARY KEY,"
+                + " description text, attrs json, price numeric)");
+        String script = read("sales_items.sql");
+
+        try (Connection c = database.dataSource().getConnection(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            s.execute(script);
+            c.commit();
+            c.setAutoCommit(true);
+            s.execute("INSERT INTO sales.items VALUES ('A-1', 'Widget', '{\"x\": 1}', 2)");
+            s.execute("UPDATE sales.items SET description = NULL");
+            s.execute("UPDATE sales.items SET price = 3"); // not captured
+        }
+
+        String data = OutboxTables.call(database.dataSource(), "sales.items_changes",
+                "{\"fromVersion\":" + trimmedThrough("sales.items_outbox_state") + ",\"mode\":\"sync\"}").get("Data").toString();
+        assertThat(data.replaceAll("\"\\$version\":[0-9]+,", "")).isEqualTo("[{\"$operation\":\"I\",\"ItemCode\":\"A-1\","
+                + "\"Description\":\"Widget\",\"Attributes\":{\"x\":1}},{\"$operation\":\"U\",\"$changed\":[\"Description\"],"
+                + "\"ItemCode\":\"A-1\",\"Description\":null,\"Attributes\":{\"x\":1}}]");
+    }
+
+    @Test
+    void script_without_a_database_needs_the_key_and_the_columns() {
+        assertThatThrownBy(() -> PostgresOutbox.forTable("public.items").build().script())
+                .isInstanceOf(TidemarkException.class)
+                .hasMessageContaining("declare both with key(...) and columns(...), or call script(dataSource)");
+    }
+
+    @Test
+    void names_are_validated_at_build() {
+        String long63 = "t".repeat(60);
+        assertThat(code(() -> PostgresOutbox.forTable("public." + long63).build())).isEqualTo(ErrorCode.INVALID_IDENTIFIER);
+        assertThat(PostgresOutbox.forTable("public." + long63).outboxTable("public.short_outbox")
+                .changeFunction("public.short_changes").build().outboxTable()).isEqualTo("public.short_outbox");
+        assertThat(code(() -> PostgresOutbox.forTable("public.items; DROP TABLE x").build()))
+                .isEqualTo(ErrorCode.INVALID_IDENTIFIER);
+        assertThat(code(() -> PostgresOutbox.forTable("items").build().table())).isNull();
+        assertThat(PostgresOutbox.forTable("Items").build().changeFunction()).isEqualTo("public.items_changes");
+        assertThat(PostgresOutbox.forTable("\"Sales\".\"Items\"").build().outboxTable()).isEqualTo("\"Sales\".\"Items_outbox\"");
+    }
+
+    @Test
+    void configuration_is_validated_at_build() {
+        assertThat(code(() -> PostgresOutbox.forTable("items").columns("a", "a").build()))
+                .isEqualTo(ErrorCode.INVALID_CONFIGURATION);
+        assertThat(code(() -> PostgresOutbox.forTable("items").payloadKey("a", "$version").build()))
+                .isEqualTo(ErrorCode.INVALID_CONFIGURATION);
+        assertThat(code(() -> PostgresOutbox.forTable("items").key("id").columns("a").payloadKey("b", "B").build()))
+                .isEqualTo(ErrorCode.INVALID_CONFIGURATION);
+        assertThat(code(() -> PostgresOutbox.forTable("items").key("id").columns("a").payloadKey("a", "id").build()))
+                .isEqualTo(ErrorCode.INVALID_CONFIGURATION);
+        assertThat(code(() -> PostgresOutbox.forTable("items").key().build())).isEqualTo(ErrorCode.INVALID_CONFIGURATION);
+        assertThat(code(() -> PostgresOutbox.forTable("items").notifyChannel(null).build()))
+                .isEqualTo(ErrorCode.INVALID_CONFIGURATION);
+        assertThat(code(() -> PostgresOutbox.forTable("items").notifyChannel("c".repeat(64)).build()))
+                .isEqualTo(ErrorCode.INVALID_IDENTIFIER);
+        assertThat(code(() -> PostgresOutbox.forTable("items").trimBatchSize(0).build()))
+                .isEqualTo(ErrorCode.INVALID_CONFIGURATION);
+        assertThat(code(() -> PostgresOutbox.forTable("items").trimMargin(-1).build()))
+                .isEqualTo(ErrorCode.INVALID_CONFIGURATION);
+        assertThat(code(() -> PostgresOutbox.forTable("items").truncate(null).build()))
+                .isEqualTo(ErrorCode.INVALID_CONFIGURATION);
+        assertThat(code(() -> PostgresOutbox.forTable("items").outboxTable("public.items").build()))
+                .isEqualTo(ErrorCode.INVALID_CONFIGURATION);
+    }
+
+    private long trimmedThrough(String stateTable) throws Exception {
+        try (Connection c = database.dataSource().getConnection(); Statement s = c.createStatement();
+             var rs = s.executeQuery("SELECT trimmed_through FROM " + stateTable)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private static ErrorCode code(Runnable action) {
+        try {
+            action.run();
+            return null;
+        } catch (TidemarkException e) {
+            return e.code();
+        }
+    }
+
+    private static void assertGolden(String name, String actual) throws IOException {
+        if (Boolean.getBoolean("tidemark.updateGolden")) {
+            Files.createDirectories(GOLDEN);
+            Files.writeString(GOLDEN.resolve(name), actual, StandardCharsets.UTF_8);
+        }
+        assertThat(actual).as("generated SQL; after an intended change run with -Dtidemark.updateGolden=true and"
+                + " review the diff of src/test/resources/golden/outbox/" + name).isEqualTo(read(name));
+    }
+
+    /** Reads the golden file from the source tree (the tests run in the module's directory). */
+    private static String read(String name) throws IOException {
+        Path file = GOLDEN.resolve(name);
+        if (!Files.exists(file)) {
+            throw new AssertionError("missing golden file " + file + "; create it with -Dtidemark.updateGolden=true");
+        }
+        return Files.readString(file, StandardCharsets.UTF_8);
+    }
+}

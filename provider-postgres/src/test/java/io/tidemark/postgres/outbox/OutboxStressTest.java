@@ -1,0 +1,328 @@
+package io.tidemark.postgres.outbox;
+
+import io.tidemark.postgres.PostgresProvider;
+import io.tidemark.sync.Change;
+import io.tidemark.sync.InitialSync;
+import io.tidemark.sync.JdbcWatermarkStore;
+import io.tidemark.sync.ObjectReport;
+import io.tidemark.sync.Outcome;
+import io.tidemark.sync.SyncEngine;
+import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.spi.SyncListener;
+import io.tidemark.sync.spi.WatermarkStore;
+import io.tidemark.postgres.TrimResult;
+import io.tidemark.testing.EmbeddedPostgresTest;
+import io.tidemark.testing.PooledDataSource;
+import io.tidemark.testing.RecordingDestination;
+import io.tidemark.testing.TestDatabase;
+import org.junit.jupiter.api.Test;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Eight writers run random transactions (inserts, multi-row updates, deletes, key changes; random size; some with a
+ * server-side pause; some rolled back on purpose, some by deadlocks and key conflicts) while the engine polls with
+ * maxRows and wakes on notifications, and the outbox is trimmed below the engine's watermark now and then.
+ * Afterwards the destination holds exactly the committed changes, as a multiset, all of them diffs (a trim that
+ * went too far would have forced a full snapshot), and replaying them in delivery order gives the table's state.
+ *
+ * <p>{@code -Dtidemark.stress.transactions=N} (default 20,000) and {@code -Dtidemark.stress.seed=S} make a longer
+ * or a reproducible run; the seed of every run is logged.
+ */
+@EmbeddedPostgresTest
+class OutboxStressTest {
+
+    private static final Logger LOG = LoggerFactory.getLogger(OutboxStressTest.class);
+    private static final int WRITERS = 8;
+    private static final int KEYS = 2_000;
+
+    private final TestDatabase database;
+
+    OutboxStressTest(TestDatabase database) {
+        this.database = database;
+    }
+
+    /** What one writer committed and what it rolled back. */
+    private static final class Ledger {
+        final List<String> committed = new ArrayList<>();
+        final List<String> rolledBack = new ArrayList<>();
+        int commits;
+        int rollbacks;
+    }
+
+    @Test
+    void the_destination_holds_exactly_the_committed_changes() throws Exception {
+        int transactions = Integer.getInteger("tidemark.stress.transactions", 20_000);
+        long seed = Long.getLong("tidemark.stress.seed", System.nanoTime());
+        LOG.info("Outbox stress: {} transactions, {} writers, seed {}", transactions, WRITERS, seed);
+        OutboxTables t = OutboxTables.create(database, "stress", "id int PRIMARY KEY, tag text NOT NULL, n int NOT NULL");
+
+        // The engine's connections come from a pool, as in an application: the test measures the outbox, not
+        // connection set-up.
+        PooledDataSource pool = PooledDataSource.of(database.dataSource(), 6);
+        RecordingDestination out = new RecordingDestination();
+        WatermarkStore store = JdbcWatermarkStore.create(pool);
+        TrackedObject object = t.outbox.track("Stress").initialSync(InitialSync.INCREMENTAL).maxRows(50)
+                .pollInterval(Duration.ofMillis(200));
+        AtomicInteger cycles = new AtomicInteger();
+        AtomicInteger fullPages = new AtomicInteger();
+        Semaphore cycled = new Semaphore(0);
+        SyncEngine engine = SyncEngine.builder().name("stress")
+                .provider(PostgresProvider.create(pool))
+                .watermarks(store)
+                .track(object)
+                .destination("out", out)
+                .listener(new SyncListener() {
+                    @Override
+                    public void onReport(ObjectReport report) {
+                        cycles.incrementAndGet();
+                        cycled.release();
+                        if (report.fullBatch()) {
+                            fullPages.incrementAndGet();
+                        }
+                    }
+                })
+                .build();
+        assertThat(engine.runOnce().get("Stress").outcome()).isEqualTo(Outcome.SEEDED);
+        engine.start();
+
+        long started = System.nanoTime();
+        ExecutorService threads = Executors.newFixedThreadPool(WRITERS + 1);
+        List<Future<Ledger>> writers = new ArrayList<>();
+        AtomicLong remaining = new AtomicLong(transactions);
+        for (int w = 0; w < WRITERS; w++) {
+            int writer = w;
+            writers.add(threads.submit(() -> write(t, writer, new Random(seed + writer), remaining)));
+        }
+        AtomicLong trimmed = new AtomicLong();
+        Future<?> trimmer = threads.submit(() -> {
+            while (remaining.get() > 0) {
+                // About every 20 cycles of the engine: a trim races the engine's own progress.
+                if (cycled.tryAcquire(20, 1, TimeUnit.SECONDS)) {
+                    TrimResult r = t.outbox.trim(pool, engine);
+                    trimmed.addAndGet(r.deletedChanges());
+                }
+            }
+            return null;
+        });
+        List<String> committed = new ArrayList<>();
+        List<String> rolledBack = new ArrayList<>();
+        int commits = 0;
+        int rollbacks = 0;
+        for (Future<Ledger> f : writers) {
+            Ledger ledger = f.get(10, TimeUnit.MINUTES);
+            committed.addAll(ledger.committed);
+            rolledBack.addAll(ledger.rolledBack);
+            commits += ledger.commits;
+            rollbacks += ledger.rollbacks;
+        }
+        trimmer.get(1, TimeUnit.MINUTES);
+        threads.shutdown();
+        long written = System.nanoTime();
+
+        List<Change> delivered = out.awaitChanges(committed.size(), Duration.ofMinutes(5));
+        engine.close();
+        long caughtUp = System.nanoTime();
+        try (SyncEngine after = SyncEngine.builder().name("stress-after")
+                .provider(PostgresProvider.builder(pool).listen(false).build())
+                .watermarks(store).track(object).destination("out", out).build()) {
+            assertThat(after.runOnce().get("Stress").outcome()).as("nothing left after catching up")
+                    .isEqualTo(Outcome.NO_CHANGES);
+        }
+        pool.close();
+        delivered = out.changes();
+        LOG.info("Outbox stress: {} commits and {} rollbacks ({} changes) written in {} ms; the engine caught up {} ms"
+                        + " later in {} cycles, {} of them full (maxRows 50); {} changes trimmed meanwhile", commits,
+                rollbacks, committed.size(), (written - started) / 1_000_000, (caughtUp - written) / 1_000_000,
+                cycles.get(), fullPages.get(), trimmed.get());
+
+        assertThat(commits + rollbacks).isEqualTo(transactions);
+        assertThat(rollbacks).isPositive();
+        assertThat(out.batches()).allSatisfy(b -> assertThat(b.syncType()).isEqualTo(io.tidemark.sync.SyncType.DIFF));
+        List<String> received = delivered.stream().map(OutboxStressTest::describe).toList();
+        // Inserts and updates carry a tag unique to their statement; deletes carry only the key, so they are counted
+        // by the multiset comparison rather than matched one by one.
+        List<String> rolledBackTagged = rolledBack.stream().filter(c -> !c.startsWith("D:")).toList();
+        assertThat(received).as("nothing delivered from a rolled-back transaction (seed %d)", seed)
+                .doesNotContainAnyElementsOf(rolledBackTagged);
+        assertThat(received).as("delivered changes vs committed ones (seed %d)", seed)
+                .containsExactlyInAnyOrderElementsOf(committed);
+        assertThat(replay(delivered)).as("the delivered changes replayed in order give the table (seed %d)", seed)
+                .isEqualTo(table(t));
+    }
+
+    /** One writer: random transactions until the shared budget is spent. */
+    private static Ledger write(OutboxTables t, int writer, Random random, AtomicLong remaining) throws SQLException {
+        Ledger ledger = new Ledger();
+        String table = "public." + t.table;
+        try (Connection c = t.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            long tx;
+            while ((tx = remaining.getAndDecrement()) > 0) {
+                List<String> changes = new ArrayList<>();
+                boolean rollback = random.nextInt(10) == 0;
+                try {
+                    int statements = 1 + random.nextInt(3);
+                    for (int s = 0; s < statements; s++) {
+                        String tag = "w" + writer + "-t" + tx + "-s" + s;
+                        statement(c, table, random, tag, changes);
+                    }
+                    if (random.nextInt(10) == 0) {
+                        pause(c, random); // a longer transaction, holding the horizon for a while
+                    }
+                    if (rollback) {
+                        c.rollback();
+                    } else {
+                        c.commit();
+                    }
+                } catch (SQLException e) {
+                    // Deadlocks, key conflicts: the transaction is gone, and so are its changes.
+                    if (!isConflict(e)) {
+                        throw e;
+                    }
+                    c.rollback();
+                    rollback = true;
+                }
+                if (rollback) {
+                    ledger.rolledBack.addAll(changes);
+                    ledger.rollbacks++;
+                } else {
+                    ledger.committed.addAll(changes);
+                    ledger.commits++;
+                }
+            }
+        }
+        return ledger;
+    }
+
+    private static void statement(Connection c, String table, Random random, String tag, List<String> changes)
+            throws SQLException {
+        switch (random.nextInt(6)) {
+            case 0, 1 -> { // insert 1..6 rows, skipping keys that exist
+                Integer[] keys = keys(random, 1 + random.nextInt(6));
+                try (PreparedStatement s = c.prepareStatement("INSERT INTO " + table
+                        + " SELECT k, ?, 0 FROM unnest(?::int[]) k ON CONFLICT (id) DO NOTHING RETURNING id")) {
+                    s.setString(1, tag);
+                    s.setArray(2, array(c, keys));
+                    forEach(s, rs -> changes.add("I:" + rs.getInt(1) + ":" + tag));
+                }
+            }
+            case 2, 3 -> { // update 1..12 rows
+                Integer[] keys = keys(random, 1 + random.nextInt(12));
+                try (PreparedStatement s = c.prepareStatement("UPDATE " + table
+                        + " SET tag = ?, n = n + 1 WHERE id = ANY (?) RETURNING id")) {
+                    s.setString(1, tag);
+                    s.setArray(2, array(c, keys));
+                    forEach(s, rs -> changes.add("U:" + rs.getInt(1) + ":" + tag));
+                }
+            }
+            case 4 -> { // delete 1..5 rows
+                Integer[] keys = keys(random, 1 + random.nextInt(5));
+                try (PreparedStatement s = c.prepareStatement("DELETE FROM " + table + " WHERE id = ANY (?) RETURNING id")) {
+                    s.setArray(1, array(c, keys));
+                    forEach(s, rs -> changes.add("D:" + rs.getInt(1)));
+                }
+            }
+            default -> { // move one row to a new key (a conflict rolls the transaction back)
+                int from = random.nextInt(KEYS);
+                int to = random.nextInt(KEYS);
+                try (PreparedStatement s = c.prepareStatement("UPDATE " + table
+                        + " SET id = ?, tag = ? WHERE id = ? AND id <> ? RETURNING id")) {
+                    s.setInt(1, to);
+                    s.setString(2, tag);
+                    s.setInt(3, from);
+                    s.setInt(4, to);
+                    forEach(s, rs -> {
+                        changes.add("D:" + from);
+                        changes.add("I:" + to + ":" + tag);
+                    });
+                }
+            }
+        }
+    }
+
+    /** A server-side pause of up to 5 ms inside the transaction. */
+    private static void pause(Connection c, Random random) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("SELECT pg_sleep(?)")) {
+            s.setDouble(1, random.nextInt(5) / 1000.0);
+            s.execute();
+        }
+    }
+
+    private static boolean isConflict(SQLException e) {
+        String state = e.getSQLState();
+        return "40P01".equals(state) || "23505".equals(state) || "40001".equals(state);
+    }
+
+    private interface RowHandler {
+        void row(ResultSet rs) throws SQLException;
+    }
+
+    private static void forEach(PreparedStatement s, RowHandler handler) throws SQLException {
+        try (ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                handler.row(rs);
+            }
+        }
+    }
+
+    private static Integer[] keys(Random random, int count) {
+        Integer[] keys = new Integer[count];
+        for (int i = 0; i < count; i++) {
+            keys[i] = random.nextInt(KEYS);
+        }
+        return keys;
+    }
+
+    private static Array array(Connection c, Integer[] keys) throws SQLException {
+        return c.createArrayOf("int4", keys);
+    }
+
+    private static String describe(Change change) {
+        String op = change.operation().orElseThrow().code();
+        int id = change.fields().get("id").asInt();
+        return "D".equals(op) ? "D:" + id : op + ":" + id + ":" + change.fields().get("tag").asText();
+    }
+
+    /** Applies the changes in delivery order: the state a consumer mirroring the table ends with. */
+    private static Map<Integer, String> replay(List<Change> changes) {
+        Map<Integer, String> state = new HashMap<>();
+        for (Change c : changes) {
+            int id = c.fields().get("id").asInt();
+            if (c.operation().orElseThrow() == io.tidemark.sync.Operation.DELETE) {
+                state.remove(id);
+            } else {
+                state.put(id, c.fields().get("tag").asText());
+            }
+        }
+        return new TreeMap<>(state);
+    }
+
+    private static Map<Integer, String> table(OutboxTables t) {
+        Map<Integer, String> rows = new TreeMap<>();
+        t.query("SELECT id, tag FROM public." + t.table, rs -> rows.put(rs.getInt(1), rs.getString(2)));
+        return rows;
+    }
+}

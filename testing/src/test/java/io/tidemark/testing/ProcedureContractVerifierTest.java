@@ -1,0 +1,239 @@
+package io.tidemark.testing;
+
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The verifier's verdicts on the reference function of procedure-contract.txt (installed verbatim) and on variants
+ * with one mistake each: every scenario must be able to fail, and fail for the right reason.
+ */
+@EmbeddedPostgresTest
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ProcedureContractVerifierTest {
+
+    private static final String REFERENCE = "get_item_changes";
+
+    /** The reference's change function with xid8 versions: closes the gap, but orders by transaction id. */
+    private static final String XID_VERSIONS = """
+            CREATE FUNCTION xid_versions(payload json) RETURNS json LANGUAGE plpgsql AS $$
+            DECLARE
+                from_version bigint  := COALESCE((payload ->> 'fromVersion')::bigint, 0);
+                max_rows     integer := (payload ->> 'maxRows')::integer;
+                horizon      bigint  := pg_snapshot_xmin(pg_current_snapshot())::text::bigint;
+                rows_json    json;
+                top          bigint;
+            BEGIN
+                IF payload ->> 'mode' = 'seed' THEN
+                    RETURN json_build_object('Metadata', json_build_object('Sync', json_build_object('Version', horizon - 1)));
+                END IF;
+                SELECT json_agg(json_build_object('$operation', r.operation, '$version', r.v, 'ItemCode', r.item_code,
+                                                  'Description', r.description) ORDER BY r.v, r.id), max(r.v)
+                  INTO rows_json, top
+                  FROM (SELECT o.*, o.xact_id::text::bigint AS v FROM items_outbox o
+                         WHERE o.xact_id::text::bigint > from_version AND o.xact_id::text::bigint < horizon
+                         ORDER BY o.xact_id, o.id LIMIT {{limit}}) r;
+                RETURN json_build_object('Metadata', json_build_object('Sync', json_build_object(
+                           'Version', COALESCE(top, horizon - 1))), 'Data', COALESCE(rows_json, '[]'::json));
+            END $$;""";
+
+    private final TestDatabase database;
+    private String referenceSql;
+
+    ProcedureContractVerifierTest(TestDatabase database) {
+        this.database = database;
+    }
+
+    @BeforeAll
+    void installTheReference() throws IOException {
+        try (InputStream in = getClass().getResourceAsStream("/io/tidemark/testing/reference/procedure-contract-postgres.sql")) {
+            referenceSql = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        database.execute("CREATE TABLE items (item_code text PRIMARY KEY, description text, price numeric NOT NULL)");
+        database.execute(referenceSql);
+    }
+
+    /** The reference change function under another name, with one edit. */
+    private String variant(String name, UnaryOperator<String> edit) {
+        String function = referenceSql.substring(referenceSql.indexOf("CREATE OR REPLACE FUNCTION get_item_changes"))
+                .replace("get_item_changes", name);
+        String edited = edit.apply(function);
+        assertThat(edited).as("the edit of %s applies", name).isNotEqualTo(function);
+        database.execute(edited);
+        return name;
+    }
+
+    private ProcedureContractVerifier.Builder verifier(String function) {
+        return ProcedureContractVerifier.forFunction(database.dataSource(), function)
+                .keyField("ItemCode")
+                .insert("INSERT INTO items (item_code, description, price) VALUES (?, 'created', 1)")
+                .update("UPDATE items SET price = price + 1 WHERE item_code = ?")
+                .clear("UPDATE items SET description = NULL WHERE item_code = ?", "Description")
+                .delete("DELETE FROM items WHERE item_code = ?");
+    }
+
+    private static Map<String, ContractReport.Verdict> verdicts(ContractReport report) {
+        return report.scenarios().stream().collect(Collectors.toMap(ContractReport.Scenario::id,
+                ContractReport.Scenario::verdict, (a, b) -> a, java.util.LinkedHashMap::new));
+    }
+
+    private static Map<String, ContractReport.Verdict> allSafeBut(String... unsafe) {
+        Map<String, ContractReport.Verdict> expected = new java.util.LinkedHashMap<>();
+        for (String id : new String[] {"metadata-version", "basic-order", "delete", "null-clear", "seed", "monotonic",
+                "in-flight-interleaving", "same-row-order", "max-rows"}) {
+            expected.put(id, ContractReport.Verdict.SAFE);
+        }
+        for (String id : unsafe) {
+            expected.put(id, ContractReport.Verdict.UNSAFE);
+        }
+        return expected;
+    }
+
+    @Test
+    void the_reference_function_is_unsafe_on_the_in_flight_interleaving_and_safe_otherwise() {
+        ContractReport report = verifier(REFERENCE).verify();
+
+        assertThat(verdicts(report)).as(report.toString()).isEqualTo(allSafeBut("in-flight-interleaving"));
+        assertThat(report.isSafe()).isFalse();
+        ContractReport.Scenario gap = report.scenario("in-flight-interleaving");
+        assertThat(gap.findings()).singleElement().asString()
+                .contains("captured first but committed last").contains("was never reported");
+        assertThat(gap.transcript()).anySatisfy(line -> assertThat(line).startsWith("U: takes transaction id"))
+                .anySatisfy(line -> assertThat(line).startsWith("T: insert"))
+                .anySatisfy(line -> assertThat(line).startsWith("T: commits"));
+        assertThatThrownBy(report::assertSafe).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("Procedure contract of get_item_changes: NOT SAFE (1 of 9 scenarios failed)")
+                .hasMessageContaining("UNSAFE  in-flight-interleaving");
+    }
+
+    @Test
+    void versions_from_transaction_ids_close_the_gap_but_reorder_changes_of_one_row() {
+        database.execute(XID_VERSIONS.replace("{{limit}}", "NULL"));
+
+        ContractReport report = verifier("xid_versions").verify();
+
+        assertThat(verdicts(report)).as(report.toString()).isEqualTo(allSafeBut("same-row-order"));
+        assertThat(report.scenario("same-row-order").findings()).singleElement().asString()
+                .contains("comes after the insert that followed it");
+    }
+
+    @Test
+    void a_page_cut_inside_a_transaction_loses_the_rest_of_it() {
+        database.execute(XID_VERSIONS.replace("xid_versions", "xid_versions_cut").replace("{{limit}}", "max_rows"));
+
+        ContractReport report = verifier("xid_versions_cut").verify();
+
+        assertThat(report.scenario("max-rows").verdict()).as(report.toString()).isEqualTo(ContractReport.Verdict.UNSAFE);
+        assertThat(report.scenario("max-rows").findings()).singleElement().asString().contains("were never reported");
+    }
+
+    @Test
+    void rows_in_the_wrong_order_are_caught() {
+        String fn = variant("bad_order", f -> f.replace("ORDER BY o.id)", "ORDER BY o.id DESC)"));
+
+        assertThat(verifier(fn).verify().scenario("basic-order").verdict()).isEqualTo(ContractReport.Verdict.UNSAFE);
+    }
+
+    @Test
+    void a_function_that_drops_deletes_is_caught() {
+        String fn = variant("drops_deletes", f -> f.replace("AND o.xact_id < horizon;", "AND o.xact_id < horizon AND o.operation <> 'D';"));
+
+        ContractReport report = verifier(fn).verify();
+
+        assertThat(report.scenario("delete").verdict()).isEqualTo(ContractReport.Verdict.UNSAFE);
+        assertThat(report.scenario("delete").findings()).singleElement().asString().contains("was never reported");
+    }
+
+    @Test
+    void stripping_nulls_without_changed_columns_is_caught() {
+        String fn = variant("strips_nulls", f -> f.replace("json_agg(json_build_object(", "json_agg(json_strip_nulls(json_build_object(")
+                .replace(") ORDER BY o.id)", ")) ORDER BY o.id)"));
+
+        ContractReport report = verifier(fn).verify();
+
+        assertThat(report.scenario("null-clear").verdict()).isEqualTo(ContractReport.Verdict.UNSAFE);
+        assertThat(report.scenario("null-clear").findings()).singleElement().asString().contains("reads as ABSENT");
+    }
+
+    @Test
+    void a_function_that_ignores_seed_mode_is_caught() {
+        String fn = variant("ignores_seed", f -> f.replace("IF seeding THEN", "IF false THEN"));
+
+        ContractReport report = verifier(fn).verify();
+
+        assertThat(report.scenario("seed").verdict()).isEqualTo(ContractReport.Verdict.UNSAFE);
+        assertThat(report.scenario("seed").findings()).singleElement().asString().contains("the seed returned");
+    }
+
+    @Test
+    void a_version_that_goes_back_when_nothing_changed_is_caught() {
+        String fn = variant("goes_back", f -> f.replace("SELECT COALESCE(MAX(id), from_version)", "SELECT COALESCE(MAX(id), 0)")
+                .replace("     WHERE xact_id < horizon;", "     WHERE xact_id < horizon AND id > from_version;"));
+
+        ContractReport report = verifier(fn).verify();
+
+        assertThat(report.scenario("monotonic").verdict()).isEqualTo(ContractReport.Verdict.UNSAFE);
+        assertThat(report.scenario("monotonic").findings()).singleElement().asString().contains("went down");
+    }
+
+    @Test
+    void a_missing_metadata_version_is_caught() {
+        String fn = variant("no_version", f -> f.replace(
+                "'Version', max_version, 'Type', 'Diff', 'ReasonCode', 0)),\n        'Data', rows_json);",
+                "'Type', 'Diff', 'ReasonCode', 0)),\n        'Data', rows_json);"));
+
+        ContractReport report = verifier(fn).verify();
+
+        assertThat(report.scenario("metadata-version").verdict()).isEqualTo(ContractReport.Verdict.UNSAFE);
+        assertThat(report.scenario("metadata-version").findings()).singleElement().asString()
+                .contains("Metadata.Sync.Version is missing");
+    }
+
+    @Test
+    void a_failing_row_action_is_an_error_not_a_verdict_on_the_function() {
+        ContractReport report = verifier(REFERENCE).insert("INSERT INTO items (item_code, nope) VALUES (?, 1)").verify();
+
+        assertThat(report.scenario("basic-order").verdict()).isEqualTo(ContractReport.Verdict.ERROR);
+        assertThat(report.scenario("basic-order").findings()).singleElement().asString()
+                .contains("the insert action failed").contains("nope");
+    }
+
+    @Test
+    void the_verifier_needs_every_action_and_the_key_field() {
+        assertThatThrownBy(() -> ProcedureContractVerifier.forFunction(database.dataSource(), REFERENCE).build())
+                .isInstanceOf(TidemarkException.class).hasMessageContaining("keyField")
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION);
+        assertThatThrownBy(() -> verifier(REFERENCE).clear("UPDATE items SET description = NULL WHERE item_code = ?", " ")
+                .build()).hasMessageContaining("cleared column");
+        assertThatThrownBy(() -> ProcedureContractVerifier.forFunction(database.dataSource(), "bad name;").build())
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_IDENTIFIER);
+    }
+
+    @Test
+    void the_verifier_leaves_no_rows_behind() {
+        verifier(REFERENCE).verify();
+
+        assertThat(count("SELECT count(*) FROM items")).isZero();
+    }
+
+    private long count(String sql) {
+        try (var c = database.dataSource().getConnection(); var s = c.createStatement(); var rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
