@@ -39,6 +39,7 @@ SELECT pg_advisory_xact_lock(hashtextextended('tidemark outbox sales.items', 0))
 DO $preflight$
 DECLARE
     tbl      regclass := to_regclass('"sales"."items"');
+    outbox   regclass := to_regclass('"sales"."items_outbox"');
     missing  text;
 BEGIN
     IF current_setting('transaction_isolation') <> 'read committed' THEN
@@ -78,6 +79,17 @@ BEGIN
     THEN
         RAISE EXCEPTION 'The key (%) of % is not its primary key or a unique, not deferrable index over NOT NULL columns',
             'item_code as ItemCode', '"sales"."items"';
+    END IF;
+    -- CREATE TABLE IF NOT EXISTS below would silently adopt someone else's table of that name.
+    IF outbox IS NOT NULL AND (SELECT count(*) FROM pg_attribute a
+                                WHERE a.attrelid = outbox AND a.attnum > 0 AND NOT a.attisdropped
+                                  AND (a.attname::text, format_type(a.atttypid, a.atttypmod)) IN
+                                      (('version', 'bigint'), ('id', 'bigint'), ('xact_id', 'xid8'),
+                                       ('operation', 'character(1)'), ('change', 'json'))) <> 5
+    THEN
+        RAISE EXCEPTION 'Table % already exists and is not a Tidemark outbox (it lacks version, id, xact_id, operation or change)',
+            '"sales"."items_outbox"'
+            USING HINT = 'Name another table with PostgresOutbox.Builder.outboxTable(...), or drop this one.';
     END IF;
 END
 $preflight$;

@@ -147,6 +147,21 @@ class OutboxInstallTest {
     }
 
     @Test
+    void an_existing_table_of_the_outbox_name_that_is_not_an_outbox_is_refused_and_left_alone() {
+        database.execute("CREATE TABLE public.clash (id int PRIMARY KEY, name text);"
+                + "CREATE TABLE public.clash_outbox (id bigserial PRIMARY KEY, payload text);"
+                + "INSERT INTO public.clash_outbox (payload) VALUES ('theirs')");
+
+        assertThatThrownBy(() -> PostgresOutbox.forTable("public.clash").build().install(database.dataSource()))
+                .hasMessageContaining("\"public\".\"clash_outbox\" already exists and is not a Tidemark outbox")
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.SCHEMA_UNSUPPORTED);
+        database.execute("DO $$ BEGIN\n"
+                + "  ASSERT (SELECT payload FROM public.clash_outbox) = 'theirs';\n"
+                + "  ASSERT NOT EXISTS (SELECT FROM pg_trigger WHERE tgrelid = 'public.clash'::regclass);\n"
+                + "END $$;");
+    }
+
+    @Test
     void a_declared_unique_key_is_accepted_in_place_of_a_primary_key() {
         database.execute("CREATE TABLE public.natural (code text NOT NULL UNIQUE, name text)");
         PostgresOutbox outbox = PostgresOutbox.forTable("public.natural").key("code").build();

@@ -124,6 +124,7 @@ public final class OutboxScript {
                 DO $preflight$
                 DECLARE
                     tbl      regclass := to_regclass({{table_literal}});
+                    outbox   regclass := to_regclass({{outbox_literal}});
                     missing  text;
                 BEGIN
                     IF current_setting('transaction_isolation') <> 'read committed' THEN
@@ -164,11 +165,23 @@ public final class OutboxScript {
                         RAISE EXCEPTION 'The key (%) of % is not its primary key or a unique, not deferrable index over NOT NULL columns',
                             {{key_text}}, {{table_literal}};
                     END IF;
+                    -- CREATE TABLE IF NOT EXISTS below would silently adopt someone else's table of that name.
+                    IF outbox IS NOT NULL AND (SELECT count(*) FROM pg_attribute a
+                                                WHERE a.attrelid = outbox AND a.attnum > 0 AND NOT a.attisdropped
+                                                  AND (a.attname::text, format_type(a.atttypid, a.atttypmod)) IN
+                                                      (('version', 'bigint'), ('id', 'bigint'), ('xact_id', 'xid8'),
+                                                       ('operation', 'character(1)'), ('change', 'json'))) <> 5
+                    THEN
+                        RAISE EXCEPTION 'Table % already exists and is not a Tidemark outbox (it lacks version, id, xact_id, operation or change)',
+                            {{outbox_literal}}
+                            USING HINT = 'Name another table with PostgresOutbox.Builder.outboxTable(...), or drop this one.';
+                    END IF;
                 END
                 $preflight$;
                 """)
                 .with("lock_key", PgName.literal("tidemark outbox " + names.table()))
                 .with("table_literal", PgName.literal(names.table().quoted()))
+                .with("outbox_literal", PgName.literal(names.outbox().quoted()))
                 .with("column_literals", literals(shape.columns(), OutboxColumn::name))
                 .with("key_count", Integer.toString(shape.key().size()))
                 .with("key_literals", literals(shape.key(), OutboxColumn::name))
