@@ -1,20 +1,17 @@
 package io.tidemark.examples;
 
+import io.tidemark.postgres.PostgresOutbox;
 import io.tidemark.postgres.PostgresProvider;
 import io.tidemark.sync.Change;
 import io.tidemark.sync.ChangeBatch;
 import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.JdbcWatermarkStore;
 import io.tidemark.sync.SyncEngine;
-import io.tidemark.sync.TrackedObject;
 import io.tidemark.testing.EmbeddedPostgresServer;
 import io.tidemark.testing.TestDatabase;
 
 import javax.sql.DataSource;
-import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -23,9 +20,9 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The README's demo: an {@code items} table with a capture trigger and a change function on an embedded
- * PostgreSQL, a {@link SyncEngine} polling it in the background, and a destination that prints each batch while
- * the demo inserts, updates and deletes rows.
+ * The README's demo: an {@code items} table on an embedded PostgreSQL with Tidemark's generated outbox (capture
+ * triggers and a gap-free change function), a {@link SyncEngine} polling it in the background and woken by
+ * LISTEN/NOTIFY, and a destination that prints each batch while the demo inserts, updates and deletes rows.
  *
  * <p>Run it with {@code mvn -B -Pdemo -DskipTests -pl examples -am verify}.
  */
@@ -46,16 +43,24 @@ public final class SyncDemo {
         out.println("Starting an embedded PostgreSQL (the first run unpacks the server)...");
         try (TestDatabase database = EmbeddedPostgresServer.shared().createDatabase()) {
             DataSource dataSource = database.dataSource();
-            execute(dataSource, resource("items.sql"));
-            out.println("Created public.items, its capture trigger and public.get_item_changes(json).");
+            execute(dataSource, "CREATE TABLE public.items (item_code text PRIMARY KEY, description text,"
+                    + " price numeric(10, 2))");
+            PostgresOutbox outbox = PostgresOutbox.forTable("public.items")
+                    .payloadKey("item_code", "ItemCode")
+                    .payloadKey("description", "Description")
+                    .payloadKey("price", "Price")
+                    .build();
+            outbox.install(dataSource);
+            out.println("Created public.items and installed its outbox: capture triggers into "
+                    + outbox.outboxTable() + ", change function " + outbox.changeFunction() + "(json).");
 
             JdbcWatermarkStore watermarks = JdbcWatermarkStore.create(dataSource);
             try (SyncEngine engine = SyncEngine.builder()
                     .provider(PostgresProvider.create(dataSource))
                     .watermarks(watermarks)
-                    .track(TrackedObject.of("Items", "public.get_item_changes")
+                    .track(outbox.track("Items")
                             .initialSync(InitialSync.INCREMENTAL)
-                            .pollInterval(Duration.ofMillis(200)))
+                            .pollInterval(Duration.ofSeconds(30)))   // the safety net: LISTEN wakes it at once
                     .destination("console", this::print)
                     .build()) {
 
@@ -92,8 +97,9 @@ public final class SyncDemo {
                 batch.pageNumber(), batch.pageCount(), batch.syncType(), batch.reasonCode(), batch.fromVersion(),
                 batch.toVersion(), batch.changes().size());
         for (Change change : batch.changes()) {
-            out.printf("     %s v%d %s%n", change.operation().map(Enum::name).orElse("?"),
-                    change.version().orElse(-1), change.fields());
+            out.printf("     %s v%d %s%s%n", change.operation().map(Enum::name).orElse("?"),
+                    change.version().orElse(-1), change.fields(),
+                    change.changedColumns().map(c -> " changed " + c).orElse(""));
         }
         delivered.release(batch.changes().size());
     }
@@ -104,12 +110,4 @@ public final class SyncDemo {
         }
     }
 
-    private static String resource(String name) throws IOException {
-        try (InputStream in = SyncDemo.class.getResourceAsStream(name)) {
-            if (in == null) {
-                throw new IOException("Missing resource " + name);
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
-    }
 }

@@ -17,10 +17,12 @@ import java.lang.management.MemoryType;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -46,17 +48,17 @@ public final class PipelineBenchmark {
         String mode = args.length > 0 ? args[0] : "throughput";
         try (TestDatabase database = EmbeddedPostgresServer.shared().createDatabase()) {
             DataSource ds = database.dataSource();
-            BenchOutbox.create(ds);
+            BenchOutbox outbox = BenchOutbox.create(ds);
             switch (mode) {
                 case "throughput":
-                    throughput(ds, args.length > 1 ? Integer.parseInt(args[1]) : 200_000,
+                    throughput(ds, outbox, args.length > 1 ? Integer.parseInt(args[1]) : 200_000,
                             args.length > 2 ? Integer.parseInt(args[2]) : 7);
                     break;
                 case "backlog":
-                    backlog(ds, args.length > 1 ? Long.parseLong(args[1]) : 1L << 30);
+                    backlog(ds, outbox, args.length > 1 ? Long.parseLong(args[1]) : 1L << 30);
                     break;
                 case "large":
-                    large(ds, args.length > 1 ? Long.parseLong(args[1]) : 200L * 1024 * 1024);
+                    large(ds, outbox, args.length > 1 ? Long.parseLong(args[1]) : 200L * 1024 * 1024);
                     break;
                 default:
                     throw new IllegalArgumentException("mode must be throughput, backlog or large: " + mode);
@@ -65,7 +67,7 @@ public final class PipelineBenchmark {
     }
 
     // ---------------------------------------------------------------------------------------------------------
-    private static void throughput(DataSource ds, int changes, int runs) throws Exception {
+    private static void throughput(DataSource ds, BenchOutbox outbox, int changes, int runs) throws Exception {
         BenchOutbox.fill(ds, changes / 1000, 1000);
         System.out.printf(Locale.ROOT, "throughput: %,d changes in the outbox, %d measured runs of each (after 2 warm-up runs)%n",
                 BenchOutbox.count(ds), runs);
@@ -73,10 +75,10 @@ public final class PipelineBenchmark {
         List<Double> engine = new ArrayList<>();
         long bytes = 0;
         for (int i = 0; i < runs + 2; i++) {
-            long[] rawResult = rawCall(ds);
+            long[] rawResult = rawCall(ds, outbox);
             long rawNanos = rawResult[0];
             bytes = rawResult[1];
-            long[] engineResult = engineCall(ds);
+            long[] engineResult = engineCall(ds, outbox);
             if (engineResult[1] != changes) {
                 throw new IllegalStateException("the engine delivered " + engineResult[1] + " changes, expected " + changes);
             }
@@ -94,12 +96,12 @@ public final class PipelineBenchmark {
     }
 
     /** Returns {elapsed nanos, payload bytes}. */
-    private static long[] rawCall(DataSource ds) throws Exception {
+    private static long[] rawCall(DataSource ds, BenchOutbox outbox) throws Exception {
         long started = System.nanoTime();
         long length;
         try (Connection c = ds.getConnection();
-             PreparedStatement ps = c.prepareStatement("SELECT " + BenchOutbox.FUNCTION + "(?::json)")) {
-            ps.setString(1, "{\"fromVersion\":0,\"mode\":\"sync\",\"initial\":true}");
+             PreparedStatement ps = c.prepareStatement("SELECT " + outbox.function() + "(?::json)")) {
+            ps.setString(1, outbox.requestAll());
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 length = rs.getBytes(1).length;
@@ -109,12 +111,12 @@ public final class PipelineBenchmark {
     }
 
     /** Returns {elapsed nanos, changes delivered}. */
-    private static long[] engineCall(DataSource ds) {
+    private static long[] engineCall(DataSource ds, BenchOutbox outbox) {
         AtomicLong counted = new AtomicLong();
         try (SyncEngine engine = SyncEngine.builder()
                 .provider(PostgresProvider.create(ds))
-                .watermarks(WatermarkStore.inMemory())
-                .track(TrackedObject.of("Bench", BenchOutbox.FUNCTION))
+                .watermarks(startingAt("Bench", outbox))
+                .track(TrackedObject.of("Bench", outbox.function()))
                 .destination("count", batch -> counted.addAndGet(batch.changes().size()))
                 .build()) {
             long started = System.nanoTime();
@@ -128,9 +130,16 @@ public final class PipelineBenchmark {
     }
 
     // ---------------------------------------------------------------------------------------------------------
-    private static void backlog(DataSource ds, long targetBytes) throws Exception {
+    /** A fresh store holding the version the outbox's changes start after, as an incremental seed leaves it. */
+    private static WatermarkStore startingAt(String object, BenchOutbox outbox) {
+        WatermarkStore store = WatermarkStore.inMemory();
+        store.advance(object, OptionalLong.empty(), outbox.seed(), Instant.now());
+        return store;
+    }
+
+    private static void backlog(DataSource ds, BenchOutbox outbox, long targetBytes) throws Exception {
         int perTransaction = 1000;
-        int transactions = (int) (targetBytes / 130 / perTransaction) + 1;
+        int transactions = (int) (targetBytes / 115 / perTransaction) + 1;
         long fillStarted = System.nanoTime();
         BenchOutbox.fill(ds, transactions, perTransaction);
         long rows = BenchOutbox.count(ds);
@@ -144,8 +153,8 @@ public final class PipelineBenchmark {
         int cycles = 0;
         try (SyncEngine engine = SyncEngine.builder()
                 .provider(PostgresProvider.create(ds))
-                .watermarks(WatermarkStore.inMemory())
-                .track(TrackedObject.of("Backlog", BenchOutbox.FUNCTION).maxRows(maxRows))
+                .watermarks(startingAt("Backlog", outbox))
+                .track(TrackedObject.of("Backlog", outbox.function()).maxRows(maxRows))
                 .destination("count", batch -> count(batch, changes, bytes))
                 .build()) {
             ObjectReport report;
@@ -155,7 +164,7 @@ public final class PipelineBenchmark {
                 if (!report.isSuccess()) {
                     throw new IllegalStateException("cycle failed: " + report);
                 }
-            } while (report.fullBatch());
+            } while (report.outcome() == Outcome.DELIVERED);
         }
         double seconds = (System.nanoTime() - started) / 1e9;
         System.out.printf(Locale.ROOT, "drained %,d changes, %,.1f MB of change JSON, in %d calls of maxRows %,d, %.1f s (%,.0f changes/s)%n",
@@ -168,8 +177,8 @@ public final class PipelineBenchmark {
     }
 
     // ---------------------------------------------------------------------------------------------------------
-    private static void large(DataSource ds, long targetBytes) throws Exception {
-        int rows = (int) (targetBytes / 130);
+    private static void large(DataSource ds, BenchOutbox outbox, long targetBytes) throws Exception {
+        int rows = (int) (targetBytes / 120);
         BenchOutbox.fill(ds, 1, rows);
         System.gc();
         long before = usedHeap();
@@ -177,7 +186,7 @@ public final class PipelineBenchmark {
                 rows, before >> 20, Runtime.getRuntime().maxMemory() >> 20);
 
         resetPeaks();
-        long[] raw = rawCall(ds);
+        long[] raw = rawCall(ds, outbox);
         long rawPeak = peakHeapBytes();
         System.out.printf(Locale.ROOT, "(baseline) raw JDBC call: payload %,d bytes (%.1f MB) read in %.1f s; peak heap %,d MB%n",
                 raw[1], raw[1] / 1048576.0, raw[0] / 1e9, rawPeak >> 20);
@@ -189,8 +198,8 @@ public final class PipelineBenchmark {
         long started = System.nanoTime();
         try (SyncEngine engine = SyncEngine.builder()
                 .provider(PostgresProvider.create(ds))
-                .watermarks(WatermarkStore.inMemory())
-                .track(TrackedObject.of("Large", BenchOutbox.FUNCTION))
+                .watermarks(startingAt("Large", outbox))
+                .track(TrackedObject.of("Large", outbox.function()))
                 .destination("count", batch -> count(batch, changes, bytes))
                 .build()) {
             ObjectReport report = engine.runOnce("Large");
