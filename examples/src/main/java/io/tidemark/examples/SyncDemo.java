@@ -36,7 +36,13 @@ public final class SyncDemo {
     }
 
     public static void main(String[] args) throws Exception {
-        new SyncDemo(System.out).run();
+        try {
+            new SyncDemo(System.out).run();
+        } finally {
+            // Stop the server before main returns: under mvn exec:java its exit hook would run after the
+            // plugin has closed the class loader it needs.
+            EmbeddedPostgresServer.shared().close();
+        }
     }
 
     void run() throws Exception {

