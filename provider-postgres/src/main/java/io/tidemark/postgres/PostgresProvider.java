@@ -136,6 +136,7 @@ public final class PostgresProvider implements ChangeProvider {
         }
     }
 
+    @SuppressWarnings("try") // the registration is held for the call's duration, never read
     private byte[] call(Connection connection, String sql, TrackedObject object, ChangeRequest request,
                         CallContext context) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(sql);

@@ -6,6 +6,8 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.cfg.JsonNodeFeature;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.tidemark.sync.Change;
 import io.tidemark.sync.ErrorCode;
@@ -14,7 +16,6 @@ import io.tidemark.sync.TidemarkException;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 
@@ -34,12 +35,17 @@ public final class Json {
                     .build())
             .build();
 
-    /** Decimal numbers are kept exact (BigDecimal, scale preserved): money must not pass through a double. */
-    public static final ObjectMapper MAPPER = new ObjectMapper(FACTORY)
+    /**
+     * Decimal numbers are kept exact (BigDecimal, scale preserved, trailing zeros kept): money must not pass
+     * through a double, and 12.50 stays 12.50.
+     */
+    public static final ObjectMapper MAPPER = JsonMapper.builder(FACTORY)
             .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
-            .setNodeFactory(JsonNodeFactory.withExactBigDecimals(true));
+            .disable(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES)
+            .build();
 
-    public static final JsonNodeFactory NODES = JsonNodeFactory.withExactBigDecimals(true);
+    /** Builds nodes as they are read; the default factory keeps a BigDecimal as given. */
+    public static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
     private Json() {
     }
@@ -64,9 +70,7 @@ public final class Json {
                 }
                 g.writeEndArray();
             }
-            Iterator<Map.Entry<String, JsonNode>> fields = change.fields().fields();
-            while (fields.hasNext()) {
-                Map.Entry<String, JsonNode> field = fields.next();
+            for (Map.Entry<String, JsonNode> field : change.fields().properties()) {
                 g.writeFieldName(field.getKey());
                 g.writeTree(field.getValue());
             }
