@@ -333,8 +333,10 @@ END
 $request$;
 COMMENT ON FUNCTION "sales"."items_outbox_request"(json) IS 'Tidemark: reads a request to sales.items_changes(json) and decides what its answer holds.';
 
--- 5b. The answer. Only the branch of the request's kind runs; changes are aggregated in the order of
--- the primary key, which the aggregate's ORDER BY uses without sorting.
+-- 5b. The answer, one statement in three branches, of which the request's kind lets exactly one run
+-- and return a row (HAVING drops the row an aggregate returns over no input). The aggregates sit at
+-- the top level: in a scalar subquery the whole answer would be copied once more. Changes are
+-- aggregated in the order of the primary key, which the aggregate's ORDER BY uses without sorting.
 CREATE OR REPLACE FUNCTION "sales"."items_changes"(payload json)
 RETURNS json
 LANGUAGE sql
@@ -345,34 +347,41 @@ SET extra_float_digits = 1
 SET bytea_output = 'hex'
 SET "IntervalStyle" = 'iso_8601'
 AS $changes$
-SELECT CASE r.kind
-       WHEN 'seed' THEN json_build_object(
+WITH r AS MATERIALIZED (SELECT * FROM "sales"."items_outbox_request"(payload))
+-- Seed: no rows, and a version from which nothing is missed.
+SELECT json_build_object(
            'Metadata', json_build_object('Sync', json_build_object(
                'Version', r.page_end, 'Type', 'Diff', 'ReasonCode', 0)),
            'Data', '[]'::json)
-       WHEN 'full' THEN (
-           SELECT json_build_object(
-                      'Metadata', json_build_object('Sync', json_build_object(
-                          'Version', r.page_end, 'Type', 'Full', 'ReasonCode', r.reason_code)),
-                      'Data', COALESCE(json_agg(row_to_json(c) ORDER BY t."item_code"), '[]'::json))
-             FROM ONLY "sales"."items" AS t,
-                  LATERAL (SELECT t."item_code" AS "ItemCode",
-                                  t."description" AS "Description",
-                                  t."attrs" AS "Attributes") AS c)
-       ELSE (
-           SELECT json_build_object(
-                      'Metadata', json_build_object(
-                          'Sync', json_build_object(
-                              'Version', r.page_end, 'Type', 'Diff', 'ReasonCode', 0),
-                          -- Diagnostics: do committed changes wait for an older transaction to end?
-                          -- (max reads the end of the index; EXISTS may be planned as a heap scan.)
-                          'Outbox', json_build_object('Horizon', r.horizon, 'HeldBack',
-                              COALESCE((SELECT max(h.version) FROM "sales"."items_outbox" AS h) >= r.horizon, false))),
-                      'Data', COALESCE(json_agg(o.change ORDER BY o.version, o.id), '[]'::json))
-             FROM "sales"."items_outbox" AS o
-            WHERE o.version > r.from_version AND o.version <= r.page_end)
-       END
-  FROM "sales"."items_outbox_request"(payload) AS r
+  FROM r
+ WHERE r.kind = 'seed'
+UNION ALL
+-- Full snapshot: every row of the table, in key order.
+SELECT json_build_object(
+           'Metadata', json_build_object('Sync', json_build_object(
+               'Version', (SELECT r.page_end FROM r), 'Type', 'Full',
+               'ReasonCode', (SELECT r.reason_code FROM r))),
+           'Data', COALESCE(json_agg(row_to_json(c) ORDER BY t."item_code"), '[]'::json))
+  FROM ONLY "sales"."items" AS t,
+       LATERAL (SELECT t."item_code" AS "ItemCode",
+                       t."description" AS "Description",
+                       t."attrs" AS "Attributes") AS c
+HAVING (SELECT r.kind FROM r) = 'full'
+UNION ALL
+-- Diff: the changes after fromVersion, up to the end of the page.
+SELECT json_build_object(
+           'Metadata', json_build_object(
+               'Sync', json_build_object(
+                   'Version', (SELECT r.page_end FROM r), 'Type', 'Diff', 'ReasonCode', 0),
+               -- Diagnostics: do committed changes wait for an older transaction to end?
+               -- (max reads the end of the index; EXISTS may be planned as a heap scan.)
+               'Outbox', json_build_object('Horizon', (SELECT r.horizon FROM r), 'HeldBack',
+                   COALESCE((SELECT max(h.version) FROM "sales"."items_outbox" AS h) >= (SELECT r.horizon FROM r),
+                            false))),
+           'Data', COALESCE(json_agg(o.change ORDER BY o.version, o.id), '[]'::json))
+  FROM "sales"."items_outbox" AS o
+ WHERE o.version > (SELECT r.from_version FROM r) AND o.version <= (SELECT r.page_end FROM r)
+HAVING (SELECT r.kind FROM r) = 'diff'
 $changes$;
 COMMENT ON FUNCTION "sales"."items_changes"(json) IS 'Tidemark change function of sales.items, reading sales.items_outbox.';
 
