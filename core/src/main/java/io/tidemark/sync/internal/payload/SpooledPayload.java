@@ -4,14 +4,15 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import io.tidemark.sync.spi.ResponsePayload;
 
-import java.io.BufferedWriter;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.UncheckedIOException;
-import java.io.Writer;
-import java.nio.charset.StandardCharsets;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -19,6 +20,9 @@ import java.util.List;
  * A streamed response copied once into a spool: up to a memory limit in heap chunks, the rest in a temporary
  * file. The engine needs to read a response twice (check everything, then deliver), and a driver stream can
  * be read only once; spooling keeps memory flat whatever the response size.
+ *
+ * <p>The file holds the characters as raw UTF-16 code units rather than UTF-8: a charset encoder refuses a lone
+ * surrogate, which SQL Server's {@code NVARCHAR} can hold, and the spool must hand back exactly what it was given.
  */
 public final class SpooledPayload implements ResponsePayload {
 
@@ -60,7 +64,7 @@ public final class SpooledPayload implements ResponsePayload {
         boolean blank = true;
         TailKeeper tail = new TailKeeper(TAIL_KEEP);
         Path overflow = null;
-        Writer overflowWriter = null;
+        CharFileWriter overflowWriter = null;
         char[] buffer = new char[CHUNK];
         try (Reader in = reader) {
             int n;
@@ -79,11 +83,6 @@ public final class SpooledPayload implements ResponsePayload {
                     int take = (int) Math.min(Math.min(n - offset, space), memoryLimitChars - memoryChars);
                     if (memoryChars + take >= memoryLimitChars) {
                         memoryFull = true;
-                        // The file side encodes to UTF-8, which cannot take half of a surrogate pair: when memory
-                        // would end between the two halves of a pair, the whole pair goes to the file.
-                        if (take > 0 && Character.isHighSurrogate(buffer[offset + take - 1])) {
-                            take--;
-                        }
                     }
                     if (take == 0) {
                         break;
@@ -101,7 +100,7 @@ public final class SpooledPayload implements ResponsePayload {
                 if (offset < n) {
                     if (overflowWriter == null) {
                         overflow = Files.createTempFile("tidemark-response-", ".json");
-                        overflowWriter = new BufferedWriter(Files.newBufferedWriter(overflow, StandardCharsets.UTF_8), CHUNK);
+                        overflowWriter = new CharFileWriter(overflow);
                     }
                     overflowWriter.write(buffer, offset, n - offset);
                 }
@@ -173,7 +172,7 @@ public final class SpooledPayload implements ResponsePayload {
         return true;
     }
 
-    private static void closeQuietly(Writer writer) {
+    private static void closeQuietly(Closeable writer) {
         if (writer != null) {
             try {
                 writer.close();
@@ -197,7 +196,7 @@ public final class SpooledPayload implements ResponsePayload {
     private final class SpoolReader extends Reader {
         private int chunk;
         private int position;
-        private Reader file;
+        private CharFileReader file;
 
         @Override
         public int read(char[] cbuf, int off, int len) throws IOException {
@@ -219,7 +218,7 @@ public final class SpooledPayload implements ResponsePayload {
                 return -1;
             }
             if (file == null) {
-                file = Files.newBufferedReader(overflow, StandardCharsets.UTF_8);
+                file = new CharFileReader(overflow);
             }
             return file.read(cbuf, off, len);
         }
@@ -229,6 +228,80 @@ public final class SpooledPayload implements ResponsePayload {
             if (file != null) {
                 file.close();
             }
+        }
+    }
+
+    /** Writes characters to a file as big-endian UTF-16 code units, two bytes each, with no charset encoder. */
+    private static final class CharFileWriter implements Closeable {
+        private final FileChannel channel;
+        private final ByteBuffer bytes = ByteBuffer.allocate(CHUNK * 2);
+
+        CharFileWriter(Path file) throws IOException {
+            channel = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING);
+        }
+
+        void write(char[] source, int offset, int length) throws IOException {
+            while (length > 0) {
+                int n = Math.min(length, bytes.remaining() / 2);
+                bytes.asCharBuffer().put(source, offset, n);
+                bytes.position(bytes.position() + 2 * n);
+                offset += n;
+                length -= n;
+                if (bytes.remaining() < 2) {
+                    flush();
+                }
+            }
+        }
+
+        private void flush() throws IOException {
+            bytes.flip();
+            while (bytes.hasRemaining()) {
+                channel.write(bytes);
+            }
+            bytes.clear();
+        }
+
+        @Override
+        public void close() throws IOException {
+            try (channel) {
+                flush();
+            }
+        }
+    }
+
+    /** Reads back what {@link CharFileWriter} wrote. */
+    private static final class CharFileReader implements Closeable {
+        private final FileChannel channel;
+        private final ByteBuffer bytes = ByteBuffer.allocate(CHUNK * 2).flip();
+
+        CharFileReader(Path file) throws IOException {
+            channel = FileChannel.open(file, StandardOpenOption.READ);
+        }
+
+        int read(char[] target, int offset, int length) throws IOException {
+            if (bytes.remaining() < 2) {
+                bytes.compact();
+                // A read may end between the two bytes of a code unit: keep reading until one is whole.
+                while (bytes.position() < 2 && channel.read(bytes) != -1) {
+                    // read again
+                }
+                bytes.flip();
+                if (bytes.remaining() < 2) {
+                    if (bytes.hasRemaining()) {
+                        throw new IOException("spooled response file ends inside a character");
+                    }
+                    return -1;
+                }
+            }
+            int n = Math.min(length, bytes.remaining() / 2);
+            bytes.asCharBuffer().get(target, offset, n);
+            bytes.position(bytes.position() + 2 * n);
+            return n;
+        }
+
+        @Override
+        public void close() throws IOException {
+            channel.close();
         }
     }
 

@@ -13,8 +13,9 @@ import java.io.StringReader;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The spool's boundary between memory and its temporary file, where the file side encodes characters to UTF-8:
- * a surrogate pair cut there must not reach the encoder as two lone halves.
+ * The spool hands back exactly the characters it was given, on either side of its boundary between memory and its
+ * temporary file: surrogate pairs cut at the boundary, lone surrogates (SQL Server's NVARCHAR can hold them), and a
+ * file side many buffers long.
  */
 class SpooledPayloadTest {
 
@@ -48,6 +49,39 @@ class SpooledPayloadTest {
         };
         try (SpooledPayload payload = SpooledPayload.spool(oneByOne, 3)) {
             assertThat(readAll(payload)).isEqualTo(json);
+        }
+    }
+
+    @ParameterizedTest(name = "memory limit {0}")
+    @ValueSource(ints = {1, 4, 5, 6, 1000})
+    void lone_surrogates_survive_in_memory_and_in_the_file(int memoryLimit) throws IOException {
+        String value = "a\uD83Db\uDE00c\uDE00\uD83D";
+        String json = "{\"a\":\"" + value + "\"}";
+        try (SpooledPayload payload = SpooledPayload.spool(new StringReader(json), memoryLimit)) {
+            assertThat(payload.overflowed()).isEqualTo(memoryLimit < json.length());
+            assertThat(readAll(payload)).isEqualTo(json);
+            try (JsonParser p = payload.openParser(new JsonFactory())) {
+                p.nextToken();
+                p.nextToken();
+                p.nextToken();
+                assertThat(p.getText()).isEqualTo(value);
+            }
+        }
+    }
+
+    @Test
+    void a_file_side_of_many_buffers_reads_back_whole() throws IOException {
+        StringBuilder sb = new StringBuilder("[");
+        for (int i = 0; i < 60_000; i++) {
+            sb.append(i == 0 ? "" : ",").append("\"").append(i).append((char) ('\u00e0' + i % 20)).append(EMOJI)
+                    .append(i % 7 == 0 ? "\uDC00" : "").append("\"");
+        }
+        String json = sb.append("]").toString();
+        try (SpooledPayload payload = SpooledPayload.spool(new StringReader(json), 100_000)) {
+            assertThat(payload.overflowed()).isTrue();
+            assertThat(payload.size()).isEqualTo(json.length());
+            assertThat(readAll(payload)).isEqualTo(json);
+            assertThat(readAll(payload)).as("a second read, as the engine's delivery pass makes").isEqualTo(json);
         }
     }
 
