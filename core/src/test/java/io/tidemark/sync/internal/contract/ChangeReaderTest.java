@@ -57,6 +57,21 @@ class ChangeReaderTest {
         }
     }
 
+    @Test
+    void a_lone_surrogate_from_a_character_payload_reaches_the_fields_unchanged() throws IOException {
+        // SQL Server's NVARCHAR holds UTF-16 code units, valid pairs or not; JSON can carry a lone one as an escape.
+        String value = "x\uD83Dy\uDE00z";
+        String response = "{\"Metadata\":{\"Sync\":{\"Version\":1}},\"Data\":["
+                + "{\"$operation\":\"I\",\"$version\":1,\"Name\":\"" + value + "\"}]}";
+        try (SpooledPayload spooled = SpooledPayload.spool(new StringReader(response), 8)) {
+            List<Change> changes = readAll(spooled, 1);
+
+            assertThat(changes).hasSize(1);
+            assertThat(changes.get(0).field("Name").orElseThrow().textValue()).isEqualTo(value);
+            assertThat(changes.get(0).rawJson()).contains("\\uD83D", "\\uDE00");
+        }
+    }
+
     private static void assertContent(List<Change> changes) {
         Change insert = changes.get(0);
         assertThat(insert.operation()).hasValue(Operation.INSERT);
