@@ -49,11 +49,17 @@ public interface SyncEngine extends AutoCloseable {
 
     /**
      * Starts background polling: each object is polled at its interval, at once again while its calls come
-     * back full ({@code maxRows}), and at once when the provider signals changes. Can be called once.
+     * back full ({@code maxRows}), and at once when the provider signals changes. An object whose cycle failed
+     * or was blocked waits before its next attempt: its interval, doubled after each further failure, up to
+     * 5 minutes (or the interval if longer); change notifications do not shorten that wait, {@link #wake} does.
+     * Can be called once.
      */
     void start();
 
-    /** Asks for an immediate poll of the object (background mode); harmless if it is already polling. */
+    /**
+     * Asks for an immediate poll of the object (background mode), retrying a failing object at once; harmless if
+     * it is already polling.
+     */
     void wake(String objectName);
 
     /** Pauses the object: it is skipped until resumed. Persisted in the watermark store. */

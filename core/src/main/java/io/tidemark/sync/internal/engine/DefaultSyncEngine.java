@@ -100,7 +100,7 @@ public final class DefaultSyncEngine implements SyncEngine {
         }
         pollers.values().forEach(Poller::start);
         try {
-            subscription = config.provider().subscribe(objects.values(), this::wakeQuietly);
+            subscription = config.provider().subscribe(objects.values(), this::changesNotified);
         } catch (RuntimeException e) {
             LOG.warn("Change notifications could not be started; polling at the interval only: {}", e.toString());
         }
@@ -119,9 +119,16 @@ public final class DefaultSyncEngine implements SyncEngine {
         }
     }
 
-    private void wakeQuietly(String objectName) {
+    /** The provider's change notifications: they do not hurry a failing object's next attempt. */
+    private void changesNotified(String objectName) {
         if (objects.containsKey(objectName)) {
-            wake(objectName);
+            Poller poller;
+            synchronized (this) {
+                poller = pollers.get(objectName);
+            }
+            if (poller != null) {
+                poller.changesNotified();
+            }
         }
     }
 

@@ -18,10 +18,18 @@ import java.util.function.Function;
  * arrived while it ran or, for an object with a {@code maxRows} hint, when the last call returned changes (a
  * backlog drains in bounded steps without waiting for the interval). One poller never runs two cycles at
  * the same time, and once stopped it schedules nothing more.
+ *
+ * <p>After a failed or blocked cycle the next attempt waits: the interval, doubled after each further failure, up
+ * to {@link #MAX_RETRY_DELAY} (never less than the interval). Change notifications do not cut that wait short:
+ * with LISTEN, every commit would otherwise retry a broken destination or procedure at once, reading the whole
+ * pending backlog each time. An explicit {@link #wake()} (the application asking) still does.
  */
 final class Poller {
 
     private static final Logger LOG = LoggerFactory.getLogger(Poller.class);
+
+    /** The longest wait between attempts of an object whose cycles keep failing, unless its interval is longer. */
+    static final Duration MAX_RETRY_DELAY = Duration.ofMinutes(5);
 
     private final TrackedObject object;
     private final Duration interval;
@@ -32,7 +40,9 @@ final class Poller {
     private ScheduledFuture<?> next;
     private boolean running;
     private boolean wakeRequested;
+    private boolean notifiedWhileRunning;
     private boolean stopped;
+    private int consecutiveFailures;
 
     Poller(TrackedObject object, Duration interval, ScheduledExecutorService scheduler,
            Function<TrackedObject, ObjectReport> cycle) {
@@ -46,7 +56,10 @@ final class Poller {
         schedule(0);
     }
 
-    /** Polls as soon as possible: now if idle, right after the current cycle if one is running. */
+    /**
+     * Polls as soon as possible: now if idle, right after the current cycle if one is running. A failing object
+     * is retried at once too.
+     */
     synchronized void wake() {
         if (stopped) {
             return;
@@ -55,8 +68,18 @@ final class Poller {
             wakeRequested = true;
             return;
         }
-        if (next != null && next.cancel(false)) {
-            schedule(0);
+        pollNow();
+    }
+
+    /** A change notification: like {@link #wake()}, but a failing object keeps waiting for its next attempt. */
+    synchronized void changesNotified() {
+        if (stopped) {
+            return;
+        }
+        if (running) {
+            notifiedWhileRunning = true;
+        } else if (consecutiveFailures == 0) {
+            pollNow();
         }
     }
 
@@ -67,6 +90,13 @@ final class Poller {
         }
     }
 
+    /** Caller holds the lock. */
+    private void pollNow() {
+        if (next != null && next.cancel(false)) {
+            schedule(0);
+        }
+    }
+
     private void runCycle() {
         synchronized (this) {
             if (stopped) {
@@ -74,6 +104,7 @@ final class Poller {
             }
             running = true;
             wakeRequested = false;
+            notifiedWhileRunning = false;
         }
         ObjectReport report = null;
         try {
@@ -88,14 +119,41 @@ final class Poller {
             synchronized (this) {
                 running = false;
                 if (!stopped) {
-                    // With a maxRows hint, keep calling while calls return changes: a procedure may cut below
-                    // maxRows (at a version boundary), so "came back full" alone would leave a backlog waiting.
-                    boolean drain = report != null && report.outcome() == Outcome.DELIVERED
-                            && object.maxRows().isPresent();
-                    schedule(wakeRequested || drain ? 0 : interval.toNanos());
+                    schedule(nextDelayNanos(report));
                 }
             }
         }
+    }
+
+    /** Caller holds the lock. */
+    private long nextDelayNanos(ObjectReport report) {
+        if (report == null || !report.isSuccess()) {
+            consecutiveFailures++;
+            if (wakeRequested) {
+                return 0;
+            }
+            long delay = retryDelay(interval, consecutiveFailures).toNanos();
+            if (consecutiveFailures > 1) {
+                LOG.info("[{}] failed {} times in a row; next attempt in {} ms", object.name(), consecutiveFailures,
+                        TimeUnit.NANOSECONDS.toMillis(delay));
+            }
+            return delay;
+        }
+        consecutiveFailures = 0;
+        // With a maxRows hint, keep calling while calls return changes: a procedure may cut below maxRows (at a
+        // version boundary), so "came back full" alone would leave a backlog waiting.
+        boolean drain = report.outcome() == Outcome.DELIVERED && object.maxRows().isPresent();
+        return wakeRequested || notifiedWhileRunning || drain ? 0 : interval.toNanos();
+    }
+
+    /** The wait after the given number of consecutive failures: the interval doubled per failure after the first. */
+    static Duration retryDelay(Duration interval, int consecutiveFailures) {
+        Duration cap = interval.compareTo(MAX_RETRY_DELAY) > 0 ? interval : MAX_RETRY_DELAY;
+        Duration delay = interval;
+        for (int i = 1; i < consecutiveFailures && delay.compareTo(cap) < 0; i++) {
+            delay = delay.multipliedBy(2);
+        }
+        return delay.compareTo(cap) > 0 ? cap : delay;
     }
 
     /** Caller holds the lock. */

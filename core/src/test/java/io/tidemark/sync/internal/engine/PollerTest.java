@@ -1,0 +1,104 @@
+package io.tidemark.sync.internal.engine;
+
+import io.tidemark.sync.ObjectReport;
+import io.tidemark.sync.Outcome;
+import io.tidemark.sync.TrackedObject;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The retry wait of a failing object: change notifications (one per commit with LISTEN) must not turn it into a
+ * retry per commit; an explicit wake still retries at once, and a success ends the wait.
+ */
+class PollerTest {
+
+    private static final TrackedObject ITEMS = TrackedObject.of("Items", "items_changes");
+
+    private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+    private final BlockingQueue<Long> cycleStarts = new LinkedBlockingQueue<>();
+    private final AtomicReference<Outcome> outcome = new AtomicReference<>(Outcome.BLOCKED);
+
+    @AfterEach
+    void shutdown() {
+        scheduler.shutdownNow();
+    }
+
+    private Poller poller(Duration interval) {
+        return new Poller(ITEMS, interval, scheduler, object -> {
+            cycleStarts.add(System.nanoTime());
+            return ObjectReport.builder(object.name(), Instant.EPOCH).outcome(outcome.get()).build();
+        });
+    }
+
+    @Test
+    void the_retry_wait_doubles_from_the_interval_up_to_five_minutes_or_the_interval_if_longer() {
+        Duration second = Duration.ofSeconds(1);
+        assertThat(Poller.retryDelay(second, 1)).isEqualTo(second);
+        assertThat(Poller.retryDelay(second, 2)).isEqualTo(Duration.ofSeconds(2));
+        assertThat(Poller.retryDelay(second, 3)).isEqualTo(Duration.ofSeconds(4));
+        assertThat(Poller.retryDelay(second, 9)).isEqualTo(Duration.ofSeconds(256));
+        assertThat(Poller.retryDelay(second, 10)).isEqualTo(Poller.MAX_RETRY_DELAY);
+        assertThat(Poller.retryDelay(second, Integer.MAX_VALUE)).isEqualTo(Poller.MAX_RETRY_DELAY);
+        Duration tenMinutes = Duration.ofMinutes(10);
+        assertThat(Poller.retryDelay(tenMinutes, 1)).isEqualTo(tenMinutes);
+        assertThat(Poller.retryDelay(tenMinutes, 5)).isEqualTo(tenMinutes);
+    }
+
+    @Test
+    void notifications_do_not_hurry_a_failing_object_but_a_wake_does_and_success_ends_the_wait() throws Exception {
+        Poller poller = poller(Duration.ofHours(1));
+        poller.start();
+        assertThat(cycleStarts.poll(10, TimeUnit.SECONDS)).as("the first cycle").isNotNull();
+
+        for (int i = 0; i < 10_000; i++) {
+            poller.changesNotified();
+        }
+        assertThat(cycleStarts.poll(300, TimeUnit.MILLISECONDS)).as("a retry caused by notifications").isNull();
+
+        outcome.set(Outcome.DELIVERED);
+        poller.wake();
+        assertThat(cycleStarts.poll(10, TimeUnit.SECONDS)).as("the retry an explicit wake asks for").isNotNull();
+
+        poller.changesNotified();
+        assertThat(cycleStarts.poll(10, TimeUnit.SECONDS))
+                .as("after a success a notification polls at once again").isNotNull();
+        poller.stop();
+    }
+
+    @Test
+    void attempts_of_a_failing_object_spread_out_however_many_notifications_arrive() throws Exception {
+        Duration interval = Duration.ofMillis(40);
+        Poller poller = poller(interval);
+        poller.start();
+        List<Long> starts = new ArrayList<>();
+        // Notify continuously, as a busy table with LISTEN would, until five attempts were made.
+        while (starts.size() < 5) {
+            poller.changesNotified();
+            Long start = cycleStarts.poll();
+            if (start != null) {
+                starts.add(start);
+            }
+            Thread.onSpinWait();
+        }
+        poller.stop();
+
+        for (int attempt = 1; attempt < starts.size(); attempt++) {
+            long gapMillis = TimeUnit.NANOSECONDS.toMillis(starts.get(attempt) - starts.get(attempt - 1));
+            long expected = Poller.retryDelay(interval, attempt).toMillis();
+            assertThat(gapMillis).as("wait before attempt %d", attempt + 1).isGreaterThanOrEqualTo(expected - 1);
+        }
+    }
+}
