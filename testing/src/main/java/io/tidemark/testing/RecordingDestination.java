@@ -29,6 +29,7 @@ public final class RecordingDestination implements Destination {
     @Override
     public synchronized void deliver(ChangeBatch batch) {
         offered++;
+        notifyAll();
         if (refuse.test(batch)) {
             throw new RefusedException("RecordingDestination refused " + batch);
         }
@@ -65,6 +66,23 @@ public final class RecordingDestination implements Destination {
 
     /** How many times the engine called {@link #deliver}, accepted or refused. */
     public synchronized int offered() {
+        return offered;
+    }
+
+    /**
+     * Waits until the engine has called {@link #deliver} at least {@code count} times, accepted or refused, or the
+     * timeout passes; returns how many times it had by then. To check that something does <em>not</em> happen,
+     * ask for one call more than expected and compare the answer.
+     */
+    public synchronized int awaitOffered(int count, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (offered < count) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            wait(Math.max(1, left / 1_000_000));
+        }
         return offered;
     }
 

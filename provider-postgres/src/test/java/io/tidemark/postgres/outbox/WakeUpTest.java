@@ -85,6 +85,35 @@ class WakeUpTest {
     }
 
     @Test
+    void commits_do_not_retry_a_blocked_object_once_each_but_wake_does_and_then_commits_wake_it_again()
+            throws Exception {
+        OutboxTables t = OutboxTables.create(database, "wake_blocked", "id int PRIMARY KEY, name text");
+        RecordingDestination out = new RecordingDestination().refuseAll();
+        CountDownLatch seeded = new CountDownLatch(1);
+        try (SyncEngine engine = engine("blocked", PostgresProvider.create(database.dataSource()),
+                t.outbox.track("Blocked"), out, seeded)) {
+            engine.start();
+            assertThat(seeded.await(30, TimeUnit.SECONDS)).isTrue();
+            awaitListeners(1);
+
+            t.execute("INSERT INTO $T VALUES (1, 'refused')");
+            assertThat(out.awaitOffered(1, PATIENCE)).isEqualTo(1);
+            // Twenty more commits, each notifying: the blocked object waits for its next attempt (an hour away).
+            for (int i = 2; i <= 21; i++) {
+                t.execute("INSERT INTO $T VALUES (" + i + ", 'while blocked')");
+            }
+            assertThat(out.awaitOffered(2, Duration.ofMillis(500))).as("offers made while blocked").isEqualTo(1);
+
+            out.acceptAll();
+            engine.wake("Blocked");
+            out.awaitChanges(21, PATIENCE);
+            // Delivered again: a commit wakes it at once (the interval is an hour), so LISTEN was working throughout.
+            t.execute("INSERT INTO $T VALUES (22, 'after the wake')");
+            out.awaitChanges(22, PATIENCE);
+        }
+    }
+
+    @Test
     void the_listener_reconnects_after_its_connection_is_killed() throws Exception {
         OutboxTables t = OutboxTables.create(database, "wake_again", "id int PRIMARY KEY, name text");
         RecordingDestination out = new RecordingDestination();
