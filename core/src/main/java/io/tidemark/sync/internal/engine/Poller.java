@@ -43,6 +43,9 @@ final class Poller {
     private boolean notifiedWhileRunning;
     private boolean stopped;
     private int consecutiveFailures;
+    // Each scheduled run carries the generation it was scheduled in and runs only if no later one replaced it:
+    // cancel(false) also "succeeds" on a run that has begun but not yet taken the lock.
+    private long generation;
 
     Poller(TrackedObject object, Duration interval, ScheduledExecutorService scheduler,
            Function<TrackedObject, ObjectReport> cycle) {
@@ -90,16 +93,17 @@ final class Poller {
         }
     }
 
-    /** Caller holds the lock. */
+    /** Caller holds the lock, and no cycle is running. */
     private void pollNow() {
-        if (next != null && next.cancel(false)) {
-            schedule(0);
+        if (next != null) {
+            next.cancel(false);
         }
+        schedule(0);
     }
 
-    private void runCycle() {
+    private void runCycle(long scheduledIn) {
         synchronized (this) {
-            if (stopped) {
+            if (stopped || scheduledIn != generation) {
                 return;
             }
             running = true;
@@ -159,7 +163,8 @@ final class Poller {
     /** Caller holds the lock. */
     private void schedule(long delayNanos) {
         try {
-            next = scheduler.schedule(this::runCycle, delayNanos, TimeUnit.NANOSECONDS);
+            long scheduledIn = ++generation;
+            next = scheduler.schedule(() -> runCycle(scheduledIn), delayNanos, TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             // The engine is shutting down between our stopped check and the scheduler's: nothing to do.
             stopped = true;

@@ -14,6 +14,8 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -76,6 +78,45 @@ class PollerTest {
         assertThat(cycleStarts.poll(10, TimeUnit.SECONDS))
                 .as("after a success a notification polls at once again").isNotNull();
         poller.stop();
+    }
+
+    @Test
+    void a_run_that_began_before_a_wake_replaced_it_does_not_cycle_and_the_replacement_does() {
+        ManualScheduler manual = new ManualScheduler();
+        try {
+            Poller poller = new Poller(ITEMS, Duration.ofHours(1), manual, object -> {
+                cycleStarts.add(System.nanoTime());
+                return ObjectReport.builder(object.name(), Instant.EPOCH).outcome(Outcome.NO_CHANGES).build();
+            });
+            poller.start();
+            // The wake cancels the first run; cancel(false) reports success even for a run whose thread has
+            // begun but not yet reached the poller, so that run may still arrive: it must not cycle.
+            poller.wake();
+            assertThat(manual.commands).hasSize(2);
+
+            manual.commands.get(0).run();
+            assertThat(cycleStarts).as("cycles run by the replaced run").isEmpty();
+            manual.commands.get(1).run();
+            assertThat(cycleStarts).as("cycles run by its replacement").hasSize(1);
+            poller.stop();
+        } finally {
+            manual.shutdownNow();
+        }
+    }
+
+    /** Hands every scheduled command to the test instead of running it; the futures it returns only cancel. */
+    private static final class ManualScheduler extends ScheduledThreadPoolExecutor {
+        final List<Runnable> commands = new ArrayList<>();
+
+        ManualScheduler() {
+            super(1);
+        }
+
+        @Override
+        public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
+            commands.add(command);
+            return super.schedule(() -> { }, 1, TimeUnit.DAYS);
+        }
     }
 
     @Test
