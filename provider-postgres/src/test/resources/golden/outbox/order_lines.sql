@@ -348,10 +348,11 @@ END
 $request$;
 COMMENT ON FUNCTION "public"."order_lines_outbox_request"(json) IS 'Tidemark: reads a request to public.order_lines_changes(json) and decides what its answer holds.';
 
--- 5b. The answer, one statement in three branches, of which the request's kind lets exactly one run
--- and return a row (HAVING drops the row an aggregate returns over no input). The aggregates sit at
--- the top level: in a scalar subquery the whole answer would be copied once more. Changes are
--- aggregated in the order of the primary key, which the aggregate's ORDER BY uses without sorting.
+-- 5b. The answer, one statement in three branches. Only the branch of the request's kind reads
+-- anything (its WHERE) and returns a row (its HAVING drops the row an aggregate returns over no
+-- input). The aggregates sit at the top level: in a scalar subquery the whole answer would be copied
+-- once more. Changes are aggregated in primary-key order, which the aggregate's ORDER BY uses
+-- without sorting on PostgreSQL 16 and later.
 CREATE OR REPLACE FUNCTION "public"."order_lines_changes"(payload json)
 RETURNS json
 LANGUAGE sql
@@ -382,6 +383,7 @@ SELECT json_build_object(
                        t."line" AS "line",
                        t."sku" AS "sku",
                        t."qty" AS "qty") AS c
+ WHERE (SELECT r.kind FROM r) = 'full'
 HAVING (SELECT r.kind FROM r) = 'full'
 UNION ALL
 -- Diff: the changes after fromVersion, up to the end of the page.
@@ -396,7 +398,8 @@ SELECT json_build_object(
                             false))),
            'Data', COALESCE(json_agg(o.change ORDER BY o.version, o.id), '[]'::json))
   FROM "public"."order_lines_outbox" AS o
- WHERE o.version > (SELECT r.from_version FROM r) AND o.version <= (SELECT r.page_end FROM r)
+ WHERE (SELECT r.kind FROM r) = 'diff'
+   AND o.version > (SELECT r.from_version FROM r) AND o.version <= (SELECT r.page_end FROM r)
 HAVING (SELECT r.kind FROM r) = 'diff'
 $changes$;
 COMMENT ON FUNCTION "public"."order_lines_changes"(json) IS 'Tidemark change function of public.Order Lines, reading public.order_lines_outbox.';

@@ -333,10 +333,11 @@ END
 $request$;
 COMMENT ON FUNCTION "sales"."items_outbox_request"(json) IS 'Tidemark: reads a request to sales.items_changes(json) and decides what its answer holds.';
 
--- 5b. The answer, one statement in three branches, of which the request's kind lets exactly one run
--- and return a row (HAVING drops the row an aggregate returns over no input). The aggregates sit at
--- the top level: in a scalar subquery the whole answer would be copied once more. Changes are
--- aggregated in the order of the primary key, which the aggregate's ORDER BY uses without sorting.
+-- 5b. The answer, one statement in three branches. Only the branch of the request's kind reads
+-- anything (its WHERE) and returns a row (its HAVING drops the row an aggregate returns over no
+-- input). The aggregates sit at the top level: in a scalar subquery the whole answer would be copied
+-- once more. Changes are aggregated in primary-key order, which the aggregate's ORDER BY uses
+-- without sorting on PostgreSQL 16 and later.
 CREATE OR REPLACE FUNCTION "sales"."items_changes"(payload json)
 RETURNS json
 LANGUAGE sql
@@ -366,6 +367,7 @@ SELECT json_build_object(
        LATERAL (SELECT t."item_code" AS "ItemCode",
                        t."description" AS "Description",
                        t."attrs" AS "Attributes") AS c
+ WHERE (SELECT r.kind FROM r) = 'full'
 HAVING (SELECT r.kind FROM r) = 'full'
 UNION ALL
 -- Diff: the changes after fromVersion, up to the end of the page.
@@ -380,7 +382,8 @@ SELECT json_build_object(
                             false))),
            'Data', COALESCE(json_agg(o.change ORDER BY o.version, o.id), '[]'::json))
   FROM "sales"."items_outbox" AS o
- WHERE o.version > (SELECT r.from_version FROM r) AND o.version <= (SELECT r.page_end FROM r)
+ WHERE (SELECT r.kind FROM r) = 'diff'
+   AND o.version > (SELECT r.from_version FROM r) AND o.version <= (SELECT r.page_end FROM r)
 HAVING (SELECT r.kind FROM r) = 'diff'
 $changes$;
 COMMENT ON FUNCTION "sales"."items_changes"(json) IS 'Tidemark change function of sales.items, reading sales.items_outbox.';

@@ -51,7 +51,8 @@ public interface SyncEngine extends AutoCloseable {
      * Starts background polling: each object is polled at its interval, at once again while its calls come
      * back full ({@code maxRows}), and at once when the provider signals changes. An object whose cycle failed
      * or was blocked waits before its next attempt: its interval, doubled after each further failure, up to
-     * 5 minutes (or the interval if longer); change notifications do not shorten that wait, {@link #wake} does.
+     * 5 minutes (or the interval if longer); change notifications do not shorten that wait, {@link #wake} and a
+     * successful {@link #runOnce(String)} do.
      * Can be called once.
      */
     void start();

@@ -5,6 +5,10 @@ import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.StreamSupport;
@@ -42,6 +46,59 @@ class ChangeFunctionTest {
 
     private static List<String> names(JsonNode response) {
         return data(response).stream().map(c -> c.get("$operation").asText() + c.get("id").asInt()).toList();
+    }
+
+    /**
+     * The change function is one statement with a branch per kind of answer: only the branch of the request's
+     * kind may read. Counted with pg_stat_xact_user_tables, the scans of the calling transaction so far.
+     */
+    @Test
+    void each_request_reads_only_what_its_kind_needs() throws SQLException {
+        OutboxTables t = items();
+        t.execute("INSERT INTO $T SELECT g, 'row ' || g FROM generate_series(1, 50) g");
+        long from = t.seed();
+        t.execute("UPDATE $T SET name = name || '!' WHERE id <= 10");
+
+        assertThat(scansDuring(t, "{\"fromVersion\":" + from + ",\"mode\":\"sync\"}"))
+                .as("table and outbox scans of a diff").satisfies(scans -> {
+                    assertThat(scans[0]).isZero();
+                    assertThat(scans[1]).isPositive();
+                });
+        assertThat(scansDuring(t, "{\"fromVersion\":0,\"mode\":\"sync\"}"))
+                .as("table and outbox scans of a full snapshot").satisfies(scans -> {
+                    assertThat(scans[0]).isPositive();
+                    assertThat(scans[1]).isZero();
+                });
+        assertThat(scansDuring(t, "{\"mode\":\"seed\"}")).as("table and outbox scans of a seed")
+                .containsExactly(0, 0);
+    }
+
+    /** {scans of the table, scans of the outbox} made by one call, counted inside its own transaction. */
+    private static long[] scansDuring(OutboxTables t, String request) throws SQLException {
+        try (Connection c = t.dataSource().getConnection()) {
+            c.setAutoCommit(false);
+            try (PreparedStatement call = c.prepareStatement("SELECT " + t.outbox.changeFunction() + "(?::json)")) {
+                call.setString(1, request);
+                try (ResultSet rs = call.executeQuery()) {
+                    assertThat(rs.next()).isTrue();
+                }
+            }
+            long[] scans = new long[2];
+            try (PreparedStatement stats = c.prepareStatement(
+                    "SELECT coalesce(sum(seq_scan + coalesce(idx_scan, 0)) FILTER (WHERE relid = ?::regclass), 0),"
+                            + " coalesce(sum(seq_scan + coalesce(idx_scan, 0)) FILTER (WHERE relid = ?::regclass), 0)"
+                            + " FROM pg_stat_xact_user_tables")) {
+                stats.setString(1, "public." + t.table);
+                stats.setString(2, t.outbox.outboxTable());
+                try (ResultSet rs = stats.executeQuery()) {
+                    rs.next();
+                    scans[0] = rs.getLong(1);
+                    scans[1] = rs.getLong(2);
+                }
+            }
+            c.rollback();
+            return scans;
+        }
     }
 
     @Test

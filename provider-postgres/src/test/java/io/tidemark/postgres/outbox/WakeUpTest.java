@@ -114,6 +114,26 @@ class WakeUpTest {
     }
 
     @Test
+    void a_successful_run_once_ends_the_retry_wait_so_commits_wake_the_object_again() throws Exception {
+        OutboxTables t = OutboxTables.create(database, "wake_manual", "id int PRIMARY KEY, name text");
+        RecordingDestination out = new RecordingDestination().refuseAll();
+        CountDownLatch seeded = new CountDownLatch(1);
+        try (SyncEngine engine = engine("manual", PostgresProvider.create(database.dataSource()),
+                t.outbox.track("Manual"), out, seeded)) {
+            engine.start();
+            assertThat(seeded.await(30, TimeUnit.SECONDS)).isTrue();
+            awaitListeners(1);
+            t.execute("INSERT INTO $T VALUES (1, 'refused')");
+            assertThat(out.awaitOffered(1, PATIENCE)).isEqualTo(1);
+
+            out.acceptAll();
+            assertThat(engine.runOnce("Manual").outcome()).isEqualTo(Outcome.DELIVERED);
+            t.execute("INSERT INTO $T VALUES (2, 'after the manual run')");
+            out.awaitChanges(2, PATIENCE);
+        }
+    }
+
+    @Test
     void the_listener_reconnects_after_its_connection_is_killed() throws Exception {
         OutboxTables t = OutboxTables.create(database, "wake_again", "id int PRIMARY KEY, name text");
         RecordingDestination out = new RecordingDestination();

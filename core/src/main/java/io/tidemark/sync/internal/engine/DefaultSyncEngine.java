@@ -60,7 +60,7 @@ public final class DefaultSyncEngine implements SyncEngine {
         long started = System.nanoTime();
         List<ObjectReport> reports = new ArrayList<>(objects.size());
         for (TrackedObject object : objects.values()) {
-            reports.add(runCycle(object));
+            reports.add(runManually(object));
         }
         return new SyncReport(startedAt, Duration.ofNanos(System.nanoTime() - started), reports);
     }
@@ -68,7 +68,22 @@ public final class DefaultSyncEngine implements SyncEngine {
     @Override
     public ObjectReport runOnce(String objectName) {
         checkOpen();
-        return runCycle(object(objectName));
+        return runManually(object(objectName));
+    }
+
+    /** A cycle the application asked for; a success also ends the background poller's retry wait, if any. */
+    private ObjectReport runManually(TrackedObject object) {
+        ObjectReport report = runCycle(object);
+        if (report.isSuccess()) {
+            Poller poller;
+            synchronized (this) {
+                poller = pollers.get(object.name());
+            }
+            if (poller != null) {
+                poller.succeededElsewhere();
+            }
+        }
+        return report;
     }
 
     private ObjectReport runCycle(TrackedObject object) {

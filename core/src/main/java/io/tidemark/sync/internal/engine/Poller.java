@@ -86,6 +86,11 @@ final class Poller {
         }
     }
 
+    /** A cycle run outside the poller (runOnce) succeeded: notifications may hurry this object again. */
+    synchronized void succeededElsewhere() {
+        consecutiveFailures = 0;
+    }
+
     synchronized void stop() {
         stopped = true;
         if (next != null) {
@@ -96,6 +101,9 @@ final class Poller {
     /** Caller holds the lock, and no cycle is running. */
     private void pollNow() {
         if (next != null) {
+            if (!next.isDone() && next.getDelay(TimeUnit.NANOSECONDS) <= 0) {
+                return; // already due (perhaps already starting): replacing it would only churn
+            }
             next.cancel(false);
         }
         schedule(0);

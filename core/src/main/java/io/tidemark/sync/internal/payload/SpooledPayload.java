@@ -105,13 +105,16 @@ public final class SpooledPayload implements ResponsePayload {
                     overflowWriter.write(buffer, offset, n - offset);
                 }
             }
+            if (overflowWriter != null) {
+                // The last bytes reach the file here: a full disk fails now, and the file must go too.
+                CharFileWriter written = overflowWriter;
+                overflowWriter = null;
+                written.close();
+            }
         } catch (IOException | RuntimeException e) {
             closeQuietly(overflowWriter);
             deleteQuietly(overflow);
             throw e;
-        }
-        if (overflowWriter != null) {
-            overflowWriter.close();
         }
         int lastLength = chunks.isEmpty() ? 0 : currentLength;
         return new SpooledPayload(chunks, lastLength, overflow, size, blank, tail.toString());

@@ -59,7 +59,8 @@ class ChangeReaderTest {
 
     @Test
     void a_lone_surrogate_from_a_character_payload_reaches_the_fields_unchanged() throws IOException {
-        // SQL Server's NVARCHAR holds UTF-16 code units, valid pairs or not; JSON can carry a lone one as an escape.
+        // SQL Server's NVARCHAR holds UTF-16 code units, valid pairs or not, and its character stream hands them
+        // over as they are; the rewritten element carries them as escapes.
         String value = "x\uD83Dy\uDE00z";
         String response = "{\"Metadata\":{\"Sync\":{\"Version\":1}},\"Data\":["
                 + "{\"$operation\":\"I\",\"$version\":1,\"Name\":\"" + value + "\"}]}";
@@ -70,6 +71,15 @@ class ChangeReaderTest {
             assertThat(changes.get(0).field("Name").orElseThrow().textValue()).isEqualTo(value);
             assertThat(changes.get(0).rawJson()).contains("\\uD83D", "\\uDE00");
         }
+    }
+
+    @Test
+    void a_lone_surrogate_written_as_an_escape_reaches_the_fields_unchanged() {
+        String response = "{\"Metadata\":{\"Sync\":{\"Version\":1}},\"Data\":["
+                + "{\"$operation\":\"I\",\"$version\":1,\"Name\":\"x\\uD83Dy\"}]}";
+        List<Change> changes = readAll(ResponsePayload.ofUtf8(response.getBytes(StandardCharsets.UTF_8)), 1);
+
+        assertThat(changes.get(0).field("Name").orElseThrow().textValue()).isEqualTo("x\uD83Dy");
     }
 
     private static void assertContent(List<Change> changes) {

@@ -5,6 +5,7 @@ import io.tidemark.sync.Outcome;
 import io.tidemark.sync.TrackedObject;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -81,6 +82,20 @@ class PollerTest {
     }
 
     @Test
+    void a_success_elsewhere_ends_the_retry_wait() throws Exception {
+        Poller poller = poller(Duration.ofHours(1));
+        poller.start();
+        assertThat(cycleStarts.poll(10, TimeUnit.SECONDS)).as("the first cycle, blocked").isNotNull();
+        poller.changesNotified();
+        assertThat(cycleStarts.poll(200, TimeUnit.MILLISECONDS)).as("a retry caused by a notification").isNull();
+
+        poller.succeededElsewhere();
+        poller.changesNotified();
+        assertThat(cycleStarts.poll(10, TimeUnit.SECONDS)).as("a poll after the success elsewhere").isNotNull();
+        poller.stop();
+    }
+
+    @Test
     void a_run_that_began_before_a_wake_replaced_it_does_not_cycle_and_the_replacement_does() {
         ManualScheduler manual = new ManualScheduler();
         try {
@@ -120,6 +135,7 @@ class PollerTest {
     }
 
     @Test
+    @Timeout(60)
     void attempts_of_a_failing_object_spread_out_however_many_notifications_arrive() throws Exception {
         Duration interval = Duration.ofMillis(40);
         Poller poller = poller(interval);

@@ -9,8 +9,13 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.StringReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The spool hands back exactly the characters it was given, on either side of its boundary between memory and its
@@ -82,6 +87,50 @@ class SpooledPayloadTest {
             assertThat(payload.size()).isEqualTo(json.length());
             assertThat(readAll(payload)).isEqualTo(json);
             assertThat(readAll(payload)).as("a second read, as the engine's delivery pass makes").isEqualTo(json);
+        }
+    }
+
+    @Test
+    void a_stream_that_fails_after_the_spool_reached_its_file_leaves_no_file_behind() throws IOException {
+        Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+        List<Path> before = spoolFiles(tmp);
+        Reader failing = new Reader() {
+            private int served;
+
+            @Override
+            public int read(char[] cbuf, int off, int len) throws IOException {
+                if (served >= 50_000) {
+                    throw new IOException("connection reset");
+                }
+                int n = Math.min(len, 50_000 - served);
+                java.util.Arrays.fill(cbuf, off, off + n, 'x');
+                served += n;
+                return n;
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+
+        assertThatThrownBy(() -> SpooledPayload.spool(failing, 1_000)).hasMessage("connection reset");
+        assertThat(spoolFiles(tmp)).isEqualTo(before);
+    }
+
+    @Test
+    void closing_the_payload_deletes_its_file() throws IOException {
+        Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+        List<Path> before = spoolFiles(tmp);
+        SpooledPayload payload = SpooledPayload.spool(new StringReader("[\"" + "y".repeat(5_000) + "\"]"), 100);
+        assertThat(payload.overflowed()).isTrue();
+        assertThat(spoolFiles(tmp)).hasSize(before.size() + 1);
+        payload.close();
+        assertThat(spoolFiles(tmp)).isEqualTo(before);
+    }
+
+    private static List<Path> spoolFiles(Path dir) throws IOException {
+        try (Stream<Path> files = Files.list(dir)) {
+            return files.filter(f -> f.getFileName().toString().startsWith("tidemark-response-")).sorted().toList();
         }
     }
 

@@ -494,10 +494,11 @@ public final class OutboxScript {
                 $request$;
                 COMMENT ON FUNCTION {{request}}(json) IS {{request_comment}};
 
-                -- 5b. The answer, one statement in three branches, of which the request's kind lets exactly one run
-                -- and return a row (HAVING drops the row an aggregate returns over no input). The aggregates sit at
-                -- the top level: in a scalar subquery the whole answer would be copied once more. Changes are
-                -- aggregated in the order of the primary key, which the aggregate's ORDER BY uses without sorting.
+                -- 5b. The answer, one statement in three branches. Only the branch of the request's kind reads
+                -- anything (its WHERE) and returns a row (its HAVING drops the row an aggregate returns over no
+                -- input). The aggregates sit at the top level: in a scalar subquery the whole answer would be copied
+                -- once more. Changes are aggregated in primary-key order, which the aggregate's ORDER BY uses
+                -- without sorting on PostgreSQL 16 and later.
                 CREATE OR REPLACE FUNCTION {{function}}(payload json)
                 RETURNS json
                 LANGUAGE sql
@@ -521,6 +522,7 @@ public final class OutboxScript {
                            'Data', COALESCE(json_agg(row_to_json(c) ORDER BY {{table_key_order}}), '[]'::json))
                   FROM ONLY {{table}} AS t,
                        LATERAL (SELECT {{full_columns}}) AS c
+                 WHERE (SELECT r.kind FROM r) = 'full'
                 HAVING (SELECT r.kind FROM r) = 'full'
                 UNION ALL
                 -- Diff: the changes after fromVersion, up to the end of the page.
@@ -535,7 +537,8 @@ public final class OutboxScript {
                                             false))),
                            'Data', COALESCE(json_agg(o.change ORDER BY o.version, o.id), '[]'::json))
                   FROM {{outbox}} AS o
-                 WHERE o.version > (SELECT r.from_version FROM r) AND o.version <= (SELECT r.page_end FROM r)
+                 WHERE (SELECT r.kind FROM r) = 'diff'
+                   AND o.version > (SELECT r.from_version FROM r) AND o.version <= (SELECT r.page_end FROM r)
                 HAVING (SELECT r.kind FROM r) = 'diff'
                 $changes$;
                 COMMENT ON FUNCTION {{function}}(json) IS {{function_comment}};
