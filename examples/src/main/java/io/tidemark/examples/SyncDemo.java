@@ -35,18 +35,17 @@ public final class SyncDemo {
         this.out = out;
     }
 
+    @SuppressWarnings("try") // the server is held to be closed, never read
     public static void main(String[] args) throws Exception {
-        try {
+        System.out.println("Starting an embedded PostgreSQL (the first run unpacks the server)...");
+        // Stopped before main returns: under mvn exec:java its exit hook would run after the plugin has closed
+        // the class loader it needs. Started here, so a failure to start is not met by a second attempt.
+        try (EmbeddedPostgresServer server = EmbeddedPostgresServer.shared()) {
             new SyncDemo(System.out).run();
-        } finally {
-            // Stop the server before main returns: under mvn exec:java its exit hook would run after the
-            // plugin has closed the class loader it needs.
-            EmbeddedPostgresServer.shared().close();
         }
     }
 
     void run() throws Exception {
-        out.println("Starting an embedded PostgreSQL (the first run unpacks the server)...");
         try (TestDatabase database = EmbeddedPostgresServer.shared().createDatabase()) {
             DataSource dataSource = database.dataSource();
             execute(dataSource, "CREATE TABLE public.items (item_code text PRIMARY KEY, description text,"

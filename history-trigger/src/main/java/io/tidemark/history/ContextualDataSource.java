@@ -36,12 +36,12 @@ public final class ContextualDataSource implements DataSource {
 
     private final DataSource delegate;
     private final Supplier<ChangeContext> source;
-    private final String settingsPrefix;
+    private final ContextSql sql;
 
     private ContextualDataSource(DataSource delegate, Supplier<ChangeContext> source, String settingsPrefix) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
         this.source = Objects.requireNonNull(source, "source");
-        this.settingsPrefix = checkedPrefix(settingsPrefix);
+        this.sql = new ContextSql(checkedPrefix(settingsPrefix));
     }
 
     /** Wraps {@code delegate}; the context is {@link ChangeContext#current()}, the prefix {@code tidemark}. */
@@ -85,12 +85,12 @@ public final class ContextualDataSource implements DataSource {
 
     @Override
     public Connection getConnection() throws SQLException {
-        return ContextualConnection.wrap(delegate.getConnection(), source, settingsPrefix);
+        return ContextualConnection.wrap(delegate.getConnection(), source, sql);
     }
 
     @Override
     public Connection getConnection(String username, String password) throws SQLException {
-        return ContextualConnection.wrap(delegate.getConnection(username, password), source, settingsPrefix);
+        return ContextualConnection.wrap(delegate.getConnection(username, password), source, sql);
     }
 
     @Override

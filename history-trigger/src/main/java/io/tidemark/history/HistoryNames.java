@@ -145,9 +145,4 @@ public final class HistoryNames {
     public String periodIndex() {
         return periodIndex;
     }
-
-    /** An index name qualified by the history table's schema, quoted. */
-    public String qualifiedIndex(String index) {
-        return PgName.of(historyTable.schema().orElseThrow(), index).quoted();
-    }
 }

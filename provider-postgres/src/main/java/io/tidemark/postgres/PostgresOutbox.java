@@ -20,7 +20,6 @@ import io.tidemark.sync.sql.PgName;
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -119,13 +118,13 @@ public final class PostgresOutbox {
                     + " needs the key and the captured columns: declare both with key(...) and columns(...), or"
                     + " call script(dataSource) to read them from the database");
         }
-        return render(OutboxShape.of(toColumns(key), toColumns(columns)));
+        return render(declaredShape());
     }
 
     /** The SQL {@link #install} runs, with the key and columns read from the database where not declared. */
     public String script(DataSource dataSource) {
         try (Connection connection = dataSource.getConnection()) {
-            return render(resolve(connection));
+            return resolveAndRender(connection);
         } catch (SQLException e) {
             throw OutboxInstaller.failure("read the shape of " + table(), e);
         }
@@ -213,12 +212,9 @@ public final class PostgresOutbox {
         return new OutboxScript(names, shape, truncate, channel).render();
     }
 
-    private List<OutboxColumn> toColumns(List<String> names) {
-        List<OutboxColumn> result = new ArrayList<>(names.size());
-        for (String name : names) {
-            result.add(new OutboxColumn(name, payloadKeys.getOrDefault(name, name)));
-        }
-        return result;
+    /** The shape declared with key(...) and columns(...); checks it is consistent (duplicates, reserved keys). */
+    private OutboxShape declaredShape() {
+        return OutboxShape.of(OutboxColumn.list(key, payloadKeys), OutboxColumn.list(columns, payloadKeys));
     }
 
     @Override
@@ -351,7 +347,7 @@ public final class PostgresOutbox {
             }
             PostgresOutbox outbox = new PostgresOutbox(this);
             if (outbox.key != null && outbox.columns != null) {
-                outbox.script(); // the declared shape must be complete and consistent (duplicate keys, ...)
+                outbox.declaredShape(); // the declared shape must be consistent (duplicate keys, ...)
             }
             return outbox;
         }

@@ -9,8 +9,8 @@ import io.tidemark.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.OptionalLong;
@@ -99,7 +99,7 @@ class EngineLifecycleTest {
                 .shutdownTimeout(Duration.ofMillis(200))
                 .build();
         engine.start();
-        awaitActiveQuery("pg_sleep");
+        awaitActiveQuery("slow_changes");
 
         long started = System.nanoTime();
         engine.close();
@@ -107,7 +107,7 @@ class EngineLifecycleTest {
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
         assertThat(pollerThreads("slow-")).isEmpty();
         assertThat(watermarks.load("slow").map(s -> s.version()).orElse(OptionalLong.empty())).isEmpty();
-        awaitNoActiveQuery("pg_sleep");
+        awaitNoActiveQuery("slow_changes");
     }
 
     @Test
@@ -267,10 +267,12 @@ class EngineLifecycleTest {
     /** Polls pg_stat_activity (the database's own view of what runs) until the query is active, or not. */
     private void awaitQueryCount(String fragment, boolean active) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        try (Connection c = database.dataSource().getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = database.dataSource().getConnection();
+             PreparedStatement s = c.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE state = 'active'"
+                     + " AND query LIKE '%' || ? || '%' AND pid <> pg_backend_pid()")) {
+            s.setString(1, fragment);
             while (true) {
-                try (ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE state = 'active'"
-                        + " AND query LIKE '%slow_changes%' AND pid <> pg_backend_pid()")) {
+                try (ResultSet rs = s.executeQuery()) {
                     rs.next();
                     if ((rs.getInt(1) > 0) == active) {
                         return;
@@ -279,7 +281,6 @@ class EngineLifecycleTest {
                 if (System.nanoTime() > deadline) {
                     throw new AssertionError("query " + fragment + (active ? " never became active" : " is still active"));
                 }
-                s.execute("SELECT pg_stat_clear_snapshot()");
             }
         }
     }

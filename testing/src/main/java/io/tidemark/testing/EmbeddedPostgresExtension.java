@@ -32,13 +32,14 @@ public final class EmbeddedPostgresExtension implements ParameterResolver {
 
     /** The database of the outermost test class of {@code context}. */
     public static TestDatabase database(ExtensionContext context) {
-        ExtensionContext classContext = outermostClassContext(context);
+        ExtensionContext classContext = outermostClassContext(context, "@EmbeddedPostgresTest");
         return classContext.getStore(NAMESPACE)
                 .getOrComputeIfAbsent("database", key -> EmbeddedPostgresServer.shared().createDatabase(),
                         TestDatabase.class);
     }
 
-    private static ExtensionContext outermostClassContext(ExtensionContext context) {
+    /** The context of the outermost test class of {@code context}: one database serves it and its nested classes. */
+    static ExtensionContext outermostClassContext(ExtensionContext context, String annotation) {
         ExtensionContext classContext = null;
         ExtensionContext current = context;
         while (current != null) {
@@ -48,7 +49,7 @@ public final class EmbeddedPostgresExtension implements ParameterResolver {
             current = current.getParent().orElse(null);
         }
         if (classContext == null) {
-            throw new ParameterResolutionException("@EmbeddedPostgresTest needs a test class");
+            throw new ParameterResolutionException(annotation + " needs a test class");
         }
         return classContext;
     }

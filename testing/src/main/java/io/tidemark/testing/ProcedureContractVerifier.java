@@ -166,7 +166,7 @@ public final class ProcedureContractVerifier {
             }
             Supplier<?> keySource = keys != null ? keys : defaultKeys();
             return new ProcedureContractVerifier(new ContractScenarios.Setup(dataSource, function, keyField,
-                    clearedField, insert::apply, update::apply, clear::apply, delete::apply, keySource,
+                    clearedField, insert, update, clear, delete, keySource,
                     Math.toIntExact(timeout.toSeconds())));
         }
 

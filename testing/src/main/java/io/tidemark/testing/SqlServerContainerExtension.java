@@ -4,7 +4,6 @@ import org.junit.jupiter.api.extension.ConditionEvaluationResult;
 import org.junit.jupiter.api.extension.ExecutionCondition;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.ParameterContext;
-import org.junit.jupiter.api.extension.ParameterResolutionException;
 import org.junit.jupiter.api.extension.ParameterResolver;
 
 import javax.sql.DataSource;
@@ -81,15 +80,8 @@ public final class SqlServerContainerExtension implements ExecutionCondition, Pa
 
     /** The database of the outermost test class of {@code context}. */
     public static SqlServerDatabase database(ExtensionContext context) {
-        ExtensionContext classContext = null;
-        for (ExtensionContext c = context; c != null; c = c.getParent().orElse(null)) {
-            if (c.getTestClass().isPresent() && c.getTestMethod().isEmpty()) {
-                classContext = c;
-            }
-        }
-        if (classContext == null) {
-            throw new ParameterResolutionException("@SqlServerContainerTest needs a test class");
-        }
+        ExtensionContext classContext =
+                EmbeddedPostgresExtension.outermostClassContext(context, "@SqlServerContainerTest");
         return classContext.getStore(NAMESPACE).getOrComputeIfAbsent("database",
                 key -> SqlServerContainerServer.shared().createDatabase(), SqlServerDatabase.class);
     }

@@ -1,13 +1,12 @@
 package io.tidemark.benchmarks.history;
 
+import io.tidemark.history.Db;
 import io.tidemark.history.ReferenceShape;
 import io.tidemark.history.TemporalTable;
 import io.tidemark.history.TriggerMode;
 
 import javax.sql.DataSource;
-import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.List;
 
 /**
@@ -31,7 +30,7 @@ final class BenchSchema {
     }
 
     static void create(DataSource ds, int keys, int versions) throws SQLException {
-        exec(ds, "CREATE TABLE bench_plain (" + COLUMNS + "); CREATE TABLE bench_tm (" + COLUMNS + ");"
+        Db.exec(ds, "CREATE TABLE bench_plain (" + COLUMNS + "); CREATE TABLE bench_tm (" + COLUMNS + ");"
                 + " CREATE TABLE bench_tms (" + COLUMNS + "); CREATE TABLE bench_ref (" + COLUMNS + ")");
         TIDEMARK.install(ds);
         TIDEMARK_STATEMENT.install(ds);
@@ -43,37 +42,25 @@ final class BenchSchema {
                 + " FROM generate_series(1, " + keys + ") g CROSS JOIN generate_series(1, " + versions + ") v";
         String live = "SELECT g, g % 1000, 100 + " + versions + ", 'active', 'version " + versions + "',"
                 + " now() FROM generate_series(1, " + keys + ") g";
-        exec(ds, "INSERT INTO bench_plain " + live);
+        Db.exec(ds, "INSERT INTO bench_plain " + live);
         // Histories are loaded directly (the trigger would take minutes for a million rows); the rows are exactly
         // what the trigger writes, which the invariant checker confirms after the run.
         for (String tm : new String[] {"bench_tm", "bench_tms"}) {
-            exec(ds, "ALTER TABLE " + tm + " DISABLE TRIGGER USER; INSERT INTO " + tm + " " + live
+            Db.exec(ds, "ALTER TABLE " + tm + " DISABLE TRIGGER USER; INSERT INTO " + tm + " " + live
                     + "; ALTER TABLE " + tm + " ENABLE TRIGGER USER");
-            exec(ds, "TRUNCATE " + tm + "_history; INSERT INTO " + tm + "_history (id, account, amount, status, note,"
+            Db.exec(ds, "TRUNCATE " + tm + "_history; INSERT INTO " + tm + "_history (id, account, amount, status, note,"
                     + " updated_at, valid_from, valid_to, operation, chain_no) SELECT id, account, amount, status, note,"
                     + " updated_at, valid_from, valid_to, operation, 1 FROM (" + chain + ") AS c(id, account, amount,"
                     + " status, note, updated_at, valid_from, valid_to, operation)");
         }
-        exec(ds, "ALTER TABLE bench_ref DISABLE TRIGGER USER; INSERT INTO bench_ref " + live
+        Db.exec(ds, "ALTER TABLE bench_ref DISABLE TRIGGER USER; INSERT INTO bench_ref " + live
                 + "; ALTER TABLE bench_ref ENABLE TRIGGER USER");
-        exec(ds, "INSERT INTO bench_ref_history (id, account, amount, status, note, updated_at, valid_from, valid_to,"
+        Db.exec(ds, "INSERT INTO bench_ref_history (id, account, amount, status, note, updated_at, valid_from, valid_to,"
                 + " operation) SELECT id, account, amount, status, note, updated_at, valid_from, valid_to, operation"
                 + " FROM (" + chain + ") AS c(id, account, amount, status, note, updated_at, valid_from, valid_to,"
                 + " operation)");
-        exec(ds, "VACUUM ANALYZE bench_plain, bench_tm, bench_tm_history, bench_tms, bench_tms_history, bench_ref,"
+        Db.exec(ds, "VACUUM ANALYZE bench_plain, bench_tm, bench_tm_history, bench_tms, bench_tms_history, bench_ref,"
                 + " bench_ref_history");
     }
 
-    static long count(DataSource ds, String sql) throws SQLException {
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement(); var rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
-
-    static void exec(DataSource ds, String sql) throws SQLException {
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-            s.execute(sql);
-        }
-    }
 }

@@ -2,6 +2,7 @@ package io.tidemark.benchmarks.history;
 
 import io.tidemark.history.ChangeContext;
 import io.tidemark.history.ContextualDataSource;
+import io.tidemark.history.Db;
 import io.tidemark.history.HistoryQueries;
 import io.tidemark.history.InvariantViolation;
 import io.tidemark.testing.EmbeddedPostgresServer;
@@ -56,7 +57,7 @@ public final class HistoryBenchmark {
             long started = System.nanoTime();
             BenchSchema.create(db.dataSource(), keys, versions);
             System.out.printf(Locale.ROOT, "Loaded %,d history rows per history table in %.1f s%n",
-                    BenchSchema.count(db.dataSource(), "SELECT count(*) FROM bench_tm_history"),
+                    Db.count(db.dataSource(), "SELECT count(*) FROM bench_tm_history"),
                     (System.nanoTime() - started) / 1e9);
             HistoryBenchmark bench = new HistoryBenchmark(db.dataSource(), keys + 1L);
             System.out.println();
@@ -74,7 +75,7 @@ public final class HistoryBenchmark {
             for (var table : List.of(BenchSchema.TIDEMARK, BenchSchema.TIDEMARK_STATEMENT)) {
                 List<InvariantViolation> violations = table.checkInvariants(db.dataSource());
                 System.out.printf(Locale.ROOT, "%nHistory of %s after the run: %,d rows; invariant violations: %d",
-                        table.table(), BenchSchema.count(db.dataSource(), "SELECT count(*) FROM "
+                        table.table(), Db.count(db.dataSource(), "SELECT count(*) FROM "
                                 + table.historyTable().quoted()), violations.size());
             }
             System.out.println();
@@ -208,7 +209,7 @@ public final class HistoryBenchmark {
         System.out.printf(Locale.ROOT, "| whole table (%,d rows), same count on the reference history | %.0f | %.0f |%n",
                 refRows, ref.medianMicros(), ref.p90Micros());
         snapshots(queries, at, "no period index (default)");
-        BenchSchema.exec(ds, "CREATE INDEX bench_tm_history_period_idx ON bench_tm_history"
+        Db.exec(ds, "CREATE INDEX bench_tm_history_period_idx ON bench_tm_history"
                 + " USING gist (tstzrange(valid_from, valid_to)); ANALYZE bench_tm_history");
         snapshots(queries, at, "with periodIndex(true)");
     }

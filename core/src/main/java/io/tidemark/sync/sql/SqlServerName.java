@@ -154,6 +154,9 @@ public final class SqlServerName {
 
             @Override
             public String plain(String raw) {
+                if (raw.isEmpty()) {
+                    throw invalid("a part is missing"); // ".p", "dbo..p": as before the parser was shared
+                }
                 if (!isRegularIdentifier(raw)) {
                     throw invalid("\"" + printable(raw) + "\" is not a regular identifier (a letter or _ first, then"
                             + " letters, digits, _, @, # or $); bracket it, [like this], if the name really is like"

@@ -43,8 +43,13 @@ public final class ContextualConnection implements InvocationHandler {
     }
 
     public static Connection wrap(Connection delegate, Supplier<ChangeContext> source, String settingsPrefix) {
+        return wrap(delegate, source, new ContextSql(settingsPrefix));
+    }
+
+    /** Wraps with SQL built once for the prefix: a data source shares it among all its connections. */
+    public static Connection wrap(Connection delegate, Supplier<ChangeContext> source, ContextSql sql) {
         return (Connection) Proxy.newProxyInstance(ContextualConnection.class.getClassLoader(),
-                new Class<?>[] {Connection.class}, new ContextualConnection(delegate, source, new ContextSql(settingsPrefix)));
+                new Class<?>[] {Connection.class}, new ContextualConnection(delegate, source, sql));
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.tidemark.history.internal;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.tidemark.history.ChangeContext;
 import io.tidemark.history.HistoryQueries;
 import io.tidemark.history.HistoryRow;
@@ -247,8 +248,8 @@ public final class JdbcHistoryQueries implements HistoryQueries {
         }
 
         private void check(Timestamp horizon, String versioned, String orphans) {
-            if (!RegistryEntry.sameJson(versioned, layout.versionedJson)
-                    || !RegistryEntry.sameJson(orphans, layout.orphanJson)) {
+            if (!RegistryEntry.read(versioned).equals(layout.versionedJson)
+                    || !RegistryEntry.read(orphans).equals(layout.orphanJson)) {
                 throw new StaleLayout();
             }
             if (at != null && horizon != null && at.isBefore(horizon.toInstant())) {
@@ -296,12 +297,13 @@ public final class JdbcHistoryQueries implements HistoryQueries {
         final String history;
         final List<String> keys;
         final List<String> columns = new ArrayList<>();
-        final String versionedJson;
-        final String orphanJson;
+        // Parsed once: every query compares them with what the registry holds now.
+        final JsonNode versionedJson;
+        final JsonNode orphanJson;
 
         Layout(RegistryEntry entry) {
-            this.versionedJson = entry.versionedColumnsJson();
-            this.orphanJson = entry.orphanColumnsJson();
+            this.versionedJson = RegistryEntry.read(entry.versionedColumnsJson());
+            this.orphanJson = RegistryEntry.read(entry.orphanColumnsJson());
             this.history = entry.historyTable().quoted();
             this.keys = entry.keyColumns();
             entry.versioned().forEach(c -> columns.add(c.name()));

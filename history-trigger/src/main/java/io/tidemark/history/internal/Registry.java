@@ -12,8 +12,8 @@ import java.util.Optional;
 public final class Registry {
 
     private static final String SELECT = "SELECT source_schema, source_table, history_schema, history_table,"
-            + " key_columns::text, versioned_columns::text, orphan_columns::text, options::text, function_hash,"
-            + " pruned_before FROM " + HistorySql.REGISTRY;
+            + " key_columns::text, versioned_columns::text, orphan_columns::text, options::text, function_hash"
+            + " FROM " + HistorySql.REGISTRY;
 
     private Registry() {
     }
@@ -51,11 +51,6 @@ public final class Registry {
                 history.schema().orElseThrow(), history.name()));
     }
 
-    /** Every registered table. */
-    public static List<RegistryEntry> all(Connection c) throws SQLException {
-        return exists(c) ? Jdbc.query(c, SELECT + " ORDER BY source_schema, source_table", Registry::map) : List.of();
-    }
-
     public static void delete(Connection c, PgName table) throws SQLException {
         Jdbc.update(c, "DELETE FROM " + HistorySql.REGISTRY + " WHERE source_schema = ? AND source_table = ?",
                 table.schema().orElseThrow(), table.name());
@@ -73,10 +68,8 @@ public final class Registry {
     }
 
     private static RegistryEntry map(java.sql.ResultSet rs) throws SQLException {
-        Timestamp pruned = rs.getTimestamp(10);
         return new RegistryEntry(PgName.of(rs.getString(1), rs.getString(2)), PgName.of(rs.getString(3),
                 rs.getString(4)), RegistryEntry.parseNames(rs.getString(5)), RegistryEntry.parseColumns(rs.getString(6)),
-                RegistryEntry.parseColumns(rs.getString(7)), rs.getString(8), rs.getString(9),
-                pruned == null ? null : pruned.toInstant());
+                RegistryEntry.parseColumns(rs.getString(7)), rs.getString(8), rs.getString(9));
     }
 }

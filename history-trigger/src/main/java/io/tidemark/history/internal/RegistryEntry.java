@@ -13,7 +13,6 @@ import io.tidemark.sync.sql.PgName;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -25,10 +24,9 @@ import java.util.List;
  * @param orphans       columns dropped from the table that history keeps (nullable, no longer written)
  * @param options       the options that shape the generated SQL, as a JSON object text
  * @param functionHash  SHA-256 of the write function's body as generated
- * @param prunedBefore  the retention horizon, or null when never pruned
  */
 public record RegistryEntry(PgName table, PgName historyTable, List<String> keyColumns, List<Column> versioned,
-                            List<Column> orphans, String optionsJson, String functionHash, Instant prunedBefore) {
+                            List<Column> orphans, String optionsJson, String functionHash) {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -43,7 +41,7 @@ public record RegistryEntry(PgName table, PgName historyTable, List<String> keyC
         List<String> keys = new ArrayList<>();
         shape.keyColumns().forEach(c -> keys.add(c.name()));
         return new RegistryEntry(shape.table(), config.historyTable(), keys, shape.versioned(), orphans,
-                optionsJson(config), sha256(sql.writeFunctionBody()), null);
+                optionsJson(config), sha256(sql.writeFunctionBody()));
     }
 
     /** The options that change the generated SQL; a difference is OPTIONS_CHANGED drift. */
@@ -101,7 +99,8 @@ public record RegistryEntry(PgName table, PgName historyTable, List<String> keyC
         return read(a).equals(read(b));
     }
 
-    private static JsonNode read(String json) {
+    /** Registry JSON as a tree, to compare regardless of formatting. */
+    static JsonNode read(String json) {
         try {
             return JSON.readTree(json);
         } catch (JsonProcessingException e) {

@@ -51,9 +51,9 @@ final class StatementTriggerSql {
 
     String body() {
         String newKeysOnly = "SELECT n.* FROM new_rows AS n WHERE NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE "
-                + match("o.", "n.") + ")";
+                + sql.keyMatch("o.", "n.") + ")";
         String goneKeysOnly = "SELECT o.* FROM old_rows AS o WHERE NOT EXISTS (SELECT 1 FROM new_rows AS n WHERE "
-                + match("n.", "o.") + ")";
+                + sql.keyMatch("n.", "o.") + ")";
         String allNew = "SELECT n.* FROM new_rows AS n";
         String allOld = "SELECT o.* FROM old_rows AS o";
         return "\n"
@@ -98,7 +98,7 @@ final class StatementTriggerSql {
                 + "        INSERT INTO " + history + " (" + insertColumns + ")\n"
                 + "        SELECT " + prefixed("g.") + ", COALESCE(c.valid_to, " + style.now + "), COALESCE(c.valid_to, "
                 + style.now + "), 3, COALESCE(c.chain_no, 1), " + style.context + "\n"
-                + "          FROM gone AS g LEFT JOIN closed AS c ON " + match("c.", "g."));
+                + "          FROM gone AS g LEFT JOIN closed AS c ON " + sql.keyMatch("c.", "g."));
     }
 
     /** For rows whose versioned columns changed: close the open version and open the next exactly there. */
@@ -106,7 +106,7 @@ final class StatementTriggerSql {
         return "        -- Rows where no versioned column changed write nothing (json, xml, ... compared as text).\n"
                 + style.run("        WITH changed AS (\n"
                 + "                 SELECT n.* FROM new_rows AS n\n"
-                + "                  WHERE EXISTS (SELECT 1 FROM old_rows AS o WHERE " + match("o.", "n.") + "\n"
+                + "                  WHERE EXISTS (SELECT 1 FROM old_rows AS o WHERE " + sql.keyMatch("o.", "n.") + "\n"
                 + "                                   AND " + HistorySql.row(sql.shape.versioned(), "n.", true)
                 + "\n                                       IS DISTINCT FROM " + HistorySql.row(sql.shape.versioned(), "o.", true)
                 + ")),\n"
@@ -115,7 +115,7 @@ final class StatementTriggerSql {
                 + "        INSERT INTO " + history + " (" + insertColumns + ")\n"
                 + "        SELECT " + prefixed("g.") + ", COALESCE(c.valid_to, " + style.now + "), 'infinity', 2,"
                 + " COALESCE(c.chain_no, 1), " + style.context + "\n"
-                + "          FROM changed AS g LEFT JOIN closed AS c ON " + match("c.", "g."));
+                + "          FROM changed AS g LEFT JOIN closed AS c ON " + sql.keyMatch("c.", "g."));
     }
 
     /**
@@ -131,7 +131,7 @@ final class StatementTriggerSql {
                 + "          FROM (" + source + ") AS s\n"
                 + "          LEFT JOIN LATERAL (\n"
                 + "                SELECT h.valid_to, h.chain_no FROM " + history + " AS h\n"
-                + "                 WHERE " + match("h.", "s.") + "\n"
+                + "                 WHERE " + sql.keyMatch("h.", "s.") + "\n"
                 + "                 ORDER BY h.valid_from DESC, h.valid_to DESC\n"
                 + "                 LIMIT 1\n"
                 + "                   FOR UPDATE) AS l ON true\n"
@@ -165,10 +165,5 @@ final class StatementTriggerSql {
 
     private String prefixed(String alias) {
         return HistorySql.columnList(sql.shape.versioned(), c -> alias + c.quoted());
-    }
-
-    private String match(String left, String right) {
-        List<Column> keys = sql.shape.keyColumns();
-        return String.join(" AND ", keys.stream().map(c -> left + c.quoted() + " = " + right + c.quoted()).toList());
     }
 }

@@ -3,7 +3,6 @@ package io.tidemark.history.internal;
 import io.tidemark.sync.sql.PgName;
 
 import java.util.List;
-import java.util.Optional;
 
 /**
  * What the generator needs to know about a table: its columns in order, which of them are versioned and which
@@ -20,10 +19,6 @@ public record TableShape(PgName table, List<Column> allColumns, List<Column> ver
         allColumns = List.copyOf(allColumns);
         versioned = List.copyOf(versioned);
         keyColumns = List.copyOf(keyColumns);
-    }
-
-    public Optional<Column> column(String name) {
-        return allColumns.stream().filter(c -> c.name().equals(name)).findFirst();
     }
 
     public boolean isVersioned(String name) {

@@ -75,20 +75,17 @@ public final class ProcedureCall {
         }
     }
 
+    @SuppressWarnings("try") // the registration is held for the call's duration, never read
     private ResponsePayload call(Connection connection, String sql, TrackedObject object, ChangeRequest request,
                                  CallContext context) throws SQLException, IOException {
-        try (PreparedStatement statement = connection.prepareStatement(sql)) {
-            CallContext.Registration cancel = context.onCancel(() -> cancelQuietly(statement));
-            try {
-                statement.setQueryTimeout(timeoutSeconds);
-                streamResponses(statement);
-                statement.setObject(1, request.toJson(), Types.LONGNVARCHAR);
-                boolean isResultSet = statement.execute();
-                return new ResponseReader(object.name(), object.procedure())
-                        .read(new JdbcCallResults(statement, isResultSet));
-            } finally {
-                cancel.close();
-            }
+        try (PreparedStatement statement = connection.prepareStatement(sql);
+             CallContext.Registration ignored = context.onCancel(() -> cancelQuietly(statement))) {
+            statement.setQueryTimeout(timeoutSeconds);
+            streamResponses(statement);
+            statement.setObject(1, request.toJson(), Types.LONGNVARCHAR);
+            boolean isResultSet = statement.execute();
+            return new ResponseReader(object.name(), object.procedure())
+                    .read(new JdbcCallResults(statement, isResultSet));
         }
     }
 

@@ -38,6 +38,14 @@ public final class FunctionNames {
         } catch (TidemarkException e) {
             return false;
         }
-        return procedure.schema().isPresent() ? procedure.equals(function) : procedure.name().equals(function.name());
+        return matches(procedure, function);
+    }
+
+    /** Unqualified on either side matches by name; qualified on both sides must be equal. */
+    public static boolean matches(PgName procedure, PgName function) {
+        if (procedure.schema().isPresent() && function.schema().isPresent()) {
+            return procedure.equals(function);
+        }
+        return procedure.name().equals(function.name());
     }
 }

@@ -384,18 +384,10 @@ class CaptureTriggerTest {
     }
 
     private static long insertReturningXid(OutboxTables t, String sql) {
-        try (Connection c = t.dataSource().getConnection(); Statement s = c.createStatement()) {
-            c.setAutoCommit(false);
-            s.execute(sql.replace("$T", "public." + t.table));
-            long xid;
-            try (var rs = s.executeQuery("SELECT pg_current_xact_id()::text::bigint")) {
-                rs.next();
-                xid = rs.getLong(1);
-            }
-            c.commit();
+        try (OpenTransaction tx = OpenTransaction.begin(t.dataSource())) {
+            long xid = tx.execute(sql.replace("$T", "public." + t.table)).takeXid();
+            tx.commit();
             return xid;
-        } catch (SQLException e) {
-            throw new AssertionError(e);
         }
     }
 }

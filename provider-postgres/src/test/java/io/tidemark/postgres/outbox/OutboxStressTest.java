@@ -142,7 +142,7 @@ class OutboxStressTest {
         threads.shutdown();
         long written = System.nanoTime();
 
-        List<Change> delivered = out.awaitChanges(committed.size(), Duration.ofMinutes(5));
+        out.awaitChanges(committed.size(), Duration.ofMinutes(5));
         engine.close();
         long caughtUp = System.nanoTime();
         try (SyncEngine after = SyncEngine.builder().name("stress-after")
@@ -152,7 +152,7 @@ class OutboxStressTest {
                     .isEqualTo(Outcome.NO_CHANGES);
         }
         pool.close();
-        delivered = out.changes();
+        List<Change> delivered = out.changes();
         LOG.info("Outbox stress: {} commits and {} rollbacks ({} changes) written in {} ms; the engine caught up {} ms"
                         + " later in {} cycles, {} of them full (maxRows 50); {} changes trimmed meanwhile", commits,
                 rollbacks, committed.size(), (written - started) / 1_000_000, (caughtUp - written) / 1_000_000,
@@ -276,11 +276,7 @@ class OutboxStressTest {
         return "40P01".equals(state) || "23505".equals(state) || "40001".equals(state);
     }
 
-    private interface RowHandler {
-        void row(ResultSet rs) throws SQLException;
-    }
-
-    private static void forEach(PreparedStatement s, RowHandler handler) throws SQLException {
+    private static void forEach(PreparedStatement s, OutboxTables.RowHandler handler) throws SQLException {
         try (ResultSet rs = s.executeQuery()) {
             while (rs.next()) {
                 handler.row(rs);

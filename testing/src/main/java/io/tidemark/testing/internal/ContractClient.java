@@ -1,23 +1,19 @@
 package io.tidemark.testing.internal;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tidemark.sync.Change;
 import io.tidemark.sync.Operation;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.contract.ChangeReader;
 import io.tidemark.sync.internal.contract.ResponseScanner;
 import io.tidemark.sync.internal.contract.ResponseSummary;
 import io.tidemark.sync.spi.ResponsePayload;
 import io.tidemark.sync.sql.PgName;
 
 import javax.sql.DataSource;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -26,8 +22,6 @@ import java.util.List;
  * would. A response the engine would refuse is a {@link Violation}.
  */
 public final class ContractClient implements AutoCloseable {
-
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final DataSource dataSource;
     private final String function;
@@ -43,7 +37,7 @@ public final class ContractClient implements AutoCloseable {
     }
 
     /** What one call returned, checked. */
-    public record Answer(String request, String json, ResponseSummary summary, List<Change> rows) {
+    public record Answer(String request, ResponseSummary summary, List<Change> rows) {
 
         /** The version the engine stores after this answer: the highest $version, else Metadata.Sync.Version. */
         public long versionToStore() {
@@ -92,13 +86,18 @@ public final class ContractClient implements AutoCloseable {
         if (json == null) {
             throw new Violation(function + " returned nothing (NULL or no row) for " + request);
         }
-        ResponseSummary summary;
+        // Checked and read by the engine's own passes, so the rows are exactly what a destination would get.
         try (ResponsePayload payload = ResponsePayload.ofString(json)) {
-            summary = ResponseScanner.scan(function, payload);
+            ResponseSummary summary = ResponseScanner.scan(function, payload);
+            if (summary.rowCount() == 0) {
+                return new Answer(request, summary, List.of());
+            }
+            try (ChangeReader reader = new ChangeReader(function, payload)) {
+                return new Answer(request, summary, reader.nextPage(Math.toIntExact(summary.rowCount())));
+            }
         } catch (TidemarkException e) {
             throw new Violation("the engine would refuse the answer to " + request + ": " + e.getMessage());
         }
-        return new Answer(request, json, summary, rows(json));
     }
 
     /**
@@ -123,35 +122,6 @@ public final class ContractClient implements AutoCloseable {
             }
             connection = null;
         }
-    }
-
-    private static List<Change> rows(String json) {
-        List<Change> rows = new ArrayList<>();
-        JsonNode data;
-        try {
-            data = JSON.readTree(json).get("Data");
-        } catch (IOException e) {
-            throw new Violation("the answer is not JSON: " + e.getMessage());
-        }
-        if (data == null || !data.isArray()) {
-            return rows;
-        }
-        for (JsonNode row : data) {
-            JsonNode op = row.get("$operation");
-            JsonNode version = row.get("$version");
-            JsonNode changed = row.get("$changed");
-            List<String> changedColumns = null;
-            if (changed != null && changed.isArray()) {
-                changedColumns = new ArrayList<>();
-                for (JsonNode name : changed) {
-                    changedColumns.add(name.asText());
-                }
-            }
-            rows.add(Change.fromRaw(op == null || op.isNull() ? null : Operation.fromCode(op.asText()).orElse(null),
-                    version == null || version.isNull() ? null : version.asLong(), changedColumns,
-                    row.toString().getBytes(StandardCharsets.UTF_8)));
-        }
-        return rows;
     }
 
     /** The function broke the contract; the message says how. */

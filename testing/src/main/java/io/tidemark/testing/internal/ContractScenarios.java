@@ -3,6 +3,7 @@ package io.tidemark.testing.internal;
 import io.tidemark.sync.Change;
 import io.tidemark.sync.Operation;
 import io.tidemark.testing.ContractReport;
+import io.tidemark.testing.ProcedureContractVerifier.RowAction;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -23,15 +24,9 @@ import java.util.stream.Collectors;
  */
 public final class ContractScenarios {
 
-    /** Applies a row action; the public API adapts the user's actions to this. */
-    @FunctionalInterface
-    public interface Action {
-        void apply(Connection connection, Object key) throws SQLException;
-    }
-
     /** Everything the scenarios need. */
     public record Setup(DataSource dataSource, String function, String keyField, String clearedField,
-                        Action insert, Action update, Action clear, Action delete, Supplier<?> keys,
+                        RowAction insert, RowAction update, RowAction clear, RowAction delete, Supplier<?> keys,
                         int timeoutSeconds) {
         public Setup {
             Objects.requireNonNull(dataSource, "dataSource");
@@ -160,7 +155,7 @@ public final class ContractScenarios {
     }
 
     /** Seeds, applies the actions to a new key one transaction each, polls until quiet: the key's changes. */
-    private List<Change> changesAfter(Run run, String names, ContractScenarios.Action... actions) {
+    private List<Change> changesAfter(Run run, String names, RowAction... actions) {
         run.reader.seed();
         Object key = run.key();
         ContractSession writer = run.writer();

@@ -1,5 +1,7 @@
 package io.tidemark.testing.internal;
 
+import io.tidemark.testing.ProcedureContractVerifier.RowAction;
+
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -52,7 +54,7 @@ final class ContractSession implements AutoCloseable {
         }
     }
 
-    void run(String what, ContractScenarios.Action action, Object key) {
+    void run(String what, RowAction action, Object key) {
         try {
             action.apply(connection, key);
             transcript.add(name + ": " + what + " " + key);

@@ -16,6 +16,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -75,13 +76,7 @@ public final class DefaultSyncEngine implements SyncEngine {
     private ObjectReport runManually(TrackedObject object) {
         ObjectReport report = runCycle(object);
         if (report.isSuccess()) {
-            Poller poller;
-            synchronized (this) {
-                poller = pollers.get(object.name());
-            }
-            if (poller != null) {
-                poller.succeededElsewhere();
-            }
+            poller(object.name()).ifPresent(Poller::succeededElsewhere);
         }
         return report;
     }
@@ -125,26 +120,17 @@ public final class DefaultSyncEngine implements SyncEngine {
     @Override
     public void wake(String objectName) {
         object(objectName);
-        Poller poller;
-        synchronized (this) {
-            poller = pollers.get(objectName);
-        }
-        if (poller != null) {
-            poller.wake();
-        }
+        poller(objectName).ifPresent(Poller::wake);
     }
 
     /** The provider's change notifications: they do not hurry a failing object's next attempt. */
     private void changesNotified(String objectName) {
-        if (objects.containsKey(objectName)) {
-            Poller poller;
-            synchronized (this) {
-                poller = pollers.get(objectName);
-            }
-            if (poller != null) {
-                poller.changesNotified();
-            }
-        }
+        poller(objectName).ifPresent(Poller::changesNotified);
+    }
+
+    /** The object's background poller, once the engine is started. */
+    private synchronized Optional<Poller> poller(String objectName) {
+        return Optional.ofNullable(pollers.get(objectName));
     }
 
     @Override

@@ -17,9 +17,26 @@ abstract class CommonStoreDialect implements StoreDialect {
     /** The dead-letter table, quoted and schema-qualified. */
     protected final String letters;
 
+    // Built once: a store reads and advances on every cycle.
+    private final String selectState;
+    private final String selectAllStates;
+    private final String advanceFrom;
+    private final String reset;
+    private final String deleteDeadLetter;
+
     CommonStoreDialect(String state, String letters) {
         this.state = state;
         this.letters = letters;
+        this.selectState = "SELECT " + STATE_COLUMNS + " FROM " + state + " WHERE object_name = :name";
+        this.selectAllStates = "SELECT " + STATE_COLUMNS + " FROM " + state + " ORDER BY object_name";
+        this.advanceFrom = "UPDATE " + state
+                + " SET version = :version,"
+                + " last_moved_at = CASE WHEN version = :version THEN last_moved_at ELSE :at END,"
+                + " last_polled_at = :at, last_error = NULL, updated_at = :at"
+                + " WHERE object_name = :name AND version = :expected AND version <= :version";
+        this.reset = "UPDATE " + state + " SET version = NULL, last_moved_at = :at, last_error = NULL,"
+                + " updated_at = :at WHERE object_name = :name";
+        this.deleteDeadLetter = "DELETE FROM " + letters + " WHERE id = :id";
     }
 
     /**
@@ -50,31 +67,26 @@ abstract class CommonStoreDialect implements StoreDialect {
 
     @Override
     public final String selectState() {
-        return "SELECT " + STATE_COLUMNS + " FROM " + state + " WHERE object_name = :name";
+        return selectState;
     }
 
     @Override
     public final String selectAllStates() {
-        return "SELECT " + STATE_COLUMNS + " FROM " + state + " ORDER BY object_name";
+        return selectAllStates;
     }
 
     @Override
     public final String advanceFrom() {
-        return "UPDATE " + state
-                + " SET version = :version,"
-                + " last_moved_at = CASE WHEN version = :version THEN last_moved_at ELSE :at END,"
-                + " last_polled_at = :at, last_error = NULL, updated_at = :at"
-                + " WHERE object_name = :name AND version = :expected AND version <= :version";
+        return advanceFrom;
     }
 
     @Override
     public final String reset() {
-        return "UPDATE " + state + " SET version = NULL, last_moved_at = :at, last_error = NULL, updated_at = :at"
-                + " WHERE object_name = :name";
+        return reset;
     }
 
     @Override
     public final String deleteDeadLetter() {
-        return "DELETE FROM " + letters + " WHERE id = :id";
+        return deleteDeadLetter;
     }
 }

@@ -21,7 +21,7 @@ final class PostgresStoreDialect extends CommonStoreDialect {
     PostgresStoreDialect(String schema, String stateTable, String deadLetterTable) {
         super(PgName.of(schema, PgName.checkPart(stateTable, "table")).quoted(),
                 PgName.of(schema, PgName.checkPart(deadLetterTable, "table")).quoted());
-        this.schemaName = schema;
+        this.schemaName = PgName.checkPart(schema, "schema");
         this.lettersTableName = deadLetterTable;
         this.schema = PgName.quote(schemaName);
     }
@@ -81,7 +81,7 @@ final class PostgresStoreDialect extends CommonStoreDialect {
             s.execute("SELECT pg_advisory_xact_lock(" + DDL_LOCK_KEY + ")");
             // Check first: CREATE SCHEMA IF NOT EXISTS still needs the CREATE privilege on the database, which
             // an application role that was handed a ready schema may rightly lack.
-            if (!exists(c, "SELECT to_regnamespace(?) IS NOT NULL", PgName.quote(schemaName))) {
+            if (!exists(c, "SELECT to_regnamespace(?) IS NOT NULL", schema)) {
                 s.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
             }
             if (!exists(c, "SELECT to_regclass(?) IS NOT NULL", state)) {

@@ -33,7 +33,7 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
     SqlServerStoreDialect(String schema, String stateTable, String deadLetterTable) {
         super(SqlServerName.of(schema, SqlServerName.checkPart(stateTable, "table")).quoted(),
                 SqlServerName.of(schema, SqlServerName.checkPart(deadLetterTable, "table")).quoted());
-        this.schemaName = schema;
+        this.schemaName = SqlServerName.checkPart(schema, "schema");
         this.lettersTableName = deadLetterTable;
         this.schema = SqlServerName.quote(schemaName);
     }

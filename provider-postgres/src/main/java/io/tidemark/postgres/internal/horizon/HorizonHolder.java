@@ -44,27 +44,34 @@ public final class HorizonHolder {
         details.put("horizon", Long.toString(horizon));
         details.put("held_since", heldSince.toString());
         try (Connection c = dataSource.getConnection()) {
-            if (!c.getAutoCommit()) {
-                c.setAutoCommit(true); // a diagnostic query must not leave a transaction open
+            boolean autoCommit = c.getAutoCommit();
+            c.setAutoCommit(true); // a diagnostic query must not leave a transaction open
+            try {
+                return lookUp(c, horizon, details);
+            } finally {
+                c.setAutoCommit(autoCommit); // the connection goes back to the pool as it came
             }
-            try (PreparedStatement s = c.prepareStatement(FIND)) {
-                // pg_stat_activity shows the 32-bit xid; the horizon is the epoch-extended xid8.
-                s.setString(1, Long.toString(horizon & 0xFFFF_FFFFL));
-                try (ResultSet rs = s.executeQuery()) {
-                    if (rs.next()) {
-                        Diagnostic d = found(rs, horizon, details);
-                        // Without pg_read_all_stats the session is found but its state and times are hidden.
-                        return details.containsKey("state") ? d : withHint(c, d);
-                    }
-                }
-            }
-            return notFound(c, horizon, details);
         } catch (SQLException e) {
             details.put("error", e.getMessage());
             return new Diagnostic(Diagnostic.Severity.WARNING, CODE, "committed changes are held back by transaction "
                     + horizon + ", which is still running; looking it up in pg_stat_activity failed: "
                     + e.getMessage(), details);
         }
+    }
+
+    private static Diagnostic lookUp(Connection c, long horizon, Map<String, String> details) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(FIND)) {
+            // pg_stat_activity shows the 32-bit xid; the horizon is the epoch-extended xid8.
+            s.setString(1, Long.toString(horizon & 0xFFFF_FFFFL));
+            try (ResultSet rs = s.executeQuery()) {
+                if (rs.next()) {
+                    Diagnostic d = found(rs, horizon, details);
+                    // Without pg_read_all_stats the session is found but its state and times are hidden.
+                    return details.containsKey("state") ? d : withHint(c, d);
+                }
+            }
+        }
+        return notFound(c, horizon, details);
     }
 
     private static Diagnostic found(ResultSet rs, long horizon, Map<String, String> details) throws SQLException {

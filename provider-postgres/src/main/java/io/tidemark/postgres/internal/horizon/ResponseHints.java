@@ -1,8 +1,8 @@
 package io.tidemark.postgres.internal.horizon;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import io.tidemark.sync.internal.Json;
 
 import java.io.IOException;
 import java.util.Optional;
@@ -15,7 +15,6 @@ import java.util.Optional;
  */
 public final class ResponseHints {
 
-    private static final JsonFactory FACTORY = new JsonFactory();
 
     /** The transaction horizon the function read, and whether committed changes sit at or above it. */
     public record Hint(long horizon, boolean heldBack) {
@@ -28,7 +27,7 @@ public final class ResponseHints {
         if (response == null || response.length == 0) {
             return Optional.empty();
         }
-        try (JsonParser p = FACTORY.createParser(response)) {
+        try (JsonParser p = Json.FACTORY.createParser(response)) {
             if (p.nextToken() != JsonToken.START_OBJECT || p.nextToken() != JsonToken.FIELD_NAME
                     || !"Metadata".equals(p.currentName()) || p.nextToken() != JsonToken.START_OBJECT) {
                 return Optional.empty();

@@ -49,7 +49,6 @@ public final class NotificationListener implements AutoCloseable {
     private final Object lock = new Object();
     private Connection connection; // guarded by lock
     private volatile boolean closed;
-    private volatile int connects;
 
     private record Target(String objectName, PgName function) {
     }
@@ -77,11 +76,6 @@ public final class NotificationListener implements AutoCloseable {
         return listener;
     }
 
-    /** How many times a connection was established; more than one means it reconnected. */
-    public int connects() {
-        return connects;
-    }
-
     private static List<Target> targets(Collection<TrackedObject> objects) {
         List<Target> targets = new ArrayList<>();
         for (TrackedObject object : objects) {
@@ -96,16 +90,18 @@ public final class NotificationListener implements AutoCloseable {
 
     private void run() {
         Duration retry = FIRST_RETRY;
+        boolean connectedBefore = false;
         while (!closed) {
             try {
                 Connection c = connect();
                 if (c == null) {
                     break; // closed while connecting
                 }
-                if (connects++ > 0) {
+                if (connectedBefore) {
                     LOG.info("Listening on the notification channel again; waking every object in case one was missed");
                     wakeAll();
                 }
+                connectedBefore = true;
                 retry = FIRST_RETRY;
                 listen(c);
             } catch (SQLException | RuntimeException e) {
@@ -177,20 +173,12 @@ public final class NotificationListener implements AutoCloseable {
                 continue;
             }
             for (Target t : targets) {
-                if (matches(t.function(), function)) {
+                if (FunctionNames.matches(t.function(), function)) {
                     woken.add(t.objectName());
                 }
             }
         }
         woken.forEach(this::wake);
-    }
-
-    /** Unqualified on either side matches by name, as {@link FunctionNames#calls} does. */
-    private static boolean matches(PgName procedure, PgName notified) {
-        if (procedure.schema().isPresent() && notified.schema().isPresent()) {
-            return procedure.equals(notified);
-        }
-        return procedure.name().equals(notified.name());
     }
 
     private void wakeAll() {

@@ -66,15 +66,7 @@ public final class OutboxCatalog {
                         + " nor captured " + captured, null);
             }
         }
-        return OutboxShape.of(toColumns(key, payloadKeys), toColumns(captured, payloadKeys));
-    }
-
-    private static List<OutboxColumn> toColumns(List<String> names, Map<String, String> payloadKeys) {
-        List<OutboxColumn> columns = new ArrayList<>(names.size());
-        for (String name : names) {
-            columns.add(new OutboxColumn(name, payloadKeys.getOrDefault(name, name)));
-        }
-        return columns;
+        return OutboxShape.of(OutboxColumn.list(key, payloadKeys), OutboxColumn.list(captured, payloadKeys));
     }
 
     private static long tableOid(Connection connection, PgName table) throws SQLException {

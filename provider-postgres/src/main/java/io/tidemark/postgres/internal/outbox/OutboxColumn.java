@@ -2,6 +2,9 @@ package io.tidemark.postgres.internal.outbox;
 
 import io.tidemark.sync.sql.PgName;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /** One captured column: its name in the table and its key in the change's JSON. */
@@ -13,6 +16,15 @@ public final class OutboxColumn {
     public OutboxColumn(String name, String payloadKey) {
         this.name = Objects.requireNonNull(name, "name");
         this.payloadKey = Objects.requireNonNull(payloadKey, "payloadKey");
+    }
+
+    /** The columns of these names, each travelling under its renamed key if {@code payloadKeys} has one. */
+    public static List<OutboxColumn> list(List<String> names, Map<String, String> payloadKeys) {
+        List<OutboxColumn> columns = new ArrayList<>(names.size());
+        for (String name : names) {
+            columns.add(new OutboxColumn(name, payloadKeys.getOrDefault(name, name)));
+        }
+        return columns;
     }
 
     /** The column name, as stored in the catalog. */

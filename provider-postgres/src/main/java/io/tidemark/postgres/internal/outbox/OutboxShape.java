@@ -54,11 +54,7 @@ public final class OutboxShape {
                         + " payload key \"" + c.payloadKey() + "\"");
             }
         }
-        List<OutboxColumn> resolvedKey = new ArrayList<>();
-        for (OutboxColumn k : key) {
-            resolvedKey.add(all.stream().filter(c -> c.name().equals(k.name())).findFirst().orElseThrow());
-        }
-        return new OutboxShape(resolvedKey, all);
+        return new OutboxShape(key, all);
     }
 
     public List<OutboxColumn> key() {
