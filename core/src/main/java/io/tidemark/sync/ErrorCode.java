@@ -43,12 +43,22 @@ public enum ErrorCode {
     WATERMARK_CONFLICT,
     /** The server could not report a starting watermark (for example Change Tracking is not enabled). */
     WATERMARK_UNAVAILABLE,
+    /**
+     * The stored watermark was produced by another procedure than the one the object now calls (the object was
+     * renamed, or pointed at another function or table). Adopt the stored position or reset it explicitly.
+     */
+    WATERMARK_SOURCE_CHANGED,
 
     // --- delivery and storage -------------------------------------------------------------------------
     /** A destination refused a batch; the watermark stays where it was. */
     DESTINATION_FAILED,
     /** The watermark or dead-letter store could not be read or written. */
     STORE_FAILED,
+    /**
+     * A database could not be reached: the connection was refused, timed out or broke. The message names the
+     * target; check the URL, the credentials and the network.
+     */
+    CONNECTION_FAILED,
 
     // --- database setup: the administrator has to act -------------------------------------------------
     /** Snapshot isolation is required but not allowed in the database (SQL Server). */

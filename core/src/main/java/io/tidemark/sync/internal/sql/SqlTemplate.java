@@ -1,18 +1,24 @@
-package io.tidemark.postgres.internal.outbox;
+package io.tidemark.sync.internal.sql;
 
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Fills {@code {{name}}} placeholders of a SQL template. Every placeholder must be bound and every binding
- * used, so a typo in a template fails the build's tests instead of producing SQL with a hole in it.
- * Values are inserted verbatim: callers pass text that is already quoted (identifiers, literals).
+ * The one way Tidemark writes SQL: a text block with {@code {{name}}} placeholders. Every placeholder must be
+ * bound and every binding used, so a typo in a template fails the build's tests instead of producing SQL with a
+ * hole in it.
+ *
+ * <p>Values are inserted verbatim: callers pass text that is already quoted (identifiers through the name
+ * classes, literals through their quoting helpers). Data values never go through a template; they are bound
+ * JDBC parameters.
  */
-final class SqlTemplate {
+public final class SqlTemplate {
 
-    private static final Pattern PLACEHOLDER = Pattern.compile("\\{\\{([a-z_]+)}}");
+    private static final Pattern PLACEHOLDER = Pattern.compile("\\{\\{([a-z_][a-z0-9_]*)}}");
 
     private final String text;
     private final Map<String, String> values = new LinkedHashMap<>();
@@ -21,21 +27,28 @@ final class SqlTemplate {
         this.text = text;
     }
 
-    static SqlTemplate of(String text) {
+    public static SqlTemplate of(String text) {
         return new SqlTemplate(text);
     }
 
-    SqlTemplate with(String name, String value) {
+    public SqlTemplate with(String name, String value) {
+        if (value == null) {
+            throw new IllegalStateException("placeholder bound to null: " + name);
+        }
         if (values.put(name, value) != null) {
             throw new IllegalStateException("placeholder bound twice: " + name);
         }
         return this;
     }
 
-    String render() {
+    public SqlTemplate with(String name, long value) {
+        return with(name, Long.toString(value));
+    }
+
+    public String render() {
         Matcher m = PLACEHOLDER.matcher(text);
         StringBuilder out = new StringBuilder(text.length() + 256);
-        java.util.Set<String> used = new java.util.HashSet<>();
+        Set<String> used = new HashSet<>();
         while (m.find()) {
             String value = values.get(m.group(1));
             if (value == null) {
