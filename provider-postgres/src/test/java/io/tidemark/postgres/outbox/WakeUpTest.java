@@ -13,6 +13,9 @@ import io.tidemark.testing.RecordingDestination;
 import io.tidemark.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 
+import javax.sql.DataSource;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -154,6 +157,40 @@ class WakeUpTest {
             out.awaitChanges(1, PATIENCE);
         }
         assertThat(listenerThreads()).isEmpty();
+    }
+
+    @Test
+    void a_commit_made_before_the_first_listen_is_delivered_once_the_listener_connects() throws Exception {
+        OutboxTables t = OutboxTables.create(database, "wake_early", "id int PRIMARY KEY, name text");
+        RecordingDestination out = new RecordingDestination();
+        CountDownLatch seeded = new CountDownLatch(1);
+        CountDownLatch listenerMayConnect = new CountDownLatch(1);
+        DataSource slowToListen = heldForListener(database.dataSource(), listenerMayConnect);
+        try (SyncEngine engine = engine("early", PostgresProvider.create(slowToListen), t.outbox.track("Early"), out,
+                seeded)) {
+            engine.start();
+            assertThat(seeded.await(30, TimeUnit.SECONDS)).isTrue();
+            // Committed after the engine's first poll but before LISTEN: its notification reaches nobody.
+            t.execute("INSERT INTO $T VALUES (1, 'before listen')");
+            listenerMayConnect.countDown();
+            out.awaitChanges(1, PATIENCE);
+        }
+    }
+
+    /** A data source whose connections for the notification listener wait until {@code open} is released. */
+    private static DataSource heldForListener(DataSource target, CountDownLatch open) {
+        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+                (proxy, method, args) -> {
+                    if (method.getName().equals("getConnection")
+                            && Thread.currentThread().getName().startsWith("tidemark-listen-")) {
+                        open.await();
+                    }
+                    try {
+                        return method.invoke(target, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
     }
 
     @Test

@@ -27,9 +27,9 @@ import java.util.function.Consumer;
  * LISTENs on one dedicated connection and wakes the tracked objects a notification names, on a daemon thread.
  *
  * <p>A notification's payload is the change function that has new changes ({@code public.items_changes}); it wakes
- * every object calling that function. An empty payload wakes every object. When the connection is lost the
- * listener reconnects with a growing pause and then wakes every object, since notifications sent meanwhile are
- * gone; the engine's poll interval covers the gap. {@link #close()} aborts the connection, which unblocks the
+ * every object calling that function. An empty payload wakes every object. Each time LISTEN is in place, on the
+ * first connection as after every reconnect (with a growing pause), it wakes every object once, since a notification
+ * sent before it reached nobody. {@link #close()} aborts the connection, which unblocks the
  * thread at once, and waits for it to end.
  */
 public final class NotificationListener implements AutoCloseable {
@@ -97,10 +97,15 @@ public final class NotificationListener implements AutoCloseable {
                 if (c == null) {
                     break; // closed while connecting
                 }
+                // A commit between an object's last poll and this LISTEN notified nobody. That is true of the first
+                // connection too: the engine's first polls run while this thread is still connecting.
                 if (connectedBefore) {
                     LOG.info("Listening on the notification channel again; waking every object in case one was missed");
-                    wakeAll();
+                } else {
+                    LOG.debug("Listening on the notification channel; waking every object once for commits made"
+                            + " before it");
                 }
+                wakeAll();
                 connectedBefore = true;
                 retry = FIRST_RETRY;
                 listen(c);
