@@ -133,6 +133,10 @@ public final class OutboxMaintenance {
         for (String trigger : d.plan.orphanedTriggers()) {
             drops.add("DROP TRIGGER IF EXISTS " + PgName.quote(trigger) + " ON " + names.table().quoted() + ";");
         }
+        List<String> enable = new ArrayList<>();
+        for (String trigger : d.plan.disabledTriggers()) {
+            enable.add("ALTER TABLE " + names.table().quoted() + " ENABLE TRIGGER " + PgName.quote(trigger) + ";");
+        }
         return SqlTemplate.of("""
                 -- =====================================================================================================
                 -- Tidemark outbox upgrade for {{table}}
@@ -148,7 +152,7 @@ public final class OutboxMaintenance {
                 -- Remove what the new configuration no longer generates.
                 {{drops}}
 
-                {{script}}""")
+                {{script}}{{enable}}""")
                 .with("table", comment(table))
                 .with("differences", d.plan.differences().stream().map(x -> "--   " + comment(x.toString()))
                         .collect(Collectors.joining("\n")))
@@ -156,6 +160,8 @@ public final class OutboxMaintenance {
                 .with("lock", OutboxScript.lockStatement(names))
                 .with("drops", drops.isEmpty() ? "-- (nothing)" : String.join("\n", drops))
                 .with("script", d.script.render())
+                .with("enable", enable.isEmpty() ? "" : "\n-- Generated triggers that were disabled by hand:"
+                        + " CREATE OR REPLACE TRIGGER keeps them disabled.\n" + String.join("\n", enable) + "\n")
                 .render();
     }
 

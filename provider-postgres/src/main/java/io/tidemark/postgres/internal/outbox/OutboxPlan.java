@@ -39,15 +39,18 @@ final class OutboxPlan {
     private final List<OutboxDifference> differences;
     private final Set<PgName> orphanedFunctions;
     private final List<String> orphanedTriggers;
+    private final List<String> disabledTriggers;
     private final String upgradeRefusal;
     private final boolean recorded;
 
     private OutboxPlan(Kind kind, List<OutboxDifference> differences, Set<PgName> orphanedFunctions,
-                       List<String> orphanedTriggers, String upgradeRefusal, boolean recorded) {
+                       List<String> orphanedTriggers, List<String> disabledTriggers, String upgradeRefusal,
+                       boolean recorded) {
         this.kind = kind;
         this.differences = List.copyOf(differences);
         this.orphanedFunctions = orphanedFunctions;
         this.orphanedTriggers = List.copyOf(orphanedTriggers);
+        this.disabledTriggers = List.copyOf(disabledTriggers);
         this.upgradeRefusal = upgradeRefusal;
         this.recorded = recorded;
     }
@@ -75,6 +78,11 @@ final class OutboxPlan {
         return orphanedTriggers;
     }
 
+    /** Generated triggers that exist but are disabled: CREATE OR REPLACE TRIGGER would keep them disabled. */
+    List<String> disabledTriggers() {
+        return disabledTriggers;
+    }
+
     /** Why an upgrade cannot make the installed outbox the requested one; empty when it can. */
     Optional<String> upgradeRefusal() {
         return Optional.ofNullable(upgradeRefusal);
@@ -94,6 +102,7 @@ final class OutboxPlan {
         private final List<OutboxDifference> differences = new ArrayList<>();
         private final Set<PgName> orphanedFunctions = new LinkedHashSet<>();
         private final List<String> orphanedTriggers = new ArrayList<>();
+        private final List<String> disabledTriggers = new ArrayList<>();
         private String upgradeRefusal;
 
         Comparison(OutboxNames names, OutboxScript script, InstalledOutbox installed) {
@@ -131,7 +140,8 @@ final class OutboxPlan {
         }
 
         private OutboxPlan done(Kind kind, boolean recorded) {
-            return new OutboxPlan(kind, differences, orphanedFunctions, orphanedTriggers, upgradeRefusal, recorded);
+            return new OutboxPlan(kind, differences, orphanedFunctions, orphanedTriggers, disabledTriggers,
+                    upgradeRefusal, recorded);
         }
 
         private void compareRecorded(OutboxRecord was) {
@@ -225,6 +235,7 @@ final class OutboxPlan {
                 if (found.isEmpty()) {
                     differences.add(new OutboxDifference(what, "missing", "enabled"));
                 } else if (!found.get().enabled()) {
+                    disabledTriggers.add(trigger);
                     differences.add(new OutboxDifference(what, "disabled (changes are not captured)", "enabled"));
                 }
             }
@@ -251,5 +262,4 @@ final class OutboxPlan {
             return channel == null ? "none (notifications off)" : channel;
         }
     }
-
 }
