@@ -65,7 +65,6 @@ public final class OutboxMaintenance {
         List<OutboxDifference> found = new ArrayList<>();
         OutboxInstaller.install(dataSource, table, connection -> {
             Decision d = decide(connection);
-            found.clear(); // a retried source starts over
             found.addAll(d.plan.differences());
             return switch (d.plan.kind()) {
                 case FRESH -> d.script.render();

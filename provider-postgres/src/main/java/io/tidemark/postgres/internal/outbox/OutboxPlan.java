@@ -118,7 +118,8 @@ final class OutboxPlan {
                     differences.add(new OutboxDifference("outbox table", other.outbox(), requested.outbox()));
                     upgradeRefusal = "upgrade does not move an outbox: " + requested.table() + " is captured into "
                             + other.outbox() + ". Keep that name (outboxTable(\"" + other.outbox() + "\")), or"
-                            + " uninstall that outbox once its readers have caught up and install this one";
+                            + " uninstall that outbox once its readers have caught up and install this one. To"
+                            + " capture the table into a second outbox on purpose, run this configuration's script()";
                 }
                 return done(differences.isEmpty() ? Kind.FRESH : Kind.DIFFERENT, false);
             }
@@ -151,6 +152,8 @@ final class OutboxPlan {
                         + " holds the changes of " + was.table() + ". Give this outbox another name"
                         + " (outboxTable(...)), or uninstall that one first";
             }
+            // Equal unless the tables were renamed by hand: the record is found through the outbox's name.
+            option("outbox table", was.outbox(), requested.outbox());
             option("change function", was.changeFunction(), requested.changeFunction());
             option("key", OutboxRecord.names(was.key()), OutboxRecord.names(requested.key()));
             option("columns", OutboxRecord.names(was.columns()), OutboxRecord.names(requested.columns()));
