@@ -134,6 +134,17 @@ class OutboxReinstallTest {
                 + " other than the generated one");
     }
 
+    @Test
+    void a_record_this_version_cannot_read_is_reported_rather_than_guessed_at() {
+        OutboxTables t = OutboxTables.create(database, "future", "id int PRIMARY KEY, name text");
+        t.execute("COMMENT ON TABLE public." + t.table + "_outbox_state IS '{\"tidemark\":\"outbox\",\"format\":2}'");
+
+        String message = refused(t, b -> b);
+
+        assertThat(message).contains("1 difference(s): recorded installation: installed unreadable (format 2, this"
+                + " version reads format 1), requested a record this version reads.");
+    }
+
     /** Installs {@code configure}d over {@code t}'s outbox, expects SCHEMA_DRIFT and an unchanged catalog. */
     private String refused(OutboxTables t, UnaryOperator<PostgresOutbox.Builder> configure) {
         PostgresOutbox other = configure.apply(PostgresOutbox.forTable("public." + t.table)).build();

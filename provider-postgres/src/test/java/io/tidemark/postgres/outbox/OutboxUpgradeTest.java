@@ -258,7 +258,7 @@ class OutboxUpgradeTest {
         String before = CatalogSnapshot.of(database, "shop");
 
         assertThatThrownBy(() -> other.install(database.dataSource()))
-                .hasMessageContaining("was installed by an earlier Tidemark version that recorded no options")
+                .hasMessageContaining("carries no record of its options (installed by an earlier Tidemark version")
                 .hasMessageContaining("change function: installed shop.items_changes, requested shop.items_feed")
                 .hasMessageContaining("function \"shop\".\"items_outbox_capture\"(): installed a body other than the"
                         + " generated one")
@@ -276,6 +276,20 @@ class OutboxUpgradeTest {
                 .isEqualTo("[{\"$operation\":\"I\",\"ItemCode\":\"A-1\",\"Description\":\"Widget\",\"Attributes\":{}},"
                         + "{\"$operation\":\"U\",\"$changed\":[\"Text\"],\"ItemCode\":\"A-1\",\"Text\":\"Gadget\","
                         + "\"Attributes\":{}}]");
+    }
+
+    @Test
+    void a_record_overwritten_by_hand_is_written_again_when_the_objects_are_as_generated() {
+        OutboxTables t = OutboxTables.create(database, "noted", "id int PRIMARY KEY, name text");
+        t.execute("COMMENT ON TABLE public." + t.table + "_outbox_state IS 'our notes'");
+
+        assertThat(t.outbox.differences(database.dataSource())).isEmpty();
+        t.outbox.install(database.dataSource());
+
+        assertThat(comment("public." + t.table + "_outbox_state")).startsWith("{\"tidemark\":\"outbox\"");
+        PostgresOutbox renamed = PostgresOutbox.forTable("public." + t.table).payloadKey("name", "Name").build();
+        assertThat(renamed.differences(database.dataSource())).extracting(OutboxDifference::option)
+                .containsExactly("payload keys");
     }
 
     /** The configuration the legacy golden script was generated from, in {@code schema}. */

@@ -127,14 +127,17 @@ public final class OutboxMaintenance {
         });
         List<String> drops = new ArrayList<>();
         for (PgName function : d.plan.orphanedFunctions()) {
-            drops.add("DROP FUNCTION IF EXISTS " + function.quoted() + "(json);");
+            drops.add(SqlTemplate.of("DROP FUNCTION IF EXISTS {{function}}(json);")
+                    .with("function", function.quoted()).render());
         }
         for (String trigger : d.plan.orphanedTriggers()) {
-            drops.add("DROP TRIGGER IF EXISTS " + PgName.quote(trigger) + " ON " + names.table().quoted() + ";");
+            drops.add(SqlTemplate.of("DROP TRIGGER IF EXISTS {{trigger}} ON {{table}};")
+                    .with("trigger", PgName.quote(trigger)).with("table", names.table().quoted()).render());
         }
         List<String> enable = new ArrayList<>();
         for (String trigger : d.plan.disabledTriggers()) {
-            enable.add("ALTER TABLE " + names.table().quoted() + " ENABLE TRIGGER " + PgName.quote(trigger) + ";");
+            enable.add(SqlTemplate.of("ALTER TABLE {{table}} ENABLE TRIGGER {{trigger}};")
+                    .with("table", names.table().quoted()).with("trigger", PgName.quote(trigger)).render());
         }
         return SqlTemplate.of("""
                 -- =====================================================================================================
@@ -166,8 +169,8 @@ public final class OutboxMaintenance {
 
     private TidemarkException drift(OutboxPlan plan) {
         String how = plan.recorded() ? "is installed with other options than requested"
-                : "was installed by an earlier Tidemark version that recorded no options, and differs from what"
-                + " this configuration generates";
+                : "carries no record of its options (installed by an earlier Tidemark version, or its record was"
+                + " overwritten), and differs from what this configuration generates";
         String remedy = plan.upgradeRefusal().map(reason -> " An upgrade cannot do it: " + reason + ".")
                 .orElse(" To change it, call PostgresOutbox.upgrade(dataSource) (one transaction; the captured"
                         + " changes are kept), or review PostgresOutbox.upgradeScript(dataSource) and run it as a"

@@ -64,12 +64,17 @@ public final class OutboxScript {
 
     /** The whole script, without transaction control (the caller or the migration tool wraps it in one). */
     public String render() {
-        return String.join("\n", ddl(), recordSection());
+        String ddl = ddl();
+        return String.join("\n", ddl, recordSection(record(ddl)));
     }
 
     /** What the script records about itself in the state table's comment (see {@link OutboxRecord}). */
     public OutboxRecord record() {
-        return OutboxRecord.of(names, shape, truncate, channel, OutboxRecord.hashOf(ddl()));
+        return record(ddl());
+    }
+
+    private OutboxRecord record(String ddl) {
+        return OutboxRecord.of(names, shape, truncate, channel, OutboxRecord.hashOf(ddl));
     }
 
     /**
@@ -108,7 +113,7 @@ public final class OutboxScript {
 
     /** Section 7 alone: records an outbox installed by an earlier version that is exactly what this generates. */
     String recordStatement() {
-        return recordSection();
+        return recordSection(record());
     }
 
     private String ddl() {
@@ -116,7 +121,7 @@ public final class OutboxScript {
                 historyStart(), changeFunction(), trimFunction());
     }
 
-    private String recordSection() {
+    private String recordSection(OutboxRecord record) {
         return SqlTemplate.of("""
                 -- 7. What was installed --------------------------------------------------------------------------------
                 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
@@ -125,7 +130,7 @@ public final class OutboxScript {
                 COMMENT ON TABLE {{state}} IS {{record}};
                 """)
                 .with("state", names.state().quoted())
-                .with("record", PgName.literal(record().toJson()))
+                .with("record", PgName.literal(record.toJson()))
                 .render();
     }
 
