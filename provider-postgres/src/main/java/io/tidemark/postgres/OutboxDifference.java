@@ -15,6 +15,11 @@ public final class OutboxDifference {
     private final String installed;
     private final String requested;
 
+    /**
+     * @param option    what differs
+     * @param installed its value in the database
+     * @param requested its value in the configuration
+     */
     public OutboxDifference(String option, String installed, String requested) {
         this.option = Objects.requireNonNull(option, "option");
         this.installed = Objects.requireNonNull(installed, "installed");

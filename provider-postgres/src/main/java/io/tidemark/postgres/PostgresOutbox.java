@@ -108,8 +108,9 @@ public final class PostgresOutbox {
     }
 
     /**
-     * The SQL {@link #install} runs, generated from the declared key and columns alone (no database needed),
-     * for review and for Flyway or Liquibase. Run it in one transaction at READ COMMITTED.
+     * The SQL {@link #install} runs where no outbox is installed, generated from the declared key and columns alone
+     * (no database needed), for review and for Flyway or Liquibase. Run it in one transaction at READ COMMITTED. It
+     * records the options it installs; to change an installed outbox, see {@link #upgradeScript}.
      *
      * @throws TidemarkException {@code INVALID_CONFIGURATION} unless both {@link Builder#key} and
      *         {@link Builder#columns} were given; use {@link #script(DataSource)} to read them from the catalog
@@ -123,7 +124,10 @@ public final class PostgresOutbox {
         return render(declaredShape());
     }
 
-    /** The SQL {@link #install} runs, with the key and columns read from the database where not declared. */
+    /**
+     * The SQL {@link #install} runs where no outbox is installed, with the key and columns read from the database
+     * where not declared.
+     */
     public String script(DataSource dataSource) {
         try (Connection connection = dataSource.getConnection()) {
             return resolveAndRender(connection);
