@@ -28,8 +28,9 @@
 --   transaction that changes a row after another one committed gets a version at least as
 --   high, and changes of one version are returned in capture order (id).
 --
--- Re-run the script (or PostgresOutbox.install) after changing the captured columns of the
--- table: it captures the columns listed above.
+-- To change what an installed outbox captures (columns, payload keys, change function, ...), run
+-- the script of PostgresOutbox.upgradeScript or call PostgresOutbox.upgrade: PostgresOutbox.install
+-- refuses to change an outbox installed with other options (section 7 records them).
 
 -- 1. Preflight -----------------------------------------------------------------------------------------
 -- One install at a time (several application instances may install at start-up), and nothing is
@@ -115,7 +116,6 @@ CREATE TABLE IF NOT EXISTS "public"."order_lines_outbox_state" (
     singleton        boolean  PRIMARY KEY DEFAULT true CHECK (singleton),
     trimmed_through  bigint   NOT NULL
 );
-COMMENT ON TABLE "public"."order_lines_outbox_state" IS 'What public.order_lines_outbox no longer holds (Tidemark).';
 
 -- 3. Capture ------------------------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION "public"."order_lines_outbox_capture"()
@@ -445,3 +445,9 @@ END
 $trim$;
 REVOKE ALL ON FUNCTION "public"."order_lines_outbox_trim"(bigint, integer) FROM PUBLIC;
 COMMENT ON FUNCTION "public"."order_lines_outbox_trim"(bigint, integer) IS 'Tidemark: deletes delivered changes from public.order_lines_outbox.';
+
+-- 7. What was installed --------------------------------------------------------------------------------
+-- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
+-- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
+-- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
+COMMENT ON TABLE "public"."order_lines_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.\"Order Lines\"","outboxTable":"public.order_lines_outbox","changeFunction":"public.order_lines_changes","key":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"}],"columns":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"},{"column":"sku","payloadKey":"sku"},{"column":"qty","payloadKey":"qty"}],"truncate":"RECORD_DELETES","notifyChannel":null,"scriptHash":"ca330c1b377da8c73f8a8377902483b8120d4a16a10e42b0a163b94d315fc0e7"}';

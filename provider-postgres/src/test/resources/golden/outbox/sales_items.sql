@@ -28,8 +28,9 @@
 --   transaction that changes a row after another one committed gets a version at least as
 --   high, and changes of one version are returned in capture order (id).
 --
--- Re-run the script (or PostgresOutbox.install) after changing the captured columns of the
--- table: it captures the columns listed above.
+-- To change what an installed outbox captures (columns, payload keys, change function, ...), run
+-- the script of PostgresOutbox.upgradeScript or call PostgresOutbox.upgrade: PostgresOutbox.install
+-- refuses to change an outbox installed with other options (section 7 records them).
 
 -- 1. Preflight -----------------------------------------------------------------------------------------
 -- One install at a time (several application instances may install at start-up), and nothing is
@@ -115,7 +116,6 @@ CREATE TABLE IF NOT EXISTS "sales"."items_outbox_state" (
     singleton        boolean  PRIMARY KEY DEFAULT true CHECK (singleton),
     trimmed_through  bigint   NOT NULL
 );
-COMMENT ON TABLE "sales"."items_outbox_state" IS 'What sales.items_outbox no longer holds (Tidemark).';
 
 -- 3. Capture ------------------------------------------------------------------------------------------
 CREATE OR REPLACE FUNCTION "sales"."items_outbox_capture"()
@@ -429,3 +429,9 @@ END
 $trim$;
 REVOKE ALL ON FUNCTION "sales"."items_outbox_trim"(bigint, integer) FROM PUBLIC;
 COMMENT ON FUNCTION "sales"."items_outbox_trim"(bigint, integer) IS 'Tidemark: deletes delivered changes from sales.items_outbox.';
+
+-- 7. What was installed --------------------------------------------------------------------------------
+-- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
+-- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
+-- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
+COMMENT ON TABLE "sales"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items","outboxTable":"sales.items_outbox","changeFunction":"sales.items_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"1b902faa560a4e396ee9f43450d22b3cd12467e45f99f5c3626e1a2530247046"}';

@@ -4,6 +4,7 @@ import io.tidemark.postgres.internal.FunctionNames;
 import io.tidemark.postgres.internal.outbox.OutboxCatalog;
 import io.tidemark.postgres.internal.outbox.OutboxColumn;
 import io.tidemark.postgres.internal.outbox.OutboxInstaller;
+import io.tidemark.postgres.internal.outbox.OutboxMaintenance;
 import io.tidemark.postgres.internal.outbox.OutboxNames;
 import io.tidemark.postgres.internal.outbox.OutboxScript;
 import io.tidemark.postgres.internal.outbox.OutboxShape;
@@ -34,6 +35,7 @@ import java.util.OptionalLong;
  * <pre>{@code
  * PostgresOutbox outbox = PostgresOutbox.forTable("public.items").build();
  * outbox.install(dataSource);                 // idempotent, one transaction; or hand outbox.script(dataSource) to Flyway
+ *                                             // (other options later: outbox.upgrade(dataSource), see differences)
  *
  * SyncEngine engine = SyncEngine.builder()
  *         .provider(PostgresProvider.create(dataSource))   // LISTENs for the outbox's notifications
@@ -106,8 +108,9 @@ public final class PostgresOutbox {
     }
 
     /**
-     * The SQL {@link #install} runs, generated from the declared key and columns alone (no database needed),
-     * for review and for Flyway or Liquibase. Run it in one transaction at READ COMMITTED.
+     * The SQL {@link #install} runs where no outbox is installed, generated from the declared key and columns alone
+     * (no database needed), for review and for Flyway or Liquibase. Run it in one transaction at READ COMMITTED. It
+     * records the options it installs; to change an installed outbox, see {@link #upgradeScript}.
      *
      * @throws TidemarkException {@code INVALID_CONFIGURATION} unless both {@link Builder#key} and
      *         {@link Builder#columns} were given; use {@link #script(DataSource)} to read them from the catalog
@@ -121,7 +124,10 @@ public final class PostgresOutbox {
         return render(declaredShape());
     }
 
-    /** The SQL {@link #install} runs, with the key and columns read from the database where not declared. */
+    /**
+     * The SQL {@link #install} runs where no outbox is installed, with the key and columns read from the database
+     * where not declared.
+     */
     public String script(DataSource dataSource) {
         try (Connection connection = dataSource.getConnection()) {
             return resolveAndRender(connection);
@@ -131,14 +137,50 @@ public final class PostgresOutbox {
     }
 
     /**
-     * Creates or updates the outbox, its triggers and functions in one transaction. Idempotent: running it again
-     * (after adding columns to the table, say) replaces functions and triggers and keeps the captured changes.
+     * Creates the outbox, its triggers and functions in one transaction, and records the options it was installed
+     * with. Idempotent: where this configuration is installed already it does nothing. It never changes an outbox
+     * installed with other options (another payload key, column list, change function, ...; or a table that has
+     * gained a column since, when every column is captured): it refuses and lists every difference, and
+     * {@link #upgrade} makes the change. An outbox installed by an earlier version, which recorded nothing, is
+     * adopted when it is exactly what this configuration generates.
      *
-     * @throws TidemarkException {@code SCHEMA_UNSUPPORTED} when the table is missing, has no usable key or lacks
-     *         a column; {@code PERMISSION_DENIED} when the role may not create the objects
+     * @throws TidemarkException {@code SCHEMA_DRIFT} listing every difference when another configuration is
+     *         installed (nothing is changed); {@code SCHEMA_UNSUPPORTED} when the table is missing, has no usable key
+     *         or lacks a column; {@code PERMISSION_DENIED} when the role may not create the objects
      */
     public void install(DataSource dataSource) {
-        OutboxInstaller.install(dataSource, table(), this::resolveAndRender);
+        maintenance().install(dataSource);
+    }
+
+    /**
+     * Makes the installed outbox this configuration, in one transaction under the outbox's lock: replaces the
+     * functions, triggers and guard view, drops the change function and triggers the configuration no longer
+     * generates, and records the new options. The changes already captured stay and keep the shape they were
+     * captured with (a destination receives them as they were, then the new shape). Installs a fresh outbox when
+     * there is none; does nothing when this configuration is installed.
+     *
+     * @return the differences found and resolved; empty when there was nothing to do
+     * @throws TidemarkException {@code SCHEMA_CHANGE_REFUSED} when the outbox would have to move to another name
+     *         or table (nothing is changed)
+     */
+    public List<OutboxDifference> upgrade(DataSource dataSource) {
+        return maintenance().upgrade(dataSource);
+    }
+
+    /**
+     * Every difference between the outbox installed in the database and this configuration; changes nothing.
+     * Empty when {@link #install} would do nothing (or only record an outbox installed by an earlier version).
+     */
+    public List<OutboxDifference> differences(DataSource dataSource) {
+        return maintenance().differences(dataSource);
+    }
+
+    /**
+     * The SQL {@link #upgrade} would run on this database as it is now, for review and for a migration tool: the
+     * differences as comments, the drops of what the configuration no longer generates, then the install script.
+     */
+    public String upgradeScript(DataSource dataSource) {
+        return maintenance().upgradeScript(dataSource);
     }
 
     /** Drops the triggers, functions and tables of the outbox (its captured changes with them). Idempotent. */
@@ -198,6 +240,11 @@ public final class PostgresOutbox {
         }
         OutboxTrimmer.Outcome outcome = OutboxTrimmer.trim(dataSource, names, through, trimBatchSize);
         return TrimResult.trimmed(readers, lowest.getAsLong(), through, outcome.deleted(), outcome.batches());
+    }
+
+    private OutboxMaintenance maintenance() {
+        return new OutboxMaintenance(names, connection -> new OutboxScript(names, resolve(connection), truncate,
+                channel));
     }
 
     private String resolveAndRender(Connection connection) throws SQLException {

@@ -5,7 +5,9 @@ import io.tidemark.postgres.internal.FunctionNames;
 import io.tidemark.sync.internal.sql.SqlTemplate;
 import io.tidemark.sync.sql.PgName;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
 import java.util.stream.Collectors;
@@ -62,8 +64,74 @@ public final class OutboxScript {
 
     /** The whole script, without transaction control (the caller or the migration tool wraps it in one). */
     public String render() {
+        String ddl = ddl();
+        return String.join("\n", ddl, recordSection(record(ddl)));
+    }
+
+    /** What the script records about itself in the state table's comment (see {@link OutboxRecord}). */
+    public OutboxRecord record() {
+        return record(ddl());
+    }
+
+    private OutboxRecord record(String ddl) {
+        return OutboxRecord.of(names, shape, truncate, channel, OutboxRecord.hashOf(ddl));
+    }
+
+    /**
+     * The bodies of the generated functions as PostgreSQL stores them ({@code pg_proc.prosrc}: the text between
+     * the dollar-quote tags), by signature as {@code to_regprocedure} reads it.
+     */
+    public Map<String, String> functionBodies() {
+        String ddl = ddl();
+        Map<String, String> bodies = new LinkedHashMap<>();
+        bodies.put(names.captureFunction().quoted() + "()", body(ddl, "capture"));
+        bodies.put(names.requestFunction().quoted() + "(json)", body(ddl, "request"));
+        bodies.put(names.changeFunction().quoted() + "(json)", body(ddl, "changes"));
+        bodies.put(names.trimFunction().quoted() + "(bigint, integer)", body(ddl, "trim"));
+        return bodies;
+    }
+
+    private static String body(String ddl, String tag) {
+        String open = "AS $" + tag + "$";
+        int start = ddl.indexOf(open);
+        int end = ddl.indexOf("$" + tag + "$;", start + open.length());
+        if (start < 0 || end < 0) {
+            throw new IllegalStateException("generated SQL has no $" + tag + "$ body");
+        }
+        return ddl.substring(start + open.length(), end);
+    }
+
+    /**
+     * Takes the transaction-level advisory lock every install and upgrade of the outboxes of one table takes
+     * first: concurrent installers queue behind each other, and each one reads what the one before committed.
+     */
+    static String lockStatement(OutboxNames names) {
+        return SqlTemplate.of("SELECT pg_advisory_xact_lock(hashtextextended({{lock_key}}, 0));")
+                .with("lock_key", PgName.literal("tidemark outbox " + names.table()))
+                .render();
+    }
+
+    /** Section 7 alone: records an outbox installed by an earlier version that is exactly what this generates. */
+    String recordStatement() {
+        return recordSection(record());
+    }
+
+    private String ddl() {
         return String.join("\n", header(), preflight(), outboxTables(), captureFunction(), triggers(),
                 historyStart(), changeFunction(), trimFunction());
+    }
+
+    private String recordSection(OutboxRecord record) {
+        return SqlTemplate.of("""
+                -- 7. What was installed --------------------------------------------------------------------------------
+                -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
+                -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
+                -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
+                COMMENT ON TABLE {{state}} IS {{record}};
+                """)
+                .with("state", names.state().quoted())
+                .with("record", PgName.literal(record.toJson()))
+                .render();
     }
 
     private String header() {
@@ -98,8 +166,9 @@ public final class OutboxScript {
                 --   transaction that changes a row after another one committed gets a version at least as
                 --   high, and changes of one version are returned in capture order (id).
                 --
-                -- Re-run the script (or PostgresOutbox.install) after changing the captured columns of the
-                -- table: it captures the columns listed above.
+                -- To change what an installed outbox captures (columns, payload keys, change function, ...), run
+                -- the script of PostgresOutbox.upgradeScript or call PostgresOutbox.upgrade: PostgresOutbox.install
+                -- refuses to change an outbox installed with other options (section 7 records them).
                 """)
                 .with("table", comment(names.table().toString()))
                 .with("outbox", comment(names.outbox().toString()))
@@ -120,7 +189,7 @@ public final class OutboxScript {
                 -- 1. Preflight -----------------------------------------------------------------------------------------
                 -- One install at a time (several application instances may install at start-up), and nothing is
                 -- created unless the table looks as expected.
-                SELECT pg_advisory_xact_lock(hashtextextended({{lock_key}}, 0));
+                {{lock}}
 
                 DO $preflight$
                 DECLARE
@@ -180,7 +249,7 @@ public final class OutboxScript {
                 END
                 $preflight$;
                 """)
-                .with("lock_key", PgName.literal("tidemark outbox " + names.table()))
+                .with("lock", lockStatement(names))
                 .with("table_literal", PgName.literal(names.table().quoted()))
                 .with("outbox_literal", PgName.literal(names.outbox().quoted()))
                 .with("column_literals", literals(shape.columns(), OutboxColumn::name))
@@ -213,7 +282,6 @@ public final class OutboxScript {
                     singleton        boolean  PRIMARY KEY DEFAULT true CHECK (singleton),
                     trimmed_through  bigint   NOT NULL
                 );
-                COMMENT ON TABLE {{state}} IS {{state_comment}};
                 """)
                 .with("outbox", names.outbox().quoted())
                 .with("pkey", PgName.quote(names.primaryKey()))
@@ -221,7 +289,6 @@ public final class OutboxScript {
                         + " them with " + names.changeFunction() + "(json); trim them with "
                         + names.trimFunction() + "(bigint, integer)."))
                 .with("state", names.state().quoted())
-                .with("state_comment", PgName.literal("What " + names.outbox() + " no longer holds (Tidemark)."))
                 .render();
     }
 

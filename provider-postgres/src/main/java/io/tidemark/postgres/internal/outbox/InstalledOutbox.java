@@ -1,0 +1,227 @@
+package io.tidemark.postgres.internal.outbox;
+
+import io.tidemark.postgres.internal.FunctionNames;
+import io.tidemark.sync.sql.PgName;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What the catalog holds of one outbox, read in the caller's transaction: whether the outbox table exists and is
+ * an outbox, what its install recorded, the generated functions' bodies, the triggers on the captured table that
+ * call the capture function, the guard view's columns, the change functions that read the outbox, and other
+ * recorded outboxes of the same table. Reads only; every name is passed as a bound parameter.
+ */
+final class InstalledOutbox {
+
+    /** A trigger on the captured table that calls this outbox's capture function. */
+    record Trigger(String name, boolean enabled) {
+    }
+
+    private static final String RELATION = """
+            SELECT to_regclass(?) IS NOT NULL""";
+
+    /** The columns CREATE TABLE of an outbox makes; the install script's preflight checks the same five. */
+    private static final String IS_OUTBOX = """
+            SELECT count(*) = 5
+              FROM pg_catalog.pg_attribute a
+             WHERE a.attrelid = to_regclass(?) AND a.attnum > 0 AND NOT a.attisdropped
+               AND (a.attname::text, pg_catalog.format_type(a.atttypid, a.atttypmod)) IN
+                   (('version', 'bigint'), ('id', 'bigint'), ('xact_id', 'xid8'),
+                    ('operation', 'character(1)'), ('change', 'json'))""";
+
+    private static final String COMMENT = """
+            SELECT pg_catalog.obj_description(to_regclass(?), 'pg_class')""";
+
+    private static final String FUNCTION_BODY = """
+            SELECT p.prosrc FROM pg_catalog.pg_proc p WHERE p.oid = to_regprocedure(?)""";
+
+    private static final String TRIGGERS = """
+            SELECT t.tgname, t.tgenabled <> 'D'
+              FROM pg_catalog.pg_trigger t
+             WHERE t.tgrelid = to_regclass(?) AND NOT t.tgisinternal AND t.tgfoid = to_regprocedure(?)
+             ORDER BY t.tgname""";
+
+    private static final String VIEW_COLUMNS = """
+            SELECT a.attname
+              FROM pg_catalog.pg_attribute a
+             WHERE a.attrelid = to_regclass(?) AND a.attnum > 0 AND NOT a.attisdropped
+             ORDER BY a.attnum""";
+
+    /**
+     * Functions of one json argument whose body is a generated change function over this outbox's request
+     * function: the change function, and any left behind under another name.
+     */
+    private static final String CHANGE_FUNCTIONS = """
+            SELECT n.nspname, p.proname
+              FROM pg_catalog.pg_proc p
+              JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+             WHERE p.pronargs = 1 AND p.proargtypes[0] = 'pg_catalog.json'::pg_catalog.regtype
+               AND strpos(p.prosrc, ?) > 0
+             ORDER BY n.nspname, p.proname""";
+
+    private static final String RECORDS = """
+            SELECT d.description
+              FROM pg_catalog.pg_description d
+             WHERE d.classoid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objsubid = 0
+               AND strpos(d.description, '"tidemark":"outbox"') > 0""";
+
+    private final boolean outboxExists;
+    private final boolean isOutbox;
+    private final boolean stateExists;
+    private final Optional<OutboxRecord.Parsed> record;
+    private final Map<String, Optional<String>> bodies;
+    private final List<Trigger> triggers;
+    private final List<String> guardColumns;
+    private final List<PgName> changeFunctions;
+    private final List<OutboxRecord> otherOutboxesOfTable;
+
+    private InstalledOutbox(Connection c, OutboxNames names, OutboxScript requested) throws SQLException {
+        this.outboxExists = bool(c, RELATION, names.outbox().quoted());
+        this.isOutbox = outboxExists && bool(c, IS_OUTBOX, names.outbox().quoted());
+        this.stateExists = bool(c, RELATION, names.state().quoted());
+        this.record = stateExists ? OutboxRecord.parse(text(c, COMMENT, names.state().quoted())) : Optional.empty();
+        this.bodies = new LinkedHashMap<>();
+        for (String signature : requested.functionBodies().keySet()) {
+            bodies.put(signature, Optional.ofNullable(text(c, FUNCTION_BODY, signature)));
+        }
+        this.triggers = triggers(c, names);
+        this.guardColumns = strings(c, VIEW_COLUMNS, names.guardView().quoted());
+        this.changeFunctions = changeFunctions(c, names);
+        this.otherOutboxesOfTable = otherOutboxes(c, names);
+    }
+
+    static InstalledOutbox read(Connection connection, OutboxNames names, OutboxScript requested)
+            throws SQLException {
+        return new InstalledOutbox(connection, names, requested);
+    }
+
+    /** Whether a relation of the outbox table's name exists (an outbox or not). */
+    boolean outboxExists() {
+        return outboxExists;
+    }
+
+    /** Whether that relation has the columns of an outbox. */
+    boolean isOutbox() {
+        return isOutbox;
+    }
+
+    boolean stateExists() {
+        return stateExists;
+    }
+
+    /** The state table's comment read as a record; empty when it is not one (an install of an earlier version). */
+    Optional<OutboxRecord.Parsed> record() {
+        return record;
+    }
+
+    /** The stored body of each function the requested script generates, by signature; empty when it is missing. */
+    Map<String, Optional<String>> bodies() {
+        return bodies;
+    }
+
+    List<Trigger> triggers() {
+        return triggers;
+    }
+
+    /** The columns of the guard view, which are the captured columns; empty when the view is missing. */
+    List<String> guardColumns() {
+        return guardColumns;
+    }
+
+    /** Every function that is a generated change function over this outbox. */
+    List<PgName> changeFunctions() {
+        return changeFunctions;
+    }
+
+    /** Records of outboxes under another name that capture the same table. */
+    List<OutboxRecord> otherOutboxesOfTable() {
+        return otherOutboxesOfTable;
+    }
+
+    /** The text every generated change function over this outbox holds, and no other function does. */
+    static String changeFunctionMark(OutboxNames names) {
+        return "FROM " + names.requestFunction().quoted() + "(payload))";
+    }
+
+    private static List<Trigger> triggers(Connection c, OutboxNames names) throws SQLException {
+        List<Trigger> triggers = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement(TRIGGERS)) {
+            s.setString(1, names.table().quoted());
+            s.setString(2, names.captureFunction().quoted() + "()");
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    triggers.add(new Trigger(rs.getString(1), rs.getBoolean(2)));
+                }
+            }
+        }
+        return triggers;
+    }
+
+    private static List<PgName> changeFunctions(Connection c, OutboxNames names) throws SQLException {
+        List<PgName> functions = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement(CHANGE_FUNCTIONS)) {
+            s.setString(1, changeFunctionMark(names));
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    functions.add(PgName.of(rs.getString(1), rs.getString(2)));
+                }
+            }
+        }
+        return functions;
+    }
+
+    private static List<OutboxRecord> otherOutboxes(Connection c, OutboxNames names) throws SQLException {
+        List<OutboxRecord> others = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement(RECORDS); ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                OutboxRecord.parse(rs.getString(1)).map(OutboxRecord.Parsed::record).ifPresent(r -> {
+                    if (r.table().equals(FunctionNames.text(names.table()))
+                            && !r.outbox().equals(FunctionNames.text(names.outbox()))) {
+                        others.add(r);
+                    }
+                });
+            }
+        }
+        return others;
+    }
+
+    private static boolean bool(Connection c, String sql, String parameter) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(sql)) {
+            s.setString(1, parameter);
+            try (ResultSet rs = s.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
+    }
+
+    private static String text(Connection c, String sql, String parameter) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(sql)) {
+            s.setString(1, parameter);
+            try (ResultSet rs = s.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        }
+    }
+
+    private static List<String> strings(Connection c, String sql, String parameter) throws SQLException {
+        List<String> values = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement(sql)) {
+            s.setString(1, parameter);
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    values.add(rs.getString(1));
+                }
+            }
+        }
+        return values;
+    }
+}

@@ -1,0 +1,200 @@
+package io.tidemark.postgres.internal.outbox;
+
+import io.tidemark.postgres.OutboxDifference;
+import io.tidemark.postgres.internal.FunctionNames;
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.sql.SqlTemplate;
+import io.tidemark.sync.sql.PgName;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * install, upgrade, differences and the upgrade script of one outbox: each compares what the database holds with
+ * what the configuration generates ({@link OutboxPlan}) before deciding what to run. install and upgrade hold the
+ * outbox's advisory lock from before they read until they commit, so that concurrent installers queue and each
+ * one decides on what the previous one committed.
+ */
+public final class OutboxMaintenance {
+
+    /** The script of the configuration, with the shape read on the connection that will run it. */
+    @FunctionalInterface
+    public interface ScriptFactory {
+        OutboxScript script(Connection connection) throws SQLException;
+    }
+
+    private final OutboxNames names;
+    private final ScriptFactory factory;
+    private final String table;
+
+    public OutboxMaintenance(OutboxNames names, ScriptFactory factory) {
+        this.names = names;
+        this.factory = factory;
+        this.table = FunctionNames.text(names.table());
+    }
+
+    /**
+     * Installs a fresh outbox, does nothing when the same one is installed, records one installed by an earlier
+     * version when it is exactly this one, and otherwise refuses with every difference, changing nothing.
+     */
+    public void install(DataSource dataSource) {
+        OutboxInstaller.install(dataSource, table, connection -> {
+            Decision d = decide(connection);
+            return switch (d.plan.kind()) {
+                case FRESH -> d.script.render();
+                case UNCHANGED -> OutboxScript.lockStatement(names); // held already: nothing to do
+                case ADOPT -> d.script.recordStatement();
+                case DIFFERENT -> throw drift(d.plan);
+            };
+        });
+    }
+
+    /**
+     * Makes the installed outbox the configured one in one transaction: replaces what differs, drops the change
+     * functions and triggers the configuration no longer generates, keeps the captured changes.
+     *
+     * @return the differences found before the upgrade (empty when there was nothing to do)
+     */
+    public List<OutboxDifference> upgrade(DataSource dataSource) {
+        List<OutboxDifference> found = new ArrayList<>();
+        OutboxInstaller.install(dataSource, table, connection -> {
+            Decision d = decide(connection);
+            found.addAll(d.plan.differences());
+            return switch (d.plan.kind()) {
+                case FRESH -> d.script.render();
+                case UNCHANGED -> OutboxScript.lockStatement(names);
+                case ADOPT -> d.script.recordStatement();
+                case DIFFERENT -> upgradeScript(d);
+            };
+        });
+        return List.copyOf(found);
+    }
+
+    /** What differs between the installed outbox and the configuration; changes nothing. */
+    public List<OutboxDifference> differences(DataSource dataSource) {
+        try (Connection connection = dataSource.getConnection()) {
+            OutboxScript script = factory.script(connection);
+            InstalledOutbox installed = InstalledOutbox.read(connection, names, script);
+            OutboxPlan plan = OutboxPlan.compare(names, script, installed);
+            if (plan.kind() == OutboxPlan.Kind.FRESH) {
+                return List.of(new OutboxDifference("outbox " + FunctionNames.text(names.outbox()),
+                        installed.outboxExists() ? "a table that is not a Tidemark outbox" : "not installed",
+                        "installed"));
+            }
+            return plan.differences();
+        } catch (SQLException e) {
+            throw OutboxInstaller.failure("compare the installed outbox of " + table + " with its configuration", e);
+        }
+    }
+
+    /**
+     * The SQL {@link #upgrade} would run on this database now, for review and for a migration tool: the
+     * differences as comments, the drops of what is orphaned, then the install script.
+     */
+    public String upgradeScript(DataSource dataSource) {
+        try (Connection connection = dataSource.getConnection()) {
+            Decision d = new Decision(connection);
+            return switch (d.plan.kind()) {
+                case FRESH -> d.script.render();
+                case UNCHANGED -> "-- The outbox of " + comment(table) + " is installed as configured:"
+                        + " nothing to upgrade.\n";
+                case ADOPT -> d.script.recordStatement();
+                case DIFFERENT -> upgradeScript(d);
+            };
+        } catch (SQLException e) {
+            throw OutboxInstaller.failure("read the installed outbox of " + table, e);
+        }
+    }
+
+    /** Takes the lock, then reads: the decision holds until the transaction ends. */
+    private Decision decide(Connection connection) throws SQLException {
+        try (Statement s = connection.createStatement()) {
+            s.execute(OutboxScript.lockStatement(names));
+        }
+        return new Decision(connection);
+    }
+
+    private String upgradeScript(Decision d) {
+        d.plan.upgradeRefusal().ifPresent(reason -> {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_CHANGE_REFUSED, "outbox " + table, reason
+                    + ". Nothing was changed.");
+        });
+        List<String> drops = new ArrayList<>();
+        for (PgName function : d.plan.orphanedFunctions()) {
+            drops.add(SqlTemplate.of("DROP FUNCTION IF EXISTS {{function}}(json);")
+                    .with("function", function.quoted()).render());
+        }
+        for (String trigger : d.plan.orphanedTriggers()) {
+            drops.add(SqlTemplate.of("DROP TRIGGER IF EXISTS {{trigger}} ON {{table}};")
+                    .with("trigger", PgName.quote(trigger)).with("table", names.table().quoted()).render());
+        }
+        List<String> enable = new ArrayList<>();
+        for (String trigger : d.plan.disabledTriggers()) {
+            enable.add(SqlTemplate.of("ALTER TABLE {{table}} ENABLE TRIGGER {{trigger}};")
+                    .with("table", names.table().quoted()).with("trigger", PgName.quote(trigger)).render());
+        }
+        return SqlTemplate.of("""
+                -- =====================================================================================================
+                -- Tidemark outbox upgrade for {{table}}
+                -- =====================================================================================================
+                -- Run in ONE transaction at READ COMMITTED, as the install script that follows. What differs from
+                -- the installed outbox:
+                {{differences}}
+                --
+                -- The changes already captured in {{outbox}} stay and keep the shape they were captured with:
+                -- readers receive them as they were, then the changes captured after the upgrade in the new shape.
+                {{lock}}
+
+                -- Remove what the new configuration no longer generates.
+                {{drops}}
+
+                {{script}}{{enable}}""")
+                .with("table", comment(table))
+                .with("differences", d.plan.differences().stream().map(x -> "--   " + comment(x.toString()))
+                        .collect(Collectors.joining("\n")))
+                .with("outbox", comment(FunctionNames.text(names.outbox())))
+                .with("lock", OutboxScript.lockStatement(names))
+                .with("drops", drops.isEmpty() ? "-- (nothing)" : String.join("\n", drops))
+                .with("script", d.script.render())
+                .with("enable", enable.isEmpty() ? "" : "\n-- Generated triggers that were disabled by hand:"
+                        + " CREATE OR REPLACE TRIGGER keeps them disabled.\n" + String.join("\n", enable) + "\n")
+                .render();
+    }
+
+    private TidemarkException drift(OutboxPlan plan) {
+        String how = plan.recorded() ? "is installed with other options than requested"
+                : "carries no record of its options (installed by an earlier Tidemark version, or its record was"
+                + " overwritten), and differs from what this configuration generates";
+        String remedy = plan.upgradeRefusal().map(reason -> " An upgrade cannot do it: " + reason + ".")
+                .orElse(" To change it, call PostgresOutbox.upgrade(dataSource) (one transaction; the captured"
+                        + " changes are kept), or review PostgresOutbox.upgradeScript(dataSource) and run it as a"
+                        + " migration. PostgresOutbox.differences(dataSource) lists the differences.");
+        return TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, "outbox " + table, "The outbox of " + table
+                + " " + how + "; nothing was changed. " + plan.differences().size() + " difference(s): "
+                + plan.differences().stream().map(OutboxDifference::toString).collect(Collectors.joining("; "))
+                + "." + remedy);
+    }
+
+    /** Text for a {@code --} comment: a quoted name read from the catalog may hold a line break. */
+    private static String comment(String text) {
+        return text.codePoints().mapToObj(c -> Character.isISOControl(c) ? "?" : Character.toString(c))
+                .collect(Collectors.joining());
+    }
+
+    /** The configuration's script and what it means for the database, read on one connection. */
+    private final class Decision {
+        final OutboxScript script;
+        final OutboxPlan plan;
+
+        Decision(Connection connection) throws SQLException {
+            this.script = factory.script(connection);
+            this.plan = OutboxPlan.compare(names, script, InstalledOutbox.read(connection, names, script));
+        }
+    }
+}

@@ -1,0 +1,161 @@
+package io.tidemark.postgres.outbox;
+
+import io.tidemark.postgres.PostgresOutbox;
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.testing.EmbeddedPostgresTest;
+import io.tidemark.testing.TestDatabase;
+import org.junit.jupiter.api.Test;
+
+import java.util.function.UnaryOperator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Installing again over an installed outbox: the same configuration changes nothing at all; another one is refused
+ * with every difference listed, and nothing in the catalog changes. (Uses install only, so that it also runs
+ * against a version without upgrade: there, every refusal test here fails, because install silently replaced.)
+ */
+@EmbeddedPostgresTest
+class OutboxReinstallTest {
+
+    private final TestDatabase database;
+
+    OutboxReinstallTest(TestDatabase database) {
+        this.database = database;
+    }
+
+    @Test
+    void installing_the_same_configuration_again_writes_nothing() {
+        OutboxTables t = OutboxTables.create(database, "same", "id int PRIMARY KEY, name text",
+                b -> b.payloadKey("name", "Name"));
+        t.execute("INSERT INTO $T VALUES (1, 'a')");
+        String before = CatalogSnapshot.of(database, "public");
+
+        PostgresOutbox.forTable("public." + t.table).payloadKey("name", "Name").build().install(database.dataSource());
+        t.outbox.install(database.dataSource());
+
+        assertThat(CatalogSnapshot.of(database, "public")).isEqualTo(before);
+        t.execute("UPDATE $T SET name = 'b'");
+        assertThat(t.capturedWithoutVersions()).containsExactly("{\"$operation\":\"I\",\"id\":1,\"Name\":\"a\"}",
+                "{\"$operation\":\"U\",\"$changed\":[\"Name\"],\"id\":1,\"Name\":\"b\"}");
+    }
+
+    @Test
+    void another_payload_key_is_refused_with_the_difference_and_changes_nothing() {
+        OutboxTables t = OutboxTables.create(database, "pkey", "id int PRIMARY KEY, name text");
+
+        String message = refused(t, b -> b.payloadKey("name", "Name"));
+
+        assertThat(message).contains("The outbox of public." + t.table + " is installed with other options")
+                .contains("1 difference(s): payload keys: installed none (every column under its own name),"
+                        + " requested name -> Name.")
+                .contains("PostgresOutbox.upgrade(dataSource)");
+        t.execute("INSERT INTO $T VALUES (1, 'a')");
+        assertThat(t.capturedWithoutVersions()).containsExactly("{\"$operation\":\"I\",\"id\":1,\"name\":\"a\"}");
+    }
+
+    @Test
+    void another_column_list_is_refused_with_the_difference_and_changes_nothing() {
+        OutboxTables t = OutboxTables.create(database, "cols", "id int PRIMARY KEY, name text, qty int");
+
+        String message = refused(t, b -> b.columns("name"));
+
+        assertThat(message).contains("1 difference(s): columns: installed id, name, qty, requested id, name.");
+    }
+
+    @Test
+    void a_column_added_to_a_table_captured_whole_is_a_difference_too() {
+        OutboxTables t = OutboxTables.create(database, "grown", "id int PRIMARY KEY, name text");
+        t.execute("ALTER TABLE $T ADD COLUMN qty int");
+
+        String message = refused(t, b -> b);
+
+        assertThat(message).contains("1 difference(s): columns: installed id, name, requested id, name, qty.");
+    }
+
+    @Test
+    void another_change_function_is_refused_with_the_difference_and_changes_nothing() {
+        OutboxTables t = OutboxTables.create(database, "fn", "id int PRIMARY KEY, name text");
+
+        String message = refused(t, b -> b.changeFunction("public." + t.table + "_feed"));
+
+        assertThat(message).contains("1 difference(s): change function: installed public." + t.table
+                + "_changes, requested public." + t.table + "_feed.");
+    }
+
+    @Test
+    void every_difference_is_listed_at_once() {
+        OutboxTables t = OutboxTables.create(database, "many", "id int PRIMARY KEY, name text, qty int");
+
+        String message = refused(t, b -> b.columns("name").payloadKey("name", "Name")
+                .changeFunction("public." + t.table + "_feed").truncate(io.tidemark.postgres.TruncatePolicy.RECORD_DELETES)
+                .notifications(false));
+
+        assertThat(message).contains("5 difference(s): change function: installed public." + t.table
+                        + "_changes, requested public." + t.table + "_feed; ")
+                .contains("; columns: installed id, name, qty, requested id, name; ")
+                .contains("; payload keys: installed none (every column under its own name), requested name -> Name; ")
+                .contains("; truncate policy: installed REFUSE, requested RECORD_DELETES; ")
+                .contains("; notification channel: installed tidemark, requested none (notifications off).");
+    }
+
+    @Test
+    void another_outbox_table_for_the_same_table_is_refused() {
+        OutboxTables t = OutboxTables.create(database, "moved", "id int PRIMARY KEY, name text");
+
+        String message = refused(t, b -> b.outboxTable("public." + t.table + "_box"));
+
+        assertThat(message).contains("outbox table: installed public." + t.table + "_outbox, requested public."
+                + t.table + "_box");
+    }
+
+    @Test
+    void a_trigger_disabled_by_hand_is_reported_rather_than_left_unnoticed() {
+        OutboxTables t = OutboxTables.create(database, "off", "id int PRIMARY KEY, name text");
+        t.execute("ALTER TABLE $T DISABLE TRIGGER " + t.table + "_outbox_update");
+
+        String message = refused(t, b -> b);
+
+        assertThat(message).contains("trigger " + t.table + "_outbox_update on public." + t.table
+                + ": installed disabled (changes are not captured), requested enabled");
+    }
+
+    @Test
+    void a_capture_function_edited_by_hand_is_reported() {
+        OutboxTables t = OutboxTables.create(database, "edited", "id int PRIMARY KEY, name text");
+        t.execute("CREATE OR REPLACE FUNCTION public." + t.table + "_outbox_capture() RETURNS trigger"
+                + " LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$");
+
+        String message = refused(t, b -> b);
+
+        assertThat(message).contains("function \"public\".\"" + t.table + "_outbox_capture\"(): installed a body"
+                + " other than the generated one");
+    }
+
+    @Test
+    void a_record_this_version_cannot_read_is_reported_rather_than_guessed_at() {
+        OutboxTables t = OutboxTables.create(database, "future", "id int PRIMARY KEY, name text");
+        t.execute("COMMENT ON TABLE public." + t.table + "_outbox_state IS '{\"tidemark\":\"outbox\",\"format\":2}'");
+
+        String message = refused(t, b -> b);
+
+        assertThat(message).contains("1 difference(s): recorded installation: installed unreadable (format 2, this"
+                + " version reads format 1), requested a record this version reads.");
+    }
+
+    /** Installs {@code configure}d over {@code t}'s outbox, expects SCHEMA_DRIFT and an unchanged catalog. */
+    private String refused(OutboxTables t, UnaryOperator<PostgresOutbox.Builder> configure) {
+        PostgresOutbox other = configure.apply(PostgresOutbox.forTable("public." + t.table)).build();
+        String before = CatalogSnapshot.of(database, "public");
+
+        Throwable thrown = org.assertj.core.api.Assertions.catchThrowable(() -> other.install(database.dataSource()));
+
+        assertThat(thrown).as("install of another configuration").isInstanceOf(TidemarkException.class);
+        assertThat(((TidemarkException) thrown).code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+        assertThat(CatalogSnapshot.of(database, "public")).as("catalog after the refused install").isEqualTo(before);
+        assertThatThrownBy(() -> other.install(database.dataSource())).as("refused again").isInstanceOf(TidemarkException.class);
+        return thrown.getMessage();
+    }
+}
