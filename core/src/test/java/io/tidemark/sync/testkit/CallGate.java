@@ -44,8 +44,8 @@ public final class CallGate {
 
     @SuppressWarnings("try") // the registration is held for the wait, never read
     void pass(CallContext context) {
-        entered.countDown();
         try (CallContext.Registration ignored = context.onCancel(this::cancel)) {
+            entered.countDown(); // only now: a test that cancels once the call is held must reach it
             awaitUninterruptibly();
         } finally {
             finished = true;
