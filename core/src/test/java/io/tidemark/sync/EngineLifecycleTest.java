@@ -1,5 +1,6 @@
 package io.tidemark.sync;
 
+import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.sync.spi.SyncListener;
 import io.tidemark.sync.spi.WatermarkStore;
 import io.tidemark.sync.testkit.CallGate;
@@ -10,6 +11,7 @@ import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -205,6 +207,22 @@ class EngineLifecycleTest {
             assertThat(calls.get(9)).isEqualTo("{\"fromVersion\":900,\"mode\":\"sync\",\"maxRows\":100}");
             assertThat(calls).hasSizeGreaterThanOrEqualTo(10);
             assertThat(provider.requests(ITEMS)).allSatisfy(r -> assertThat(r.maxRows()).hasValue(100));
+        }
+    }
+
+    @Test
+    void a_backlog_drains_even_when_the_function_cuts_its_calls_below_max_rows() throws Exception {
+        VersionedRows rows = VersionedRows.honouringMaxRows().insert(1, 300);
+        // Cuts at 60 rows (as a function that stops at a version boundary may), never reaching maxRows.
+        provider.object(ITEMS).respondWith(r -> rows.apply(ChangeRequest.sync(r.fromVersion(), OptionalInt.of(60))));
+        RecordingDestination out = new RecordingDestination();
+        try (SyncEngine engine = engine("cut", items().maxRows(100).pollInterval(AN_HOUR), out, store).build()) {
+            engine.start();
+
+            out.awaitChanges(300, Duration.ofSeconds(30));
+
+            assertThat(out.batches()).extracting(b -> b.changes().size()).containsExactly(60, 60, 60, 60, 60);
+            assertThat(provider.calls(ITEMS).get(4)).isEqualTo("{\"fromVersion\":240,\"mode\":\"sync\",\"maxRows\":100}");
         }
     }
 
