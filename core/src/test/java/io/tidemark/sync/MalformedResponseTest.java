@@ -1,40 +1,37 @@
 package io.tidemark.sync;
 
-import io.tidemark.postgres.PostgresProvider;
-import io.tidemark.testing.EmbeddedPostgresTest;
-import io.tidemark.testing.RecordingDestination;
-import io.tidemark.testing.TestDatabase;
+import io.tidemark.sync.spi.WatermarkStore;
+import io.tidemark.sync.testkit.RecordingDestination;
+import io.tidemark.sync.testkit.ScriptedProvider;
+import io.tidemark.sync.testkit.ScriptedProvider.PayloadForm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import java.nio.charset.StandardCharsets;
 import java.util.OptionalLong;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 
-import static io.tidemark.sync.ScriptedFunction.response;
-import static io.tidemark.sync.ScriptedFunction.row;
+import static io.tidemark.sync.testkit.Responses.inserts;
+import static io.tidemark.sync.testkit.Responses.response;
+import static io.tidemark.sync.testkit.Responses.row;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.params.provider.Arguments.arguments;
 
 /**
  * Rule 6: every malformed response fails the object's cycle with an error naming the object and the problem;
- * nothing is delivered and the watermark does not move. Each body goes through a real change function.
+ * nothing is delivered and the watermark does not move. Each body is handed over in each form a real provider
+ * uses (the driver's UTF-8 bytes, a String, a spooled stream), since each is read by its own payload class.
  */
-@EmbeddedPostgresTest
 class MalformedResponseTest {
 
-    private static final AtomicInteger FUNCTIONS = new AtomicInteger();
+    private static final String ITEMS = "Items";
     private static final String SYNC = "\"Metadata\":{\"Sync\":{\"Version\":9,\"Type\":\"Diff\",\"ReasonCode\":0}}";
 
-    private final TestDatabase database;
-    private final JdbcWatermarkStore store;
-
-    MalformedResponseTest(TestDatabase database) {
-        this.database = database;
-        this.store = JdbcWatermarkStore.create(database.dataSource());
-    }
+    private final ScriptedProvider provider = new ScriptedProvider();
+    private final WatermarkStore store = WatermarkStore.inMemory();
 
     static Stream<Arguments> malformed() {
         return Stream.of(
@@ -82,77 +79,107 @@ class MalformedResponseTest {
                 arguments("not JSON", "ERROR: permission denied", ErrorCode.MALFORMED_JSON, "malformed JSON"));
     }
 
-    @ParameterizedTest(name = "{0}")
-    @MethodSource("malformed")
-    void fails_closed(String label, String body, ErrorCode code, String problem) {
-        ScriptedFunction fn = ScriptedFunction.create(database, "bad_fn_" + FUNCTIONS.incrementAndGet());
-        fn.thenReturn(response(3, "Diff", 0, row("I", 3, "\"Id\":1"))).thenReturn(body);
+    /** Every malformed body, in every payload form. */
+    static Stream<Arguments> malformedInEveryForm() {
+        return Stream.of(PayloadForm.values()).flatMap(form -> malformed().map(a -> {
+            Object[] args = a.get();
+            return arguments(form, args[0], args[1], args[2], args[3]);
+        }));
+    }
+
+    @ParameterizedTest(name = "{0}: {1}")
+    @MethodSource("malformedInEveryForm")
+    void fails_closed(PayloadForm form, String label, String body, ErrorCode code, String problem) {
+        provider.payloadForm(form).object(ITEMS).thenReturn(response(3, "Diff", 0, row("I", 3, "\"Id\":1"))).thenReturn(body);
         RecordingDestination out = new RecordingDestination();
-        try (SyncEngine engine = engine(fn, out)) {
+        try (SyncEngine engine = engine(out)) {
             engine.runOnce();
             out.clear();
 
-            ObjectReport report = engine.runOnce().get(fn.name());
+            ObjectReport report = engine.runOnce().get(ITEMS);
 
             assertThat(report.outcome()).isEqualTo(Outcome.FAILED);
             TidemarkException error = report.error().orElseThrow();
             assertThat(error.code()).isEqualTo(code);
-            assertThat(error.objectName()).hasValue(fn.name());
-            assertThat(error.getMessage()).startsWith("[" + fn.name() + "]").contains(problem)
+            assertThat(error.objectName()).hasValue(ITEMS);
+            assertThat(error.getMessage()).startsWith("[" + ITEMS + "]").contains(problem)
                     .contains("Nothing was delivered and the watermark did not move");
             assertThat(out.offered()).isZero();
-            assertThat(store.load(fn.name()).orElseThrow().version()).isEqualTo(OptionalLong.of(3));
-            assertThat(store.load(fn.name()).orElseThrow().lastError()).get().asString().startsWith(code.name());
+            assertThat(store.load(ITEMS).orElseThrow().version()).isEqualTo(OptionalLong.of(3));
+            assertThat(store.load(ITEMS).orElseThrow().lastError()).get().asString().startsWith(code.name());
         }
     }
 
-    @Test
-    void a_bad_row_at_the_very_end_stops_the_pages_before_it_from_being_delivered() {
-        ScriptedFunction fn = ScriptedFunction.create(database, "bad_fn_" + FUNCTIONS.incrementAndGet());
+    @ParameterizedTest
+    @EnumSource(PayloadForm.class)
+    void a_bad_row_at_the_very_end_stops_the_pages_before_it_from_being_delivered(PayloadForm form) {
         String[] rows = new String[3001];
-        for (int i = 0; i < 3000; i++) {
-            rows[i] = row("I", i + 1, "\"Id\":" + i);
-        }
+        System.arraycopy(inserts(1, 3000), 0, rows, 0, 3000);
         rows[3000] = "{\"$operation\":\"I\",\"$version\":\"3001\"}";
-        fn.thenReturn(response(3001, "Diff", 0, rows));
+        provider.payloadForm(form).object(ITEMS).thenReturn(response(3001, "Diff", 0, rows));
         RecordingDestination out = new RecordingDestination();
-        try (SyncEngine engine = engine(fn, out)) {
-            ObjectReport report = engine.runOnce().get(fn.name());
+        try (SyncEngine engine = engine(out)) {
+            ObjectReport report = engine.runOnce().get(ITEMS);
 
             assertThat(report.outcome()).isEqualTo(Outcome.FAILED);
-            assertThat(report.error().orElseThrow().getMessage()).contains("Data[3000].$version");
+            assertThat(report.error().orElseThrow().getMessage())
+                    .contains("Data[3000].$version must be a 64-bit integer, got the string \"3001\"");
             assertThat(out.offered()).isZero();
-            assertThat(store.load(fn.name()).map(s -> s.version()).orElse(OptionalLong.empty())).isEmpty();
+            assertThat(store.load(ITEMS).map(s -> s.version()).orElse(OptionalLong.empty())).isEmpty();
         }
     }
 
-    @Test
-    void malformed_json_shows_the_payload_length_and_its_first_and_last_200_characters() {
-        ScriptedFunction fn = ScriptedFunction.create(database, "bad_fn_" + FUNCTIONS.incrementAndGet());
+    @ParameterizedTest
+    @EnumSource(PayloadForm.class)
+    void malformed_json_shows_the_payload_length_and_its_first_and_last_200_characters(PayloadForm form) {
         StringBuilder body = new StringBuilder("{" + SYNC + ",\"Data\":[");
         for (int i = 0; i < 100; i++) {
             body.append(row("I", i + 1, "\"Name\":\"ä-" + i + "\"")).append(',');
         }
         body.append("{\"$version\":101,\"Name\":\"unterminated}]}");
         String payload = body.toString();
-        fn.thenReturn(payload);
-        try (SyncEngine engine = engine(fn, new RecordingDestination())) {
-            TidemarkException error = engine.runOnce().get(fn.name()).error().orElseThrow();
+        provider.payloadForm(form).object(ITEMS).thenReturn(payload);
+        try (SyncEngine engine = engine(new RecordingDestination())) {
+            TidemarkException error = engine.runOnce().get(ITEMS).error().orElseThrow();
 
-            int bytes = payload.getBytes(java.nio.charset.StandardCharsets.UTF_8).length;
+            String length = form == PayloadForm.UTF8_BYTES
+                    ? payload.getBytes(StandardCharsets.UTF_8).length + " bytes"
+                    : payload.length() + " characters";
             assertThat(error.code()).isEqualTo(ErrorCode.MALFORMED_JSON);
             assertThat(error.getMessage())
-                    .contains("Payload length: " + bytes + " bytes")
+                    .contains("Payload length: " + length)
                     .contains("first 200 characters: \"" + payload.substring(0, 200).replace("\"", "\\\"") + "\"")
                     .contains("last 200 characters: \"" + payload.substring(payload.length() - 200).replace("\"", "\\\"") + "\"");
         }
     }
 
-    private SyncEngine engine(ScriptedFunction fn, RecordingDestination out) {
-        return SyncEngine.builder()
-                .provider(PostgresProvider.create(database.dataSource()))
+    @Test
+    void a_malformed_response_of_one_object_does_not_stop_the_others() {
+        provider.object("Broken").thenReturn("{\"Metadata\":{\"Sync\":{\"Version\":\"x\"}}}");
+        provider.object(ITEMS).thenReturn(response(4, "Diff", 0, row("I", 4, "\"Id\":1")));
+        RecordingDestination out = new RecordingDestination();
+        try (SyncEngine engine = SyncEngine.builder()
+                .provider(provider)
                 .watermarks(store)
-                .track(TrackedObject.of(fn.name(), fn.name()))
+                .track(TrackedObject.of("Broken", "public.broken_changes"))
+                .track(TrackedObject.of(ITEMS, "public.items_changes"))
+                .destination("out", out)
+                .build()) {
+            SyncReport report = engine.runOnce();
+
+            assertThat(report.get("Broken").outcome()).isEqualTo(Outcome.FAILED);
+            assertThat(report.get(ITEMS).outcome()).isEqualTo(Outcome.DELIVERED);
+            assertThat(out.batches()).extracting(ChangeBatch::objectName).containsExactly(ITEMS);
+            assertThat(store.load("Broken").orElseThrow().version()).isEmpty();
+            assertThat(store.load(ITEMS).orElseThrow().version()).hasValue(4);
+        }
+    }
+
+    private SyncEngine engine(RecordingDestination out) {
+        return SyncEngine.builder()
+                .provider(provider)
+                .watermarks(store)
+                .track(TrackedObject.of(ITEMS, "public.items_changes"))
                 .destination("out", out)
                 .build();
     }

@@ -1,4 +1,4 @@
-package io.tidemark.sync;
+package io.tidemark.postgres;
 
 import io.tidemark.testing.TestDatabase;
 

@@ -1,48 +1,47 @@
 package io.tidemark.sync;
 
-import io.tidemark.postgres.PostgresProvider;
 import io.tidemark.sync.spi.DeadLetter;
-import io.tidemark.testing.EmbeddedPostgresTest;
-import io.tidemark.testing.RecordingDestination;
-import io.tidemark.testing.TestDatabase;
+import io.tidemark.sync.spi.DeadLetterStore;
+import io.tidemark.sync.spi.WatermarkStore;
+import io.tidemark.sync.testkit.RecordingDestination;
+import io.tidemark.sync.testkit.ScriptedProvider;
+import io.tidemark.sync.testkit.VersionedRows;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** Retries within a cycle, and the explicit "dead-letter and move on" opt-out, with the JDBC dead-letter store. */
-@EmbeddedPostgresTest
+/** Retries within a cycle, and the explicit "dead-letter and move on" opt-out, with the in-memory stores. */
 class DeliveryPolicyTest {
 
-    private static final AtomicInteger FUNCTIONS = new AtomicInteger();
+    private static final String ITEMS = "Items";
 
-    private final TestDatabase database;
-    private final JdbcWatermarkStore watermarks;
-    private final JdbcDeadLetterStore deadLetters;
+    private final ScriptedProvider provider = new ScriptedProvider();
+    private final WatermarkStore watermarks = WatermarkStore.inMemory();
+    private final DeadLetterStore deadLetters = DeadLetterStore.inMemory();
 
-    DeliveryPolicyTest(TestDatabase database) {
-        this.database = database;
-        this.watermarks = JdbcWatermarkStore.create(database.dataSource());
-        this.deadLetters = JdbcDeadLetterStore.create(database.dataSource());
+    private static TrackedObject items() {
+        return TrackedObject.of(ITEMS, "public.items_changes");
     }
 
-    private RowsFunction rows() {
-        return RowsFunction.create(database, "policy_fn_" + FUNCTIONS.incrementAndGet(), true);
+    private void rows(long from, long to) {
+        provider.object(ITEMS).respondWith(VersionedRows.honouringMaxRows().insert(from, to));
     }
 
     @Test
     void retries_within_the_cycle_before_blocking() {
-        RowsFunction fn = rows().insert(1, 3);
+        rows(1, 3);
         AtomicInteger attempts = new AtomicInteger();
         RecordingDestination recorder = new RecordingDestination();
         try (SyncEngine engine = SyncEngine.builder()
-                .provider(PostgresProvider.create(database.dataSource()))
+                .provider(provider)
                 .watermarks(watermarks)
-                .track(TrackedObject.of(fn.name(), fn.name()))
+                .track(items())
                 .destination("flaky", batch -> {
                     if (attempts.incrementAndGet() < 3) {
                         throw new IllegalStateException("temporarily down");
@@ -51,46 +50,70 @@ class DeliveryPolicyTest {
                 }, DeliveryPolicy.retryThenBlock(3, Duration.ofMillis(5)))
                 .build()) {
 
-            ObjectReport report = engine.runOnce().get(fn.name());
+            ObjectReport report = engine.runOnce().get(ITEMS);
 
             assertThat(report.outcome()).isEqualTo(Outcome.DELIVERED);
             assertThat(attempts.get()).isEqualTo(3);
             assertThat(recorder.changes()).hasSize(3);
+            assertThat(provider.calls(ITEMS)).hasSize(1);
+            assertThat(watermarks.load(ITEMS).orElseThrow().version()).hasValue(3);
         }
     }
 
     @Test
     void exhausted_retries_block_by_default() {
-        RowsFunction fn = rows().insert(1, 3);
+        rows(1, 3);
         AtomicInteger attempts = new AtomicInteger();
         try (SyncEngine engine = SyncEngine.builder()
-                .provider(PostgresProvider.create(database.dataSource()))
+                .provider(provider)
                 .watermarks(watermarks)
-                .track(TrackedObject.of(fn.name(), fn.name()))
+                .track(items())
                 .destination("down", batch -> {
                     attempts.incrementAndGet();
                     throw new IllegalStateException("down");
                 }, DeliveryPolicy.retryThenBlock(2, Duration.ZERO))
                 .build()) {
 
-            ObjectReport report = engine.runOnce().get(fn.name());
+            ObjectReport report = engine.runOnce().get(ITEMS);
 
             assertThat(report.outcome()).isEqualTo(Outcome.BLOCKED);
             assertThat(report.error().orElseThrow().getMessage()).contains("after 2 attempts").contains("down");
             assertThat(attempts.get()).isEqualTo(2);
-            assertThat(watermarks.load(fn.name()).orElseThrow().version()).isEmpty();
+            assertThat(watermarks.load(ITEMS).orElseThrow().version()).isEmpty();
+        }
+    }
+
+    @Test
+    void a_blocking_destination_stops_the_pages_after_it_for_every_destination() {
+        rows(1, 5);
+        RecordingDestination healthy = new RecordingDestination();
+        RecordingDestination refusing = new RecordingDestination().refuseWhen(b -> b.pageNumber() == 2);
+        try (SyncEngine engine = SyncEngine.builder()
+                .provider(provider)
+                .watermarks(watermarks)
+                .track(items().pageSize(2))
+                .destination("refusing", refusing)
+                .destination("healthy", healthy)
+                .build()) {
+
+            ObjectReport report = engine.runOnce().get(ITEMS);
+
+            assertThat(report.outcome()).isEqualTo(Outcome.BLOCKED);
+            assertThat(healthy.batches()).extracting(ChangeBatch::pageNumber).containsExactly(1);
+            assertThat(refusing.offered()).isEqualTo(2);
+            assertThat(watermarks.load(ITEMS).orElseThrow().version()).isEqualTo(OptionalLong.empty());
         }
     }
 
     @Test
     void a_dead_letter_destination_sets_refused_pages_aside_and_the_watermark_moves_on() {
-        RowsFunction fn = rows().insert(1, 5);
+        rows(1, 5);
         RecordingDestination healthy = new RecordingDestination();
         try (SyncEngine engine = SyncEngine.builder()
-                .provider(PostgresProvider.create(database.dataSource()))
+                .provider(provider)
                 .watermarks(watermarks)
                 .deadLetters(deadLetters)
-                .track(TrackedObject.of(fn.name(), fn.name()).pageSize(2))
+                .track(items().pageSize(2))
                 .destination("healthy", healthy)
                 .destination("broken", batch -> {
                     if (batch.pageNumber() == 2) {
@@ -99,37 +122,39 @@ class DeliveryPolicyTest {
                 }, DeliveryPolicy.deadLetterAfter(2, Duration.ZERO))
                 .build()) {
 
-            ObjectReport report = engine.runOnce().get(fn.name());
+            ObjectReport report = engine.runOnce().get(ITEMS);
 
             assertThat(report.outcome()).isEqualTo(Outcome.DELIVERED);
             assertThat(report.deadLetteredPages()).isEqualTo(1);
             assertThat(report.toVersion()).hasValue(5);
+            assertThat(watermarks.load(ITEMS).orElseThrow().version()).hasValue(5);
             assertThat(healthy.changes()).hasSize(5);
-            List<DeadLetter> letters = deadLetters.list(fn.name());
+            List<DeadLetter> letters = deadLetters.list(ITEMS);
             assertThat(letters).singleElement().satisfies(letter -> {
                 assertThat(letter.destination()).isEqualTo("broken");
                 assertThat(letter.pageNumber()).isEqualTo(2);
                 assertThat(letter.changeCount()).isEqualTo(2);
-                assertThat(letter.batchId()).isEqualTo(fn.name() + ":0-5");
+                assertThat(letter.batchId()).isEqualTo(ITEMS + ":0-5");
                 assertThat(letter.error()).contains("cannot map row");
                 assertThat(letter.changesJson()).isEqualTo(
-                        "[{\"$operation\" : \"I\", \"$version\" : 3, \"Body\" : \"row 3\"},"
-                                + "{\"$operation\" : \"I\", \"$version\" : 4, \"Body\" : \"row 4\"}]");
+                        "[{\"$operation\":\"I\",\"$version\":3,\"Body\":\"row 3\"},"
+                                + "{\"$operation\":\"I\",\"$version\":4,\"Body\":\"row 4\"}]");
             });
             assertThat(deadLetters.delete(letters.get(0).id())).isTrue();
-            assertThat(deadLetters.list(fn.name())).isEmpty();
+            assertThat(deadLetters.list(ITEMS)).isEmpty();
         }
     }
 
     @Test
     void a_dead_letter_policy_without_a_store_is_refused_at_build() {
         assertThatThrownBy(() -> SyncEngine.builder()
-                .provider(PostgresProvider.create(database.dataSource()))
+                .provider(provider)
                 .watermarks(watermarks)
                 .track(TrackedObject.of("x", "public.x"))
                 .destination("d", batch -> { }, DeliveryPolicy.deadLetterAfter(1, Duration.ZERO))
                 .build())
                 .isInstanceOf(TidemarkException.class)
                 .hasMessageContaining("no dead-letter store");
+        assertThat(provider.calls("x")).isEmpty();
     }
 }

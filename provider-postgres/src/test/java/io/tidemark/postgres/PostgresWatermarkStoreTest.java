@@ -1,5 +1,8 @@
-package io.tidemark.sync;
+package io.tidemark.postgres;
 
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.JdbcWatermarkStore;
+import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.spi.WatermarkStore;
 import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.TestDatabase;
@@ -13,14 +16,17 @@ import java.util.OptionalLong;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** The JDBC store against the store contract on the real server, plus what only a database store has. */
+/**
+ * Core's {@link JdbcWatermarkStore} against the store contract on a real PostgreSQL, plus what only a database
+ * store has. It lives here, not in {@code io.tidemark.sync}, so that no package is split across modules.
+ */
 @EmbeddedPostgresTest
-class JdbcWatermarkStoreTest extends WatermarkStoreContract {
+class PostgresWatermarkStoreTest extends WatermarkStoreContract {
 
     private final TestDatabase database;
     private final JdbcWatermarkStore store;
 
-    JdbcWatermarkStoreTest(TestDatabase database) {
+    PostgresWatermarkStoreTest(TestDatabase database) {
         this.database = database;
         this.store = JdbcWatermarkStore.create(database.dataSource());
     }
