@@ -69,8 +69,22 @@ public interface SyncEngine extends AutoCloseable {
     /** Resumes a paused object and polls it soon. */
     void resume(String objectName);
 
-    /** Forgets the object's watermark so that its next cycle is a first cycle again. */
+    /**
+     * Forgets the object's watermark (and the procedure that produced it) so that its next cycle is a first
+     * cycle again, following its {@link InitialSync}. The way out of
+     * {@link ErrorCode#WATERMARK_SOURCE_CHANGED} when the new procedure's versions do not continue the old ones.
+     */
     void reset(String objectName);
+
+    /**
+     * Lets the object continue from its stored watermark although that was produced by another procedure than
+     * the one it calls now (after a rename, or when it was pointed at another function or table): the current
+     * procedure is recorded as the watermark's source, the version is kept. Only correct when the new
+     * procedure's versions continue the old ones (the same table's change tracking or outbox, for example);
+     * otherwise {@link #reset(String)}. The way out of {@link ErrorCode#WATERMARK_SOURCE_CHANGED}; does nothing
+     * when no watermark is stored.
+     */
+    void adoptWatermark(String objectName);
 
     ObjectStatus status(String objectName);
 

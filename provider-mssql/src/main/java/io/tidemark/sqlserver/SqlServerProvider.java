@@ -95,6 +95,15 @@ public final class SqlServerProvider implements ChangeProvider {
         names(object);
     }
 
+    /**
+     * {@code sqlserver:} and the procedure as it is called, bracket-quoted ({@code sqlserver:[dbo].[GetItemChanges]});
+     * stored with the object's watermark so that a re-pointed object does not continue from it.
+     */
+    @Override
+    public String sourceIdentity(TrackedObject object) {
+        return name() + ":" + names(object).quotedProcedure;
+    }
+
     @Override
     public ResponsePayload invoke(TrackedObject object, ChangeRequest request, CallContext context) {
         Names resolved = names(object);

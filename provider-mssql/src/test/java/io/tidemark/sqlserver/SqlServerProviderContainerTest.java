@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tidemark.sqlserver.ChangeProcedureGenerator.Level;
 import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.InMemoryWatermarkStore;
 import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.Outcome;
@@ -14,7 +15,6 @@ import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.sync.spi.ResponsePayload;
-import io.tidemark.sync.spi.WatermarkStore;
 import io.tidemark.testing.RecordingDestination;
 import io.tidemark.testing.SqlServerContainerServer;
 import io.tidemark.testing.SqlServerContainerTest;
@@ -230,7 +230,7 @@ class SqlServerProviderContainerTest {
                 + " (SELECT 3 AS [$version], N'x' AS Id FOR JSON PATH) AS [Data] FOR JSON PATH, WITHOUT_ARRAY_WRAPPER);"
                 + " SELECT @doc AS document; END");
         RecordingDestination recorder = new RecordingDestination();
-        try (SyncEngine engine = SyncEngine.builder().provider(provider).watermarks(WatermarkStore.inMemory())
+        try (SyncEngine engine = SyncEngine.builder().provider(provider).watermarks(InMemoryWatermarkStore.create())
                 .track(TrackedObject.of("variable", "dbo.p_variable")).destination("recorder", recorder).build()) {
             ObjectReport report = engine.runOnce("variable");
             assertThat(report.outcome()).as(report.toString()).isEqualTo(Outcome.DELIVERED);

@@ -2,13 +2,13 @@ package io.tidemark.sqlserver;
 
 import io.tidemark.sync.Diagnostic;
 import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.InMemoryWatermarkStore;
 import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeRequest;
-import io.tidemark.sync.spi.WatermarkStore;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -63,7 +63,7 @@ class SqlServerProviderTest {
     void the_engine_refuses_an_unsafe_name_at_build_without_connecting() {
         assertThatThrownBy(() -> SyncEngine.builder()
                 .provider(provider)
-                .watermarks(WatermarkStore.inMemory())
+                .watermarks(InMemoryWatermarkStore.create())
                 .track(TrackedObject.of("Items", "dbo.items;shutdown"))
                 .destination("test", batch -> { })
                 .build())

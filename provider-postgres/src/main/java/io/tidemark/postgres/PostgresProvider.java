@@ -103,14 +103,28 @@ public final class PostgresProvider implements ChangeProvider {
         callSql(object);
     }
 
+    /**
+     * {@code postgres:} and the function as it is called, quoted ({@code postgres:"public"."items_changes"});
+     * stored with the object's watermark so that a re-pointed object does not continue from it. An unqualified
+     * name stays unqualified (resolving the search_path would need a query on every cycle), so qualifying a
+     * name later counts as a change of source: adopt the stored watermark then.
+     */
+    @Override
+    public String sourceIdentity(TrackedObject object) {
+        return name() + ":" + function(object).quoted();
+    }
+
     private String callSql(TrackedObject object) {
-        return callSql.computeIfAbsent(object.procedure(), procedure -> {
-            try {
-                return "SELECT " + PgName.parse(procedure, "function").quoted() + "(?::json)";
-            } catch (TidemarkException e) {
-                throw TidemarkException.forObject(ErrorCode.INVALID_IDENTIFIER, object.name(), e.getMessage());
-            }
-        });
+        return callSql.computeIfAbsent(object.procedure(),
+                procedure -> "SELECT " + function(object).quoted() + "(?::json)");
+    }
+
+    private static PgName function(TrackedObject object) {
+        try {
+            return PgName.parse(object.procedure(), "function");
+        } catch (TidemarkException e) {
+            throw TidemarkException.forObject(ErrorCode.INVALID_IDENTIFIER, object.name(), e.getMessage());
+        }
     }
 
     @Override

@@ -56,7 +56,7 @@ class EngineLifecycleTest {
             String name = "lifecycle-" + i;
             CountDownLatch cycled = new CountDownLatch(1);
             SyncEngine engine = engine(name, TrackedObject.of(fn.name(), fn.name()).pollInterval(Duration.ofMillis(5)),
-                    new RecordingDestination(), WatermarkStore.inMemory())
+                    new RecordingDestination(), InMemoryWatermarkStore.create())
                     .listener(new SyncListener() {
                         @Override
                         public void onReport(ObjectReport report) {
@@ -94,7 +94,7 @@ class EngineLifecycleTest {
     void close_cancels_a_call_that_outlives_the_shutdown_timeout_and_keeps_the_watermark() throws Exception {
         database.execute("CREATE FUNCTION public.slow_changes(payload json) RETURNS json LANGUAGE sql AS $$"
                 + " SELECT json_build_object('Metadata', json_build_object('Sync', json_build_object('Version', 99 + 0 * extract(epoch FROM clock_timestamp()) + 0 * length(pg_sleep(300)::text)))) $$");
-        WatermarkStore watermarks = WatermarkStore.inMemory();
+        WatermarkStore watermarks = InMemoryWatermarkStore.create();
         SyncEngine engine = engine("slow", TrackedObject.of("slow", "public.slow_changes"), new RecordingDestination(), watermarks)
                 .shutdownTimeout(Duration.ofMillis(200))
                 .build();

@@ -42,7 +42,7 @@ class JdbcWatermarkStoreTest extends WatermarkStoreContract {
     @Test
     void a_configured_schema_and_table_are_used_and_quoted() {
         JdbcWatermarkStore custom = JdbcWatermarkStore.builder(database.dataSource()).schema("Ops Data").table("marks").build();
-        custom.advance("x", OptionalLong.empty(), 5, Instant.parse("2026-01-01T00:00:00Z"));
+        custom.advance("x", "test:fn", OptionalLong.empty(), 5, Instant.parse("2026-01-01T00:00:00Z"));
 
         database.execute("DO $$ BEGIN ASSERT (SELECT version FROM \"Ops Data\".marks WHERE object_name = 'x') = 5; END $$;");
         assertThat(custom.script()).contains("CREATE SCHEMA IF NOT EXISTS \"Ops Data\";")
@@ -58,7 +58,7 @@ class JdbcWatermarkStoreTest extends WatermarkStoreContract {
         DataSource app = database.createRole("store_app");
 
         JdbcWatermarkStore appStore = JdbcWatermarkStore.builder(app).schema("ops_app").build();
-        appStore.advance("y", OptionalLong.empty(), 9, Instant.parse("2026-01-01T00:00:00Z"));
+        appStore.advance("y", "test:fn", OptionalLong.empty(), 9, Instant.parse("2026-01-01T00:00:00Z"));
 
         assertThat(dba.load("y").orElseThrow().version()).hasValue(9);
     }

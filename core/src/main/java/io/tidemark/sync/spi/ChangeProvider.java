@@ -28,6 +28,17 @@ public interface ChangeProvider extends AutoCloseable {
     void validate(TrackedObject object);
 
     /**
+     * What produces the object's versions, as text stored with its watermark: the provider's {@link #name()} and
+     * the procedure as the provider resolves it (for example {@code postgres:"public"."items_changes"}). When it
+     * differs from the identity stored with the watermark, the engine refuses to continue from that watermark
+     * ({@link io.tidemark.sync.ErrorCode#WATERMARK_SOURCE_CHANGED}). Two spellings of the same procedure must give
+     * the same identity; runs no SQL. The default is the name and the procedure as configured.
+     */
+    default String sourceIdentity(TrackedObject object) {
+        return name() + ":" + object.procedure();
+    }
+
+    /**
      * Calls the object's change procedure with the request and returns its response. No transaction is left
      * open and no connection is held when this returns.
      */

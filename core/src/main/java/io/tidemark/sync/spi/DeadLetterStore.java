@@ -1,7 +1,5 @@
 package io.tidemark.sync.spi;
 
-import io.tidemark.sync.internal.store.InMemoryDeadLetterStore;
-
 import java.util.List;
 
 /**
@@ -9,10 +7,6 @@ import java.util.List;
  * "dead-letter and move on". Only then does the watermark move past changes a destination did not accept.
  */
 public interface DeadLetterStore {
-
-    static DeadLetterStore inMemory() {
-        return new InMemoryDeadLetterStore();
-    }
 
     /** Stores the letter and returns it with its assigned id. */
     DeadLetter add(DeadLetter letter);

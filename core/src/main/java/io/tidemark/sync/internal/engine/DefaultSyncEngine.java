@@ -163,6 +163,20 @@ public final class DefaultSyncEngine implements SyncEngine {
     }
 
     @Override
+    public void adoptWatermark(String objectName) {
+        TrackedObject object = object(objectName);
+        String source = config.provider().sourceIdentity(object);
+        ReentrantLock lock = locks.get(objectName);
+        lock.lock();
+        try {
+            config.watermarks().adoptSource(objectName, source, config.clock().instant());
+        } finally {
+            lock.unlock();
+        }
+        LOG.warn("[{}] stored watermark adopted for {}; the next cycle continues from it", objectName, source);
+    }
+
+    @Override
     public ObjectStatus status(String objectName) {
         TrackedObject object = object(objectName);
         WatermarkState stored = config.watermarks().load(objectName)

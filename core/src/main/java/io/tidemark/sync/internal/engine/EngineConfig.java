@@ -2,6 +2,7 @@ package io.tidemark.sync.internal.engine;
 
 import io.tidemark.sync.DeliveryPolicy;
 import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.InMemoryWatermarkStore;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.spi.ChangeProvider;
@@ -44,7 +45,7 @@ public final class EngineConfig {
             throw invalid("The engine name must not be blank");
         }
         this.provider = require(provider, "provider (for example PostgresProvider.create(dataSource))");
-        this.watermarks = require(watermarks, "watermark store (JdbcWatermarkStore.create(dataSource) or WatermarkStore.inMemory())");
+        this.watermarks = require(watermarks, "watermark store (JdbcWatermarkStore.create(dataSource) or InMemoryWatermarkStore.create())");
         this.deadLetters = deadLetters;
         this.objects = List.copyOf(objects);
         this.destinations = List.copyOf(destinations);

@@ -29,9 +29,9 @@ public final class JdbcStoreSupport {
             try (Connection c = dataSource.getConnection()) {
                 dialect.createIfMissing(c);
             } catch (SQLException e) {
-                throw new TidemarkException(ErrorCode.STORE_FAILED, "Could not create the Tidemark store tables in"
-                        + " schema '" + schema + "': " + e.getMessage() + ". Create them with the script from"
-                        + " script() and build the store with createTables(false).", e);
+                throw new TidemarkException(ErrorCode.STORE_FAILED, "Could not create or upgrade the Tidemark store"
+                        + " tables in schema '" + schema + "': " + e.getMessage() + ". Create or upgrade them with"
+                        + " the script from script() and build the store with createTables(false).", e);
             }
         }
     }

@@ -20,11 +20,17 @@ public interface StoreDialect {
 
     String selectAllStates();
 
-    /** Insert-or-update that sets the version only where none is stored yet. */
+    /** Insert-or-update that sets the version and {@code :source} only where no version is stored yet. */
     String advanceFromNothing();
 
-    /** Update that sets the version only where it still equals {@code :expected}. */
+    /**
+     * Update that sets the version only where it still equals {@code :expected} and the stored source is
+     * {@code :source} or none.
+     */
     String advanceFrom();
+
+    /** Update that records {@code :source} as the producer of the stored version, where one is stored. */
+    String adoptSource();
 
     String recordPoll();
 

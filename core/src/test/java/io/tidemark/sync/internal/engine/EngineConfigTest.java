@@ -2,6 +2,7 @@ package io.tidemark.sync.internal.engine;
 
 import io.tidemark.sync.DeliveryPolicy;
 import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.InMemoryWatermarkStore;
 import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
@@ -9,7 +10,6 @@ import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.sync.spi.ResponsePayload;
-import io.tidemark.sync.spi.WatermarkStore;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -48,7 +48,7 @@ class EngineConfigTest {
     };
 
     private static SyncEngine.Builder valid() {
-        return SyncEngine.builder().provider(PROVIDER).watermarks(WatermarkStore.inMemory())
+        return SyncEngine.builder().provider(PROVIDER).watermarks(InMemoryWatermarkStore.create())
                 .track(TrackedObject.of("A", "p")).destination("d", batch -> { });
     }
 
@@ -80,9 +80,9 @@ class EngineConfigTest {
         refused(b -> b.destination("x", batch -> { }, DeliveryPolicy.deadLetterAfter(2, Duration.ZERO)),
                 ErrorCode.INVALID_CONFIGURATION, "no dead-letter store");
         refused(b -> b.track(TrackedObject.of("B", "x; drop table y")), ErrorCode.INVALID_IDENTIFIER, "[B]");
-        assertThatThrownBy(() -> SyncEngine.builder().provider(PROVIDER).watermarks(WatermarkStore.inMemory())
+        assertThatThrownBy(() -> SyncEngine.builder().provider(PROVIDER).watermarks(InMemoryWatermarkStore.create())
                 .destination("d", batch -> { }).build()).hasMessageContaining("Track at least one object");
-        assertThatThrownBy(() -> SyncEngine.builder().provider(PROVIDER).watermarks(WatermarkStore.inMemory())
+        assertThatThrownBy(() -> SyncEngine.builder().provider(PROVIDER).watermarks(InMemoryWatermarkStore.create())
                 .track(TrackedObject.of("A", "p")).build()).hasMessageContaining("at least one destination");
         assertThatThrownBy(() -> valid().destination(" ", batch -> { })).hasMessageContaining("non-blank name");
     }
