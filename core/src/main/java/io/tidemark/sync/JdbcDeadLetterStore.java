@@ -44,6 +44,12 @@ public final class JdbcDeadLetterStore implements DeadLetterStore {
         return support.dialect().createScript();
     }
 
+    /** Connects and reads the table: a closed port is {@code CONNECTION_FAILED}, a missing table {@code STORE_FAILED}. */
+    @Override
+    public List<CheckReport.Problem> check() {
+        return support.check("dead-letter store", support.dialect().selectDeadLetters());
+    }
+
     @Override
     public DeadLetter add(DeadLetter letter) {
         try {

@@ -12,6 +12,7 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -61,6 +62,12 @@ public final class JdbcWatermarkStore implements WatermarkStore {
     /** The DDL this store runs (or expects) for its tables, formatted for review. */
     public String script() {
         return support.dialect().createScript();
+    }
+
+    /** Connects and reads the table: a closed port is {@code CONNECTION_FAILED}, a missing table {@code STORE_FAILED}. */
+    @Override
+    public List<CheckReport.Problem> check() {
+        return support.check("watermark store", support.dialect().selectState());
     }
 
     @Override

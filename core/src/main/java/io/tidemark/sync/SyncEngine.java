@@ -94,6 +94,14 @@ public interface SyncEngine extends AutoCloseable {
     List<TrackedObject> trackedObjects();
 
     /**
+     * The start-up check: whether the provider's database and the stores can be reached, and whether every
+     * tracked procedure exists with the contract's signature (as far as the provider can tell from its catalog).
+     * Reports every problem, not only the first; calls no procedure and changes nothing.
+     * {@link Builder#checkOnBuild(boolean)} runs it at {@code build()}.
+     */
+    CheckReport check();
+
+    /**
      * Stops for good: no new cycle starts, running cycles get the shutdown timeout to finish, then are
      * cancelled (their watermark is not moved, so their changes are offered again by the next engine).
      * Every poller thread has ended when this returns. Idempotent.
@@ -115,6 +123,7 @@ public interface SyncEngine extends AutoCloseable {
         private Duration shutdownTimeout = EngineConfig.DEFAULT_SHUTDOWN_TIMEOUT;
         private Clock clock = Clock.systemUTC();
         private String name = "tidemark";
+        private boolean checkOnBuild;
 
         private Builder() {
         }
@@ -191,11 +200,28 @@ public interface SyncEngine extends AutoCloseable {
             return this;
         }
 
-        /** Validates the configuration and each object's procedure name, and builds the engine. Runs no SQL. */
+        /**
+         * Whether {@link #build()} runs the engine's {@link SyncEngine#check() start-up check} and fails with one
+         * {@link ErrorCode#CHECK_FAILED} error listing every problem (an unreachable database or store, a missing
+         * procedure, a wrong signature); default false.
+         */
+        public Builder checkOnBuild(boolean enabled) {
+            this.checkOnBuild = enabled;
+            return this;
+        }
+
+        /**
+         * Validates the configuration and each object's procedure name, and builds the engine. Runs no SQL unless
+         * {@link #checkOnBuild(boolean)} asks for the start-up check.
+         */
         public SyncEngine build() {
             EngineConfig config = new EngineConfig(name, provider, watermarks, deadLetters, objects, destinations,
                     listeners, pollInterval, pageSize, threads, shutdownTimeout, clock);
-            return new DefaultSyncEngine(config);
+            SyncEngine engine = new DefaultSyncEngine(config);
+            if (checkOnBuild) {
+                engine.check().throwIfProblems(name);
+            }
+            return engine;
         }
     }
 }

@@ -3,7 +3,9 @@ package io.tidemark.sqlserver;
 import io.tidemark.sqlserver.internal.AgedOutCheck;
 import io.tidemark.sqlserver.internal.PreflightRunner;
 import io.tidemark.sqlserver.internal.ProcedureCall;
+import io.tidemark.sqlserver.internal.ProcedureCheck;
 import io.tidemark.sqlserver.internal.WatermarkReader;
+import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.Diagnostic;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
@@ -16,6 +18,7 @@ import io.tidemark.sync.sql.SqlServerName;
 
 import javax.sql.DataSource;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
@@ -93,6 +96,26 @@ public final class SqlServerProvider implements ChangeProvider {
     @Override
     public void validate(TrackedObject object) {
         names(object);
+    }
+
+    /**
+     * Connects once and looks each object's procedure up: it must exist, be a stored procedure and take
+     * {@code @Json NVARCHAR(MAX)}. Every problem is reported; an unreachable database is {@code CONNECTION_FAILED}.
+     * {@link #preflight} checks more (Change Tracking, snapshot isolation, permissions).
+     */
+    @Override
+    public List<CheckReport.Problem> check(Collection<TrackedObject> objects) {
+        List<CheckReport.Problem> problems = new ArrayList<>();
+        List<ProcedureCheck.Target> targets = new ArrayList<>();
+        for (TrackedObject object : objects) {
+            try {
+                targets.add(new ProcedureCheck.Target(object.name(), names(object).quotedProcedure));
+            } catch (TidemarkException e) {
+                problems.add(new CheckReport.Problem(object.name(), e.code(), e.getMessage()));
+            }
+        }
+        problems.addAll(new ProcedureCheck(dataSource, timeoutSeconds).run("provider " + name(), targets));
+        return problems;
     }
 
     /**

@@ -1,5 +1,7 @@
 package io.tidemark.sqlserver;
 
+import io.tidemark.sqlserver.internal.ProcedureCheck;
+import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.Diagnostic;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.InMemoryWatermarkStore;
@@ -35,6 +37,48 @@ class SqlServerProviderTest {
         assertThat(provider.callSql(TrackedObject.of("Plain", "get_changes")))
                 .isEqualTo("SET NOCOUNT ON; EXEC [get_changes] @Json = ?");
         assertThat(provider.name()).isEqualTo("sqlserver");
+    }
+
+    @Test
+    void the_source_identity_is_the_bracketed_procedure_whatever_its_spelling() {
+        assertThat(provider.sourceIdentity(TrackedObject.of("Items", "dbo.GetItemChanges")))
+                .isEqualTo("sqlserver:[dbo].[GetItemChanges]")
+                .isEqualTo(provider.sourceIdentity(TrackedObject.of("Items", "[dbo].[GetItemChanges]")));
+        assertThat(provider.sourceIdentity(TrackedObject.of("Items", "dbo.GetOrderChanges")))
+                .isNotEqualTo(provider.sourceIdentity(TrackedObject.of("Items", "dbo.GetItemChanges")));
+        assertThat(database.attempts()).isZero();
+    }
+
+    @Test
+    void the_start_up_check_reports_an_unreachable_database_once_for_all_objects() {
+        List<CheckReport.Problem> problems = provider.check(List.of(TrackedObject.of("A", "dbo.a"),
+                TrackedObject.of("B", "dbo.b")));
+
+        assertThat(problems).singleElement().satisfies(p -> {
+            assertThat(p.subject()).isEqualTo("provider sqlserver");
+            assertThat(p.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
+            assertThat(p.message()).contains("no database in this test")
+                    .contains("Check the data source's URL, the credentials and the network.");
+        });
+        assertThat(database.attempts()).isEqualTo(1);
+    }
+
+    @Test
+    void the_start_up_check_binds_the_procedure_name_and_reads_only_the_catalog() {
+        assertThat(ProcedureCheck.PROCEDURE)
+                .contains("WHERE o.object_id = OBJECT_ID(?)")
+                .contains("LEFT JOIN sys.parameters AS p ON p.object_id = o.object_id AND p.name = N'@Json'")
+                .doesNotContainIgnoringCase("EXEC")
+                .doesNotContain("[");
+    }
+
+    @Test
+    void the_engine_check_lists_the_provider_problem_with_the_stores() {
+        SyncEngine engine = SyncEngine.builder().provider(provider).watermarks(InMemoryWatermarkStore.create())
+                .track(TrackedObject.of("Items", "dbo.items_changes")).destination("test", batch -> { }).build();
+        assertThatThrownBy(() -> engine.check().throwIfProblems("test"))
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.CHECK_FAILED))
+                .hasMessageContaining("[provider sqlserver] CONNECTION_FAILED");
     }
 
     @ParameterizedTest

@@ -1,10 +1,12 @@
 package io.tidemark.postgres;
 
+import io.tidemark.postgres.internal.FunctionCheck;
 import io.tidemark.postgres.internal.PostgresErrors;
 import io.tidemark.postgres.internal.horizon.HorizonHolder;
 import io.tidemark.postgres.internal.horizon.HorizonWatch;
 import io.tidemark.postgres.internal.horizon.ResponseHints;
 import io.tidemark.postgres.internal.listen.NotificationListener;
+import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.Diagnostic;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
@@ -101,6 +103,16 @@ public final class PostgresProvider implements ChangeProvider {
     @Override
     public void validate(TrackedObject object) {
         callSql(object);
+    }
+
+    /**
+     * Connects once and looks each object's function up in {@code pg_proc}: it must exist where the call finds
+     * it, take one {@code json} argument, return one {@code json}, {@code jsonb} or {@code text} value, and be
+     * executable by the role. Every problem is reported; an unreachable database is {@code CONNECTION_FAILED}.
+     */
+    @Override
+    public List<CheckReport.Problem> check(Collection<TrackedObject> objects) {
+        return new FunctionCheck(dataSource, timeoutSeconds).run("provider " + name(), objects);
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.tidemark.sync.spi;
 
+import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.Diagnostic;
 import io.tidemark.sync.TrackedObject;
 
@@ -26,6 +27,17 @@ public interface ChangeProvider extends AutoCloseable {
      * The engine calls it at {@code build()}.
      */
     void validate(TrackedObject object);
+
+    /**
+     * The provider's part of the engine's start-up check ({@link io.tidemark.sync.SyncEngine#check()}): that the
+     * database can be reached and that each object's procedure exists with the contract's signature. Returns
+     * every problem found, not only the first; a database that cannot be reached is one problem with
+     * {@link io.tidemark.sync.ErrorCode#CONNECTION_FAILED}. Reads the catalog only, changes nothing, calls no
+     * procedure. The default checks nothing.
+     */
+    default List<CheckReport.Problem> check(Collection<TrackedObject> objects) {
+        return List.of();
+    }
 
     /**
      * What produces the object's versions, as text stored with its watermark: the provider's {@link #name()} and

@@ -1,6 +1,9 @@
 package io.tidemark.sync.spi;
 
+import io.tidemark.sync.CheckReport;
+
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -51,4 +54,13 @@ public interface WatermarkStore {
      * its {@link io.tidemark.sync.InitialSync}). The pause flag is kept.
      */
     void reset(String objectName, Instant at);
+
+    /**
+     * The store's part of the engine's start-up check ({@link io.tidemark.sync.SyncEngine#check()}): that it can
+     * be reached and read. A store that cannot be reached is one problem with
+     * {@link io.tidemark.sync.ErrorCode#CONNECTION_FAILED}. Writes nothing. The default checks nothing.
+     */
+    default List<CheckReport.Problem> check() {
+        return List.of();
+    }
 }

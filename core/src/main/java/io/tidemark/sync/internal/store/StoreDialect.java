@@ -50,8 +50,9 @@ public interface StoreDialect {
         try (Connection c = dataSource.getConnection()) {
             product = c.getMetaData().getDatabaseProductName();
         } catch (SQLException e) {
-            throw new TidemarkException(ErrorCode.STORE_FAILED,
-                    "Could not connect to find out which database holds the Tidemark store: " + e.getMessage(), e);
+            throw new TidemarkException(ErrorCode.CONNECTION_FAILED,
+                    "Could not connect to the database of the Tidemark store (schema '" + schema + "'): "
+                            + JdbcStoreSupport.withoutFullStop(e.getMessage()) + ". Check the data source's URL, the credentials and the network.", e);
         }
         return forProduct(product, schema, stateTable, deadLetterTable);
     }
