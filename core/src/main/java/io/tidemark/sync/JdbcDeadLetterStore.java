@@ -9,7 +9,6 @@ import org.jdbi.v3.core.mapper.RowMapper;
 import javax.sql.DataSource;
 import java.time.OffsetDateTime;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * Keeps dead letters in a table ({@code tidemark.dead_letters} by default), next to the watermarks. Each page
@@ -107,7 +106,7 @@ public final class JdbcDeadLetterStore implements DeadLetterStore {
         private boolean createTables = true;
 
         private Builder(DataSource dataSource) {
-            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+            this.dataSource = dataSource;
         }
 
         public Builder schema(String schema) {
@@ -133,7 +132,8 @@ public final class JdbcDeadLetterStore implements DeadLetterStore {
         }
 
         public JdbcDeadLetterStore build() {
-            return new JdbcDeadLetterStore(new JdbcStoreSupport(dataSource, schema, stateTable, table, createTables));
+            return new JdbcDeadLetterStore(new JdbcStoreSupport("JdbcDeadLetterStore", dataSource, schema, stateTable,
+                    table, createTables));
         }
     }
 }

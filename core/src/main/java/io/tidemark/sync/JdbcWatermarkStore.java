@@ -188,7 +188,7 @@ public final class JdbcWatermarkStore implements WatermarkStore {
         private boolean createTables = true;
 
         private Builder(DataSource dataSource) {
-            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+            this.dataSource = dataSource;
         }
 
         /** The schema of the store's tables; default {@code tidemark}. */
@@ -218,9 +218,13 @@ public final class JdbcWatermarkStore implements WatermarkStore {
             return this;
         }
 
-        /** Validates the names, connects once to detect the database, and creates missing tables. */
+        /**
+         * Validates every setting at once (setters only store), connects once to detect the database, and
+         * creates missing tables.
+         */
         public JdbcWatermarkStore build() {
-            return new JdbcWatermarkStore(new JdbcStoreSupport(dataSource, schema, table, deadLetterTable, createTables));
+            return new JdbcWatermarkStore(new JdbcStoreSupport("JdbcWatermarkStore", dataSource, schema, table,
+                    deadLetterTable, createTables));
         }
     }
 }

@@ -13,7 +13,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * Polls change procedures, delivers what they return to destinations, and advances each object's watermark
@@ -109,7 +108,10 @@ public interface SyncEngine extends AutoCloseable {
     @Override
     void close();
 
-    /** Builds a {@link SyncEngine}; validated at {@link #build()}. */
+    /**
+     * Builds a {@link SyncEngine}. Setters only store; {@link #build()} checks every rule (and every tracked
+     * object) at once and reports all violations in one {@link ErrorCode#INVALID_CONFIGURATION} error.
+     */
     final class Builder {
         private ChangeProvider provider;
         private WatermarkStore watermarks;
@@ -145,7 +147,7 @@ public interface SyncEngine extends AutoCloseable {
         }
 
         public Builder track(TrackedObject object) {
-            this.objects.add(Objects.requireNonNull(object, "object"));
+            this.objects.add(object);
             return this;
         }
 
@@ -160,7 +162,7 @@ public interface SyncEngine extends AutoCloseable {
         }
 
         public Builder listener(SyncListener listener) {
-            this.listeners.add(Objects.requireNonNull(listener, "listener"));
+            this.listeners.add(listener);
             return this;
         }
 

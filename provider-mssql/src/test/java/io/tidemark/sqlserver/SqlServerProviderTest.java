@@ -112,7 +112,8 @@ class SqlServerProviderTest {
                 .destination("test", batch -> { })
                 .build())
                 .isInstanceOf(TidemarkException.class)
-                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_IDENTIFIER));
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
+                .hasMessageContaining("[Items] Refusing the procedure name");
         assertThat(database.attempts()).isZero();
     }
 
@@ -160,16 +161,35 @@ class SqlServerProviderTest {
     @Test
     void the_builder_refuses_bad_settings() {
         SqlServerProvider.Builder builder = SqlServerProvider.builder(database);
-        for (Duration bad : new Duration[] {null, Duration.ZERO, Duration.ofMillis(500), Duration.ofSeconds(-1)}) {
-            assertThatThrownBy(() -> builder.commandTimeout(bad))
+        for (Duration bad : new Duration[] {null, Duration.ZERO, Duration.ofMillis(500), Duration.ofSeconds(-1),
+                Duration.ofSeconds(Integer.MAX_VALUE + 1L)}) {
+            assertThatThrownBy(() -> SqlServerProvider.builder(database).commandTimeout(bad).build())
                     .satisfies(e -> assertThat(((TidemarkException) e).code())
                             .isEqualTo(ErrorCode.INVALID_CONFIGURATION))
                     .hasMessageContaining("commandTimeout must be at least one second");
         }
-        assertThatThrownBy(() -> builder.watermarkQuery((WatermarkQuery) null)).hasMessageContaining("must not be null");
-        assertThatThrownBy(() -> builder.watermarkQuery(" ", WatermarkQuery.rowversion()))
+        assertThatThrownBy(() -> SqlServerProvider.builder(database).watermarkQuery((WatermarkQuery) null).build())
+                .hasMessageContaining("must not be null");
+        assertThatThrownBy(() -> SqlServerProvider.builder(database)
+                .watermarkQuery(" ", WatermarkQuery.rowversion()).build())
                 .hasMessageContaining("needs the name of a tracked object");
-        assertThatThrownBy(() -> SqlServerProvider.builder(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> SqlServerProvider.builder(null).build())
+                .hasMessageContaining("dataSource must not be null");
+    }
+
+    /** Setters only store: build() reports every bad value at once, nulls included. */
+    @Test
+    void every_problem_is_reported_by_build() {
+        SqlServerProvider.Builder builder = SqlServerProvider.builder(null).commandTimeout(null)
+                .watermarkQuery((WatermarkQuery) null).watermarkQuery(null, null);
+        assertThatThrownBy(builder::build)
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
+                .hasMessageStartingWith("SqlServerProvider has 5 configuration problems:")
+                .hasMessageContaining("dataSource must not be null")
+                .hasMessageContaining("commandTimeout must be at least one second")
+                .hasMessageContaining("watermarkQuery must not be null")
+                .hasMessageContaining("watermarkQuery needs the name of a tracked object, got null")
+                .hasMessageContaining("watermarkQuery for null must not be null");
     }
 
     @Test

@@ -14,6 +14,8 @@ import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.ChangeRequest;
+import io.tidemark.sync.internal.config.Checks;
+import io.tidemark.sync.internal.config.Defaults;
 import io.tidemark.sync.spi.ResponsePayload;
 import io.tidemark.sync.sql.PgName;
 
@@ -27,7 +29,6 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -79,7 +80,7 @@ public final class PostgresProvider implements ChangeProvider {
 
     private PostgresProvider(Builder builder) {
         this.dataSource = builder.dataSource;
-        this.timeoutSeconds = Math.toIntExact(Math.max(1, builder.commandTimeout.toSeconds()));
+        this.timeoutSeconds = (int) builder.commandTimeout.toSeconds();
         this.listen = builder.listen;
         this.channel = builder.channel;
         this.clock = builder.clock;
@@ -228,10 +229,13 @@ public final class PostgresProvider implements ChangeProvider {
         }
     }
 
-    /** Configures a {@link PostgresProvider}; checked as each value is set. */
+    /**
+     * Configures a {@link PostgresProvider}. Setters only store; {@link #build()} checks every value at once and
+     * reports all problems in one {@code INVALID_CONFIGURATION} error.
+     */
     public static final class Builder {
         private final DataSource dataSource;
-        private Duration commandTimeout = Duration.ofSeconds(300);
+        private Duration commandTimeout = Defaults.COMMAND_TIMEOUT;
         private boolean listen = true;
         private String channel = PostgresOutbox.DEFAULT_CHANNEL;
         private Duration horizonWarningAfter = Duration.ofMinutes(1);
@@ -239,15 +243,11 @@ public final class PostgresProvider implements ChangeProvider {
         private Clock clock = Clock.systemUTC();
 
         private Builder(DataSource dataSource) {
-            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+            this.dataSource = dataSource;
         }
 
         /** How long one call may run before it is cancelled; 300 seconds unless set. Whole seconds. */
         public Builder commandTimeout(Duration timeout) {
-            if (timeout == null || timeout.isNegative() || timeout.toSeconds() < 1) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
-                        "commandTimeout must be at least one second, got " + timeout);
-            }
             this.commandTimeout = timeout;
             return this;
         }
@@ -260,7 +260,6 @@ public final class PostgresProvider implements ChangeProvider {
 
         /** The channel to LISTEN on; default {@value PostgresOutbox#DEFAULT_CHANNEL}, as the outbox notifies. */
         public Builder channel(String channel) {
-            PgName.checkPart(channel, "notification channel");
             this.channel = channel;
             return this;
         }
@@ -270,31 +269,33 @@ public final class PostgresProvider implements ChangeProvider {
          * default one minute. Zero reports at the first poll that sees changes held back.
          */
         public Builder horizonWarningAfter(Duration threshold) {
-            this.horizonWarningAfter = notNegative("horizonWarningAfter", threshold);
+            this.horizonWarningAfter = threshold;
             return this;
         }
 
         /** The least time between two {@code pg_stat_activity} look-ups for one object; default 30 seconds. */
         public Builder horizonCheckInterval(Duration interval) {
-            this.horizonCheckInterval = notNegative("horizonCheckInterval", interval);
+            this.horizonCheckInterval = interval;
             return this;
-        }
-
-        private static Duration notNegative(String what, Duration value) {
-            if (value == null || value.isNegative()) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
-                        what + " must be zero or positive, got " + value);
-            }
-            return value;
         }
 
         /** The clock the horizon diagnostics measure time with; the system UTC clock unless set. */
         public Builder clock(Clock clock) {
-            this.clock = Objects.requireNonNull(clock, "clock");
+            this.clock = clock;
             return this;
         }
 
         public PostgresProvider build() {
+            Checks checks = Checks.of("PostgresProvider");
+            checks.notNull("dataSource", dataSource);
+            checks.commandTimeout("commandTimeout", commandTimeout);
+            if (checks.notNull("channel", channel)) {
+                checks.valid(() -> PgName.checkPart(channel, "notification channel"));
+            }
+            checks.notNegative("horizonWarningAfter", horizonWarningAfter);
+            checks.notNegative("horizonCheckInterval", horizonCheckInterval);
+            checks.notNull("clock", clock);
+            checks.throwIfAny();
             return new PostgresProvider(this);
         }
     }

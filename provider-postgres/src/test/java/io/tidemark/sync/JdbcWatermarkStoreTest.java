@@ -77,6 +77,22 @@ class JdbcWatermarkStoreTest extends WatermarkStoreContract {
     void names_are_validated_before_anything_runs() {
         assertThatThrownBy(() -> JdbcWatermarkStore.builder(database.dataSource()).table("x".repeat(64)).build())
                 .isInstanceOf(TidemarkException.class)
-                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_IDENTIFIER));
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION));
+    }
+
+    /** Setters only store: build() reports every bad value at once, nulls included. */
+    @Test
+    void every_problem_is_reported_by_build() {
+        assertThatThrownBy(() -> JdbcWatermarkStore.builder(null).schema(null).table(null).deadLetterTable(null).build())
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
+                .hasMessage("JdbcWatermarkStore has 4 configuration problems:\n  - dataSource must not be null\n"
+                        + "  - schema must not be null\n  - table must not be null\n"
+                        + "  - deadLetterTable must not be null");
+        assertThatThrownBy(() -> JdbcDeadLetterStore.builder(database.dataSource()).schema("s".repeat(64))
+                .table("x".repeat(64)).stateTable("ok").build())
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
+                .hasMessageStartingWith("JdbcDeadLetterStore has 2 configuration problems:")
+                .hasMessageContaining("The schema name \"" + "s".repeat(64) + "\" is 64 bytes long")
+                .hasMessageContaining("The table name \"" + "x".repeat(64) + "\" is 64 bytes long");
     }
 }

@@ -3,6 +3,7 @@ package io.tidemark.sync.internal.store;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.CheckReport;
+import io.tidemark.sync.internal.config.Checks;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
@@ -11,7 +12,6 @@ import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
-import java.util.Objects;
 
 /** What the JDBC stores share: the dialect, the JDBI handle factory, table creation and error wrapping. */
 public final class JdbcStoreSupport {
@@ -25,12 +25,21 @@ public final class JdbcStoreSupport {
     private final DataSource dataSource;
     private final String schema;
 
-    public JdbcStoreSupport(DataSource dataSource, String schema, String stateTable, String deadLetterTable,
-                            boolean createTables) {
-        Objects.requireNonNull(dataSource, "dataSource");
+    /**
+     * Validates the configuration (every problem at once, named after {@code builder}), connects once to detect
+     * the database, and creates or upgrades missing tables when asked to.
+     */
+    public JdbcStoreSupport(String builder, DataSource dataSource, String schema, String stateTable,
+                            String deadLetterTable, boolean createTables) {
+        Checks checks = Checks.of(builder);
+        checks.notNull("dataSource", dataSource);
+        checks.notNull("schema", schema);
+        checks.notNull("table", stateTable);
+        checks.notNull("deadLetterTable", deadLetterTable);
+        checks.throwIfAny();
         this.dataSource = dataSource;
         this.schema = schema;
-        this.dialect = StoreDialect.detect(dataSource, schema, stateTable, deadLetterTable);
+        this.dialect = StoreDialect.detect(builder, dataSource, schema, stateTable, deadLetterTable);
         this.jdbi = Jdbi.create(dataSource);
         if (createTables) {
             try (Connection c = dataSource.getConnection()) {
