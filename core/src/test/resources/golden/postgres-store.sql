@@ -4,14 +4,18 @@
 CREATE SCHEMA IF NOT EXISTS "tidemark";
 
 CREATE TABLE IF NOT EXISTS "tidemark"."sync_state" (
-    object_name    text        PRIMARY KEY,
-    version        bigint,                          -- NULL until the first successful cycle
-    paused         boolean     NOT NULL DEFAULT false,
-    last_moved_at  timestamptz,
-    last_polled_at timestamptz,
-    last_error     text,
-    updated_at     timestamptz NOT NULL DEFAULT now()
+    object_name     text        PRIMARY KEY,
+    version         bigint,                          -- NULL until the first successful cycle
+    source_identity text,                            -- the procedure that produced the version
+    paused          boolean     NOT NULL DEFAULT false,
+    last_moved_at   timestamptz,
+    last_polled_at  timestamptz,
+    last_error      text,
+    updated_at      timestamptz NOT NULL DEFAULT now()
 );
+
+-- A table created before watermarks recorded their source gains the column here.
+ALTER TABLE "tidemark"."sync_state" ADD COLUMN IF NOT EXISTS source_identity text;
 
 CREATE TABLE IF NOT EXISTS "tidemark"."dead_letters" (
     id           bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -32,31 +36,83 @@ CREATE TABLE IF NOT EXISTS "tidemark"."dead_letters" (
 CREATE INDEX IF NOT EXISTS "dead_letters_object_idx" ON "tidemark"."dead_letters" (object_name, id);
 
 -- selectState()
-SELECT object_name, version, paused, last_moved_at, last_polled_at, last_error FROM "tidemark"."sync_state" WHERE object_name = :name
+SELECT object_name, version, source_identity, paused, last_moved_at, last_polled_at, last_error
+  FROM "tidemark"."sync_state"
+ WHERE object_name = :name
 
 -- selectAllStates()
-SELECT object_name, version, paused, last_moved_at, last_polled_at, last_error FROM "tidemark"."sync_state" ORDER BY object_name
+SELECT object_name, version, source_identity, paused, last_moved_at, last_polled_at, last_error
+  FROM "tidemark"."sync_state"
+ ORDER BY object_name
 
 -- advanceFromNothing()
-INSERT INTO "tidemark"."sync_state" AS s (object_name, version, paused, last_moved_at, last_polled_at, last_error, updated_at) VALUES (:name, :version, false, :at, :at, NULL, :at) ON CONFLICT (object_name) DO UPDATE SET version = EXCLUDED.version, last_moved_at = EXCLUDED.last_moved_at, last_polled_at = EXCLUDED.last_polled_at, last_error = NULL, updated_at = EXCLUDED.updated_at WHERE s.version IS NULL
+INSERT INTO "tidemark"."sync_state" AS s
+       (object_name, version, source_identity, paused, last_moved_at, last_polled_at, last_error, updated_at)
+VALUES (:name, :version, :source, false, :at, :at, NULL, :at)
+ON CONFLICT (object_name) DO UPDATE
+   SET version = EXCLUDED.version,
+       source_identity = EXCLUDED.source_identity,
+       last_moved_at = EXCLUDED.last_moved_at,
+       last_polled_at = EXCLUDED.last_polled_at,
+       last_error = NULL,
+       updated_at = EXCLUDED.updated_at
+ WHERE s.version IS NULL
 
 -- advanceFrom()
-UPDATE "tidemark"."sync_state" SET version = :version, last_moved_at = CASE WHEN version = :version THEN last_moved_at ELSE :at END, last_polled_at = :at, last_error = NULL, updated_at = :at WHERE object_name = :name AND version = :expected AND version <= :version
+UPDATE "tidemark"."sync_state"
+   SET version = :version,
+       source_identity = :source,
+       last_moved_at = CASE WHEN version = :version THEN last_moved_at ELSE :at END,
+       last_polled_at = :at,
+       last_error = NULL,
+       updated_at = :at
+ WHERE object_name = :name AND version = :expected AND version <= :version
+   AND (source_identity IS NULL OR source_identity = :source)
 
 -- recordPoll()
-INSERT INTO "tidemark"."sync_state" AS s (object_name, version, paused, last_polled_at, last_error, updated_at) VALUES (:name, NULL, false, :at, :error, :at) ON CONFLICT (object_name) DO UPDATE SET last_polled_at = EXCLUDED.last_polled_at, last_error = EXCLUDED.last_error, updated_at = EXCLUDED.updated_at
+INSERT INTO "tidemark"."sync_state" AS s (object_name, version, paused, last_polled_at, last_error, updated_at)
+VALUES (:name, NULL, false, :at, :error, :at)
+ON CONFLICT (object_name) DO UPDATE
+   SET last_polled_at = EXCLUDED.last_polled_at,
+       last_error = EXCLUDED.last_error,
+       updated_at = EXCLUDED.updated_at
 
 -- setPaused()
-INSERT INTO "tidemark"."sync_state" AS s (object_name, version, paused, updated_at) VALUES (:name, NULL, :paused, :at) ON CONFLICT (object_name) DO UPDATE SET paused = EXCLUDED.paused, updated_at = EXCLUDED.updated_at
+INSERT INTO "tidemark"."sync_state" AS s (object_name, version, paused, updated_at)
+VALUES (:name, NULL, :paused, :at)
+ON CONFLICT (object_name) DO UPDATE
+   SET paused = EXCLUDED.paused,
+       updated_at = EXCLUDED.updated_at
+
+-- adoptSource()
+UPDATE "tidemark"."sync_state"
+   SET source_identity = :source,
+       updated_at = :at
+ WHERE object_name = :name AND version IS NOT NULL
 
 -- reset()
-UPDATE "tidemark"."sync_state" SET version = NULL, last_moved_at = :at, last_error = NULL, updated_at = :at WHERE object_name = :name
+UPDATE "tidemark"."sync_state"
+   SET version = NULL,
+       source_identity = NULL,
+       last_moved_at = :at,
+       last_error = NULL,
+       updated_at = :at
+ WHERE object_name = :name
 
 -- insertDeadLetter()
-INSERT INTO "tidemark"."dead_letters" (object_name, destination, batch_id, page_number, from_version, to_version, sync_type, reason_code, change_count, changes, error, created_at) VALUES (:objectName, :destination, :batchId, :pageNumber, :fromVersion, :toVersion, :syncType, :reasonCode, :changeCount, CAST(:changes AS json), :error, :createdAt) RETURNING id
+INSERT INTO "tidemark"."dead_letters" (object_name, destination, batch_id, page_number, from_version, to_version,
+       sync_type, reason_code, change_count, changes, error, created_at)
+VALUES (:objectName, :destination, :batchId, :pageNumber, :fromVersion, :toVersion,
+       :syncType, :reasonCode, :changeCount, CAST(:changes AS json), :error, :createdAt)
+RETURNING id
 
 -- selectDeadLetters()
-SELECT id, object_name, destination, batch_id, page_number, from_version, to_version, sync_type, reason_code, change_count, changes::text AS changes, error, created_at FROM "tidemark"."dead_letters" WHERE object_name = :name ORDER BY id
+SELECT id, object_name, destination, batch_id, page_number, from_version, to_version, sync_type,
+       reason_code, change_count, changes::text AS changes, error, created_at
+  FROM "tidemark"."dead_letters"
+ WHERE object_name = :name
+ ORDER BY id
 
 -- deleteDeadLetter()
-DELETE FROM "tidemark"."dead_letters" WHERE id = :id
+DELETE FROM "tidemark"."dead_letters"
+ WHERE id = :id

@@ -8,14 +8,20 @@ GO
 
 IF OBJECT_ID(N'[tidemark].[sync_state]', N'U') IS NULL
 CREATE TABLE [tidemark].[sync_state] (
-    object_name    NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL PRIMARY KEY,
-    version        BIGINT            NULL,              -- NULL until the first successful cycle
-    paused         BIT               NOT NULL DEFAULT 0,
-    last_moved_at  DATETIMEOFFSET(6) NULL,
-    last_polled_at DATETIMEOFFSET(6) NULL,
-    last_error     NVARCHAR(MAX)     NULL,
-    updated_at     DATETIMEOFFSET(6) NOT NULL DEFAULT SYSDATETIMEOFFSET()
+    object_name     NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL PRIMARY KEY,
+    version         BIGINT            NULL,              -- NULL until the first successful cycle
+    source_identity NVARCHAR(1000) COLLATE Latin1_General_100_BIN2 NULL, -- the procedure that produced the version
+    paused          BIT               NOT NULL DEFAULT 0,
+    last_moved_at   DATETIMEOFFSET(6) NULL,
+    last_polled_at  DATETIMEOFFSET(6) NULL,
+    last_error      NVARCHAR(MAX)     NULL,
+    updated_at      DATETIMEOFFSET(6) NOT NULL DEFAULT SYSDATETIMEOFFSET()
 );
+GO
+
+-- A table created before watermarks recorded their source gains the column here.
+IF COL_LENGTH(N'[tidemark].[sync_state]', N'source_identity') IS NULL
+    ALTER TABLE [tidemark].[sync_state] ADD source_identity NVARCHAR(1000) COLLATE Latin1_General_100_BIN2 NULL;
 GO
 
 IF OBJECT_ID(N'[tidemark].[dead_letters]', N'U') IS NULL
@@ -40,31 +46,87 @@ END;
 GO
 
 -- selectState()
-SELECT object_name, version, paused, last_moved_at, last_polled_at, last_error FROM [tidemark].[sync_state] WHERE object_name = :name
+SELECT object_name, version, source_identity, paused, last_moved_at, last_polled_at, last_error
+  FROM [tidemark].[sync_state]
+ WHERE object_name = :name
 
 -- selectAllStates()
-SELECT object_name, version, paused, last_moved_at, last_polled_at, last_error FROM [tidemark].[sync_state] ORDER BY object_name
+SELECT object_name, version, source_identity, paused, last_moved_at, last_polled_at, last_error
+  FROM [tidemark].[sync_state]
+ ORDER BY object_name
 
 -- advanceFromNothing()
-MERGE [tidemark].[sync_state] WITH (HOLDLOCK) AS s USING (SELECT :name AS object_name) AS src ON s.object_name = src.object_name WHEN MATCHED AND s.version IS NULL THEN UPDATE SET version = :version, last_moved_at = :at, last_polled_at = :at, last_error = NULL, updated_at = :at WHEN NOT MATCHED THEN INSERT (object_name, version, paused, last_moved_at, last_polled_at, last_error, updated_at) VALUES (:name, :version, 0, :at, :at, NULL, :at);
+MERGE [tidemark].[sync_state] WITH (HOLDLOCK) AS s
+USING (SELECT :name AS object_name) AS src ON s.object_name = src.object_name
+ WHEN MATCHED AND s.version IS NULL THEN UPDATE
+      SET version = :version,
+          source_identity = :source,
+          last_moved_at = :at,
+          last_polled_at = :at,
+          last_error = NULL,
+          updated_at = :at
+ WHEN NOT MATCHED THEN INSERT
+      (object_name, version, source_identity, paused, last_moved_at, last_polled_at, last_error, updated_at)
+      VALUES (:name, :version, :source, 0, :at, :at, NULL, :at);
 
 -- advanceFrom()
-UPDATE [tidemark].[sync_state] SET version = :version, last_moved_at = CASE WHEN version = :version THEN last_moved_at ELSE :at END, last_polled_at = :at, last_error = NULL, updated_at = :at WHERE object_name = :name AND version = :expected AND version <= :version
+UPDATE [tidemark].[sync_state]
+   SET version = :version,
+       source_identity = :source,
+       last_moved_at = CASE WHEN version = :version THEN last_moved_at ELSE :at END,
+       last_polled_at = :at,
+       last_error = NULL,
+       updated_at = :at
+ WHERE object_name = :name AND version = :expected AND version <= :version
+   AND (source_identity IS NULL OR source_identity = :source)
 
 -- recordPoll()
-MERGE [tidemark].[sync_state] WITH (HOLDLOCK) AS s USING (SELECT :name AS object_name) AS src ON s.object_name = src.object_name WHEN MATCHED THEN UPDATE SET last_polled_at = :at, last_error = :error, updated_at = :at WHEN NOT MATCHED THEN INSERT (object_name, version, paused, last_polled_at, last_error, updated_at) VALUES (:name, NULL, 0, :at, :error, :at);
+MERGE [tidemark].[sync_state] WITH (HOLDLOCK) AS s
+USING (SELECT :name AS object_name) AS src ON s.object_name = src.object_name
+ WHEN MATCHED THEN UPDATE
+      SET last_polled_at = :at,
+          last_error = :error,
+          updated_at = :at
+ WHEN NOT MATCHED THEN INSERT (object_name, version, paused, last_polled_at, last_error, updated_at)
+      VALUES (:name, NULL, 0, :at, :error, :at);
 
 -- setPaused()
-MERGE [tidemark].[sync_state] WITH (HOLDLOCK) AS s USING (SELECT :name AS object_name) AS src ON s.object_name = src.object_name WHEN MATCHED THEN UPDATE SET paused = :paused, updated_at = :at WHEN NOT MATCHED THEN INSERT (object_name, version, paused, updated_at) VALUES (:name, NULL, :paused, :at);
+MERGE [tidemark].[sync_state] WITH (HOLDLOCK) AS s
+USING (SELECT :name AS object_name) AS src ON s.object_name = src.object_name
+ WHEN MATCHED THEN UPDATE
+      SET paused = :paused,
+          updated_at = :at
+ WHEN NOT MATCHED THEN INSERT (object_name, version, paused, updated_at)
+      VALUES (:name, NULL, :paused, :at);
+
+-- adoptSource()
+UPDATE [tidemark].[sync_state]
+   SET source_identity = :source,
+       updated_at = :at
+ WHERE object_name = :name AND version IS NOT NULL
 
 -- reset()
-UPDATE [tidemark].[sync_state] SET version = NULL, last_moved_at = :at, last_error = NULL, updated_at = :at WHERE object_name = :name
+UPDATE [tidemark].[sync_state]
+   SET version = NULL,
+       source_identity = NULL,
+       last_moved_at = :at,
+       last_error = NULL,
+       updated_at = :at
+ WHERE object_name = :name
 
 -- insertDeadLetter()
-INSERT INTO [tidemark].[dead_letters] (object_name, destination, batch_id, page_number, from_version, to_version, sync_type, reason_code, change_count, changes, error, created_at) VALUES (:objectName, :destination, :batchId, :pageNumber, :fromVersion, :toVersion, :syncType, :reasonCode, :changeCount, :changes, :error, :createdAt)
+INSERT INTO [tidemark].[dead_letters] (object_name, destination, batch_id, page_number, from_version, to_version,
+       sync_type, reason_code, change_count, changes, error, created_at)
+VALUES (:objectName, :destination, :batchId, :pageNumber, :fromVersion, :toVersion,
+       :syncType, :reasonCode, :changeCount, :changes, :error, :createdAt)
 
 -- selectDeadLetters()
-SELECT id, object_name, destination, batch_id, page_number, from_version, to_version, sync_type, reason_code, change_count, changes, error, created_at FROM [tidemark].[dead_letters] WHERE object_name = :name ORDER BY id
+SELECT id, object_name, destination, batch_id, page_number, from_version, to_version, sync_type,
+       reason_code, change_count, changes, error, created_at
+  FROM [tidemark].[dead_letters]
+ WHERE object_name = :name
+ ORDER BY id
 
 -- deleteDeadLetter()
-DELETE FROM [tidemark].[dead_letters] WHERE id = :id
+DELETE FROM [tidemark].[dead_letters]
+ WHERE id = :id

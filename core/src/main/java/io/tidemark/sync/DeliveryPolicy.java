@@ -1,7 +1,8 @@
 package io.tidemark.sync;
 
+import io.tidemark.sync.internal.config.Checks;
+
 import java.time.Duration;
-import java.util.Objects;
 
 /**
  * What the engine does when a destination refuses a page.
@@ -31,16 +32,15 @@ public final class DeliveryPolicy {
     private final Duration backoff;
     private final WhenExhausted whenExhausted;
 
+    /** Every factory validates here, reporting all problems in one error. */
     private DeliveryPolicy(int maxAttempts, Duration backoff, WhenExhausted whenExhausted) {
-        if (maxAttempts < 1) {
-            throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "maxAttempts must be at least 1, got " + maxAttempts);
-        }
-        if (backoff == null || backoff.isNegative()) {
-            throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "backoff must be zero or positive, got " + backoff);
-        }
+        Checks checks = Checks.of("DeliveryPolicy");
+        checks.atLeast("maxAttempts", maxAttempts, 1);
+        checks.notNegative("backoff", backoff);
+        checks.throwIfAny();
         this.maxAttempts = maxAttempts;
         this.backoff = backoff;
-        this.whenExhausted = Objects.requireNonNull(whenExhausted, "whenExhausted");
+        this.whenExhausted = whenExhausted;
     }
 
     /** One attempt per cycle; a refusal blocks the object until the destination accepts. The default. */

@@ -17,6 +17,12 @@ public enum ErrorCode {
     ENGINE_STATE,
     /** A call named a tracked object the engine does not know. */
     UNKNOWN_OBJECT,
+    /**
+     * The engine's start-up check ({@link SyncEngine#check()}, {@code SyncEngine.Builder#checkOnBuild}) found
+     * problems; the message lists each with its own code (for example {@code CONNECTION_FAILED},
+     * {@code PROCEDURE_NOT_FOUND}). Fix each and build again.
+     */
+    CHECK_FAILED,
 
     // --- the change procedure and its response: fix the procedure --------------------------------------
     /** The procedure or function does not exist, or is not callable the way the contract requires. */

@@ -9,7 +9,6 @@ import org.jdbi.v3.core.mapper.RowMapper;
 import javax.sql.DataSource;
 import java.time.OffsetDateTime;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * Keeps dead letters in a table ({@code tidemark.dead_letters} by default), next to the watermarks. Each page
@@ -42,6 +41,12 @@ public final class JdbcDeadLetterStore implements DeadLetterStore {
     /** The DDL of the store's tables, formatted for review. */
     public String script() {
         return support.dialect().createScript();
+    }
+
+    /** Connects and reads the table: a closed port is {@code CONNECTION_FAILED}, a missing table {@code STORE_FAILED}. */
+    @Override
+    public List<CheckReport.Problem> check() {
+        return support.check("dead-letter store", support.dialect().selectDeadLetters());
     }
 
     @Override
@@ -101,7 +106,7 @@ public final class JdbcDeadLetterStore implements DeadLetterStore {
         private boolean createTables = true;
 
         private Builder(DataSource dataSource) {
-            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+            this.dataSource = dataSource;
         }
 
         public Builder schema(String schema) {
@@ -127,7 +132,8 @@ public final class JdbcDeadLetterStore implements DeadLetterStore {
         }
 
         public JdbcDeadLetterStore build() {
-            return new JdbcDeadLetterStore(new JdbcStoreSupport(dataSource, schema, stateTable, table, createTables));
+            return new JdbcDeadLetterStore(new JdbcStoreSupport("JdbcDeadLetterStore", dataSource, schema, stateTable,
+                    table, createTables));
         }
     }
 }

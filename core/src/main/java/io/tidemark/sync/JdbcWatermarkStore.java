@@ -12,6 +12,7 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -19,7 +20,9 @@ import java.util.OptionalLong;
 
 /**
  * Keeps watermarks in a table of the database ({@code tidemark.sync_state} by default), created on first use
- * unless told otherwise. Every version write is a single compare-and-set statement, so two engines sharing the
+ * unless told otherwise. Each version is stored with the identity of the procedure that produced it
+ * ({@code source_identity}); a table created by an older version of Tidemark gains that column on first use, and
+ * its rows, which have no identity yet, adopt the current one at their object's next successful cycle. Every version write is a single compare-and-set statement, so two engines sharing the
  * table can never move a watermark backwards or overwrite each other's progress.
  *
  * <pre>{@code
@@ -38,7 +41,7 @@ public final class JdbcWatermarkStore implements WatermarkStore {
         return new WatermarkState(rs.getString("object_name"), boxed, rs.getBoolean("paused"),
                 instant(rs.getObject("last_moved_at", OffsetDateTime.class)),
                 instant(rs.getObject("last_polled_at", OffsetDateTime.class)),
-                rs.getString("last_error"));
+                rs.getString("last_error"), rs.getString("source_identity"));
     };
 
     private final JdbcStoreSupport support;
@@ -59,6 +62,12 @@ public final class JdbcWatermarkStore implements WatermarkStore {
     /** The DDL this store runs (or expects) for its tables, formatted for review. */
     public String script() {
         return support.dialect().createScript();
+    }
+
+    /** Connects and reads the table: a closed port is {@code CONNECTION_FAILED}, a missing table {@code STORE_FAILED}. */
+    @Override
+    public List<CheckReport.Problem> check() {
+        return support.check("watermark store", support.dialect().selectState());
     }
 
     @Override
@@ -87,8 +96,9 @@ public final class JdbcWatermarkStore implements WatermarkStore {
     }
 
     @Override
-    public void advance(String objectName, OptionalLong expected, long newVersion, Instant at) {
+    public void advance(String objectName, String source, OptionalLong expected, long newVersion, Instant at) {
         WatermarkConflicts.checkNotBackwards(objectName, expected, newVersion);
+        WatermarkConflicts.requireSource(objectName, source);
         int updated;
         try {
             updated = support.jdbi().withHandle(h -> {
@@ -96,6 +106,7 @@ public final class JdbcWatermarkStore implements WatermarkStore {
                     return h.createUpdate(support.dialect().advanceFromNothing())
                             .bind("name", objectName)
                             .bind("version", newVersion)
+                            .bind("source", source)
                             .bind("at", timestamp(at))
                             .execute();
                 }
@@ -103,6 +114,7 @@ public final class JdbcWatermarkStore implements WatermarkStore {
                         .bind("name", objectName)
                         .bind("version", newVersion)
                         .bind("expected", expected.getAsLong())
+                        .bind("source", source)
                         .bind("at", timestamp(at))
                         .execute();
             });
@@ -110,8 +122,18 @@ public final class JdbcWatermarkStore implements WatermarkStore {
             throw JdbcStoreSupport.failure("store the watermark " + newVersion, objectName, e);
         }
         if (updated != 1) {
-            throw WatermarkConflicts.explain(objectName, expected, newVersion, load(objectName));
+            throw WatermarkConflicts.explain(objectName, source, expected, newVersion, load(objectName));
         }
+    }
+
+    @Override
+    public void adoptSource(String objectName, String source, Instant at) {
+        WatermarkConflicts.requireSource(objectName, source);
+        execute("adopt the watermark for " + source, objectName, h -> h.createUpdate(support.dialect().adoptSource())
+                .bind("name", objectName)
+                .bind("source", source)
+                .bind("at", timestamp(at))
+                .execute());
     }
 
     @Override
@@ -166,7 +188,7 @@ public final class JdbcWatermarkStore implements WatermarkStore {
         private boolean createTables = true;
 
         private Builder(DataSource dataSource) {
-            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+            this.dataSource = dataSource;
         }
 
         /** The schema of the store's tables; default {@code tidemark}. */
@@ -187,15 +209,22 @@ public final class JdbcWatermarkStore implements WatermarkStore {
             return this;
         }
 
-        /** Whether to create missing tables at {@link #build()}; default true. */
+        /**
+         * Whether to create missing tables at {@link #build()}, and add columns that tables created by an older
+         * Tidemark lack; default true. With false, run {@link JdbcWatermarkStore#script()} first.
+         */
         public Builder createTables(boolean createTables) {
             this.createTables = createTables;
             return this;
         }
 
-        /** Validates the names, connects once to detect the database, and creates missing tables. */
+        /**
+         * Validates every setting at once (setters only store), connects once to detect the database, and
+         * creates missing tables.
+         */
         public JdbcWatermarkStore build() {
-            return new JdbcWatermarkStore(new JdbcStoreSupport(dataSource, schema, table, deadLetterTable, createTables));
+            return new JdbcWatermarkStore(new JdbcStoreSupport("JdbcWatermarkStore", dataSource, schema, table,
+                    deadLetterTable, createTables));
         }
     }
 }

@@ -13,7 +13,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * Polls change procedures, delivers what they return to destinations, and advances each object's watermark
@@ -69,8 +68,22 @@ public interface SyncEngine extends AutoCloseable {
     /** Resumes a paused object and polls it soon. */
     void resume(String objectName);
 
-    /** Forgets the object's watermark so that its next cycle is a first cycle again. */
+    /**
+     * Forgets the object's watermark (and the procedure that produced it) so that its next cycle is a first
+     * cycle again, following its {@link InitialSync}. The way out of
+     * {@link ErrorCode#WATERMARK_SOURCE_CHANGED} when the new procedure's versions do not continue the old ones.
+     */
     void reset(String objectName);
+
+    /**
+     * Lets the object continue from its stored watermark although that was produced by another procedure than
+     * the one it calls now (after a rename, or when it was pointed at another function or table): the current
+     * procedure is recorded as the watermark's source, the version is kept. Only correct when the new
+     * procedure's versions continue the old ones (the same table's change tracking or outbox, for example);
+     * otherwise {@link #reset(String)}. The way out of {@link ErrorCode#WATERMARK_SOURCE_CHANGED}; does nothing
+     * when no watermark is stored.
+     */
+    void adoptWatermark(String objectName);
 
     ObjectStatus status(String objectName);
 
@@ -80,6 +93,14 @@ public interface SyncEngine extends AutoCloseable {
     List<TrackedObject> trackedObjects();
 
     /**
+     * The start-up check: whether the provider's database and the stores can be reached, and whether every
+     * tracked procedure exists with the contract's signature (as far as the provider can tell from its catalog).
+     * Reports every problem, not only the first; calls no procedure and changes nothing.
+     * {@link Builder#checkOnBuild(boolean)} runs it at {@code build()}.
+     */
+    CheckReport check();
+
+    /**
      * Stops for good: no new cycle starts, running cycles get the shutdown timeout to finish, then are
      * cancelled (their watermark is not moved, so their changes are offered again by the next engine).
      * Every poller thread has ended when this returns. Idempotent.
@@ -87,7 +108,10 @@ public interface SyncEngine extends AutoCloseable {
     @Override
     void close();
 
-    /** Builds a {@link SyncEngine}; validated at {@link #build()}. */
+    /**
+     * Builds a {@link SyncEngine}. Setters only store; {@link #build()} checks every rule (and every tracked
+     * object) at once and reports all violations in one {@link ErrorCode#INVALID_CONFIGURATION} error.
+     */
     final class Builder {
         private ChangeProvider provider;
         private WatermarkStore watermarks;
@@ -101,6 +125,7 @@ public interface SyncEngine extends AutoCloseable {
         private Duration shutdownTimeout = EngineConfig.DEFAULT_SHUTDOWN_TIMEOUT;
         private Clock clock = Clock.systemUTC();
         private String name = "tidemark";
+        private boolean checkOnBuild;
 
         private Builder() {
         }
@@ -122,7 +147,7 @@ public interface SyncEngine extends AutoCloseable {
         }
 
         public Builder track(TrackedObject object) {
-            this.objects.add(Objects.requireNonNull(object, "object"));
+            this.objects.add(object);
             return this;
         }
 
@@ -137,7 +162,7 @@ public interface SyncEngine extends AutoCloseable {
         }
 
         public Builder listener(SyncListener listener) {
-            this.listeners.add(Objects.requireNonNull(listener, "listener"));
+            this.listeners.add(listener);
             return this;
         }
 
@@ -177,11 +202,28 @@ public interface SyncEngine extends AutoCloseable {
             return this;
         }
 
-        /** Validates the configuration and each object's procedure name, and builds the engine. Runs no SQL. */
+        /**
+         * Whether {@link #build()} runs the engine's {@link SyncEngine#check() start-up check} and fails with one
+         * {@link ErrorCode#CHECK_FAILED} error listing every problem (an unreachable database or store, a missing
+         * procedure, a wrong signature); default false.
+         */
+        public Builder checkOnBuild(boolean enabled) {
+            this.checkOnBuild = enabled;
+            return this;
+        }
+
+        /**
+         * Validates the configuration and each object's procedure name, and builds the engine. Runs no SQL unless
+         * {@link #checkOnBuild(boolean)} asks for the start-up check.
+         */
         public SyncEngine build() {
             EngineConfig config = new EngineConfig(name, provider, watermarks, deadLetters, objects, destinations,
                     listeners, pollInterval, pageSize, threads, shutdownTimeout, clock);
-            return new DefaultSyncEngine(config);
+            SyncEngine engine = new DefaultSyncEngine(config);
+            if (checkOnBuild) {
+                engine.check().throwIfProblems(name);
+            }
+            return engine;
         }
     }
 }

@@ -7,7 +7,9 @@ import java.util.OptionalInt;
 
 /**
  * One source the engine follows: a logical name (the key of its watermark) and the change procedure that
- * reports its changes. Immutable; every {@code with}-style method returns a new instance.
+ * reports its changes. Immutable; every {@code with}-style method returns a new instance. The values are checked
+ * when the engine is built ({@link SyncEngine.Builder#build()}), which reports every problem of every object at
+ * once.
  *
  * <pre>{@code
  * TrackedObject.of("Items", "public.get_item_changes")
@@ -17,8 +19,6 @@ import java.util.OptionalInt;
  * }</pre>
  */
 public final class TrackedObject {
-
-    private static final int MAX_NAME_LENGTH = 200;
 
     private final String name;
     private final String procedure;
@@ -45,21 +45,17 @@ public final class TrackedObject {
      *                  the provider validates and quotes it
      */
     public static TrackedObject of(String name, String procedure) {
-        return new TrackedObject(checkName(name), checkProcedure(name, procedure), InitialSync.FULL,
+        return new TrackedObject(name, procedure == null ? null : procedure.strip(), InitialSync.FULL,
                 null, null, null, null);
     }
 
     /** What the first cycle does when no watermark is stored. Default {@link InitialSync#FULL}. */
     public TrackedObject initialSync(InitialSync initialSync) {
-        Objects.requireNonNull(initialSync, "initialSync");
         return new TrackedObject(name, procedure, initialSync, pollInterval, maxRows, pageSize, table);
     }
 
     /** How often this object is polled in the background; overrides the engine's default. */
     public TrackedObject pollInterval(Duration interval) {
-        if (interval == null || interval.isNegative() || interval.isZero()) {
-            throw invalid("pollInterval must be a positive duration, got " + interval);
-        }
         return new TrackedObject(name, procedure, initialSync, interval, maxRows, pageSize, table);
     }
 
@@ -69,29 +65,21 @@ public final class TrackedObject {
      * for the interval, so a backlog drains in bounded steps. Procedures that ignore the hint keep working.
      */
     public TrackedObject maxRows(int maxRows) {
-        if (maxRows < 1) {
-            throw invalid("maxRows must be at least 1, got " + maxRows);
-        }
         return new TrackedObject(name, procedure, initialSync, pollInterval, maxRows, pageSize, table);
     }
 
     /** The largest number of changes handed to a destination in one {@link ChangeBatch}; overrides the engine's. */
     public TrackedObject pageSize(int pageSize) {
-        if (pageSize < 1) {
-            throw invalid("pageSize must be at least 1, got " + pageSize);
-        }
         return new TrackedObject(name, procedure, initialSync, pollInterval, maxRows, pageSize, table);
     }
 
     /**
      * The table the procedure reads, for providers' diagnostics (for example the Change Tracking minimum valid
-     * version on SQL Server, or the outbox a PostgreSQL function reads). Optional.
+     * version on SQL Server, or the outbox a PostgreSQL function reads). Optional; null means none.
      */
     public TrackedObject table(String table) {
-        if (table == null || table.isBlank()) {
-            throw invalid("table must not be blank");
-        }
-        return new TrackedObject(name, procedure, initialSync, pollInterval, maxRows, pageSize, table.strip());
+        return new TrackedObject(name, procedure, initialSync, pollInterval, maxRows, pageSize,
+                table == null ? null : table.strip());
     }
 
     public String name() {
@@ -122,35 +110,6 @@ public final class TrackedObject {
         return Optional.ofNullable(table);
     }
 
-    private static String checkName(String name) {
-        if (name == null || name.isBlank()) {
-            throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "A tracked object needs a non-blank name");
-        }
-        if (name.length() > MAX_NAME_LENGTH) {
-            throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
-                    "Tracked object name is longer than " + MAX_NAME_LENGTH + " characters: " + name);
-        }
-        for (int i = 0; i < name.length(); i++) {
-            if (Character.isISOControl(name.charAt(i))) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
-                        "Tracked object name contains a control character: " + name.replaceAll("\\p{Cntrl}", "?"));
-            }
-        }
-        return name;
-    }
-
-    private static String checkProcedure(String name, String procedure) {
-        if (procedure == null || procedure.isBlank()) {
-            throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, name,
-                    "needs the name of its change procedure or function");
-        }
-        return procedure.strip();
-    }
-
-    private TidemarkException invalid(String message) {
-        return TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, name, message);
-    }
-
     @Override
     public boolean equals(Object o) {
         if (this == o) {
@@ -160,7 +119,8 @@ public final class TrackedObject {
             return false;
         }
         TrackedObject that = (TrackedObject) o;
-        return name.equals(that.name) && procedure.equals(that.procedure) && initialSync == that.initialSync
+        return Objects.equals(name, that.name) && Objects.equals(procedure, that.procedure)
+                && initialSync == that.initialSync
                 && Objects.equals(pollInterval, that.pollInterval) && Objects.equals(maxRows, that.maxRows)
                 && Objects.equals(pageSize, that.pageSize) && Objects.equals(table, that.table);
     }

@@ -22,8 +22,8 @@ class DeliveryPolicyTest {
     private static final String ITEMS = "Items";
 
     private final ScriptedProvider provider = new ScriptedProvider();
-    private final WatermarkStore watermarks = WatermarkStore.inMemory();
-    private final DeadLetterStore deadLetters = DeadLetterStore.inMemory();
+    private final WatermarkStore watermarks = InMemoryWatermarkStore.create();
+    private final DeadLetterStore deadLetters = InMemoryDeadLetterStore.create();
 
     private static TrackedObject items() {
         return TrackedObject.of(ITEMS, "public.items_changes");

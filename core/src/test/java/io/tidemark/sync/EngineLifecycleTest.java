@@ -27,7 +27,7 @@ class EngineLifecycleTest {
     private static final Duration AN_HOUR = Duration.ofHours(1);
 
     private final ScriptedProvider provider = new ScriptedProvider();
-    private final WatermarkStore store = WatermarkStore.inMemory();
+    private final WatermarkStore store = InMemoryWatermarkStore.create();
 
     private static TrackedObject items() {
         return TrackedObject.of(ITEMS, "public.items_changes");
@@ -55,7 +55,7 @@ class EngineLifecycleTest {
             String name = "lifecycle-" + i;
             CountDownLatch cycled = new CountDownLatch(1);
             SyncEngine engine = engine(name, items().pollInterval(Duration.ofMillis(5)),
-                    new RecordingDestination(), WatermarkStore.inMemory())
+                    new RecordingDestination(), InMemoryWatermarkStore.create())
                     .listener(new SyncListener() {
                         @Override
                         public void onReport(ObjectReport report) {

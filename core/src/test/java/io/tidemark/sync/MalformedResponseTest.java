@@ -31,7 +31,7 @@ class MalformedResponseTest {
     private static final String SYNC = "\"Metadata\":{\"Sync\":{\"Version\":9,\"Type\":\"Diff\",\"ReasonCode\":0}}";
 
     private final ScriptedProvider provider = new ScriptedProvider();
-    private final WatermarkStore store = WatermarkStore.inMemory();
+    private final WatermarkStore store = InMemoryWatermarkStore.create();
 
     static Stream<Arguments> malformed() {
         return Stream.of(

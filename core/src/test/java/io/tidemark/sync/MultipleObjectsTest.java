@@ -18,7 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class MultipleObjectsTest {
 
     private final ScriptedProvider provider = new ScriptedProvider();
-    private final WatermarkStore store = WatermarkStore.inMemory();
+    private final WatermarkStore store = InMemoryWatermarkStore.create();
 
     @Test
     void a_failing_object_does_not_stop_the_others_and_every_destination_gets_every_object() {

@@ -29,7 +29,7 @@ class VersionRulesTest {
     private static final String ITEMS = "Items";
 
     private final ScriptedProvider provider = new ScriptedProvider();
-    private final WatermarkStore store = WatermarkStore.inMemory();
+    private final WatermarkStore store = InMemoryWatermarkStore.create();
     private final List<SyncEngine> engines = new ArrayList<>();
 
     @AfterEach

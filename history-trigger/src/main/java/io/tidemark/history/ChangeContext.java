@@ -3,8 +3,8 @@ package io.tidemark.history;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.config.Checks;
 
 import java.util.Objects;
 import java.util.Optional;
@@ -178,44 +178,51 @@ public final class ChangeContext {
         }
 
         /**
-         * @throws TidemarkException INVALID_CONFIGURATION when a value contains a NUL character (PostgreSQL text cannot
-         *                           hold one) or {@code extra} is not a JSON object
+         * Checks every value at once (setters only store).
+         *
+         * @throws TidemarkException INVALID_CONFIGURATION listing every value that contains a NUL character
+         *                           (PostgreSQL text cannot hold one), and {@code extra} unless it is a JSON object
          */
         public ChangeContext build() {
-            String by = clean("changedBy", changedBy);
-            String byName = clean("changedByName", changedByName);
-            String correlation = clean("correlationId", correlationId);
-            String why = clean("reason", reason);
-            String json = clean("extra", extra);
+            Checks checks = Checks.of("ChangeContext");
+            String by = clean(checks, "changedBy", changedBy);
+            String byName = clean(checks, "changedByName", changedByName);
+            String correlation = clean(checks, "correlationId", correlationId);
+            String why = clean(checks, "reason", reason);
+            String json = clean(checks, "extra", extra);
             if (json != null) {
-                json = validateObject(json);
+                json = validateObject(checks, json);
             }
+            checks.throwIfAny();
             return new ChangeContext(by, byName, correlation, why, json);
         }
 
-        private static String clean(String what, String value) {
+        private static String clean(Checks checks, String what, String value) {
             if (value == null || value.isEmpty()) {
                 return null;
             }
             if (value.indexOf('\0') >= 0) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "ChangeContext." + what
-                        + " contains a NUL character, which PostgreSQL text cannot store; remove it");
+                checks.add("ChangeContext." + what + " contains a NUL character, which PostgreSQL text cannot store;"
+                        + " remove it");
+                return null;
             }
             return value;
         }
 
-        private static String validateObject(String json) {
+        private static String validateObject(Checks checks, String json) {
             JsonNode node;
             try {
                 node = JSON.readTree(json);
             } catch (JsonProcessingException e) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "ChangeContext.extra is not valid JSON ("
-                        + e.getOriginalMessage() + "); pass a JSON object such as {\"ticket\":\"OPS-12\"}", e);
+                checks.add("ChangeContext.extra is not valid JSON (" + e.getOriginalMessage() + "); pass a JSON"
+                        + " object such as {\"ticket\":\"OPS-12\"}");
+                return null;
             }
             if (node == null || !node.isObject()) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "ChangeContext.extra must be a JSON object,"
-                        + " not " + (node == null ? "nothing" : node.getNodeType().toString().toLowerCase(java.util.Locale.ROOT))
+                checks.add("ChangeContext.extra must be a JSON object, not "
+                        + (node == null ? "nothing" : node.getNodeType().toString().toLowerCase(java.util.Locale.ROOT))
                         + "; wrap the value, e.g. {\"value\": ...}");
+                return null;
             }
             // Normalised text: what jsonb will store anyway, and stable for equals().
             return node.toString();

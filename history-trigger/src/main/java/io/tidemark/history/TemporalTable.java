@@ -8,6 +8,7 @@ import io.tidemark.history.internal.SchemaMaintenance;
 import io.tidemark.history.internal.SettingsPrefix;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.config.Checks;
 import io.tidemark.sync.sql.PgName;
 
 import javax.sql.DataSource;
@@ -15,6 +16,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -81,7 +83,7 @@ public final class TemporalTable {
      * {@code public}). Names are parsed like PostgreSQL does: unquoted parts fold to lower case.
      */
     public static Builder forTable(String table) {
-        return new Builder(PgName.parse(table, "table").withDefaultSchema("public"));
+        return new Builder(table);
     }
 
     // --- operations ---------------------------------------------------------------------------------------------
@@ -228,7 +230,11 @@ public final class TemporalTable {
 
     /** Configures a {@link TemporalTable}; everything is checked at {@link #build()}. */
     public static final class Builder {
-        private final PgName table;
+        private final String tableName;
+        private String historyTableName;
+        private final List<String> excludedNames = new ArrayList<>();
+        /** Filled by {@link #build()} from the names above, checked. */
+        private PgName table;
         private PgName historyTable;
         private final List<String> excluded = new ArrayList<>();
         private boolean sessionUserColumn;
@@ -239,17 +245,17 @@ public final class TemporalTable {
         private TriggerMode triggerMode = TriggerMode.ROW;
         private boolean periodIndex;
         private String seedValidFrom;
+        private boolean seedValidFromSet;
         private int pruneBatchSize = 10_000;
         private Clock clock = Clock.systemUTC();
 
-        private Builder(PgName table) {
-            this.table = table;
+        private Builder(String table) {
+            this.tableName = table;
         }
 
         /** The history table's name, {@code name} or {@code schema.name}; default {@code <table>_history}. */
         public Builder historyTable(String name) {
-            PgName parsed = PgName.parse(name, "history table");
-            this.historyTable = parsed.withDefaultSchema(table.schema().orElseThrow());
+            this.historyTableName = name;
             return this;
         }
 
@@ -258,8 +264,10 @@ public final class TemporalTable {
          * version. Primary-key columns cannot be excluded.
          */
         public Builder exclude(String... columns) {
-            for (String column : columns) {
-                excluded.add(PgName.checkPart(Objects.requireNonNull(column, "column"), "excluded column"));
+            if (columns == null) {
+                excludedNames.add(null);
+            } else {
+                excludedNames.addAll(Arrays.asList(columns));
             }
             return this;
         }
@@ -314,7 +322,8 @@ public final class TemporalTable {
          * falls back to the install instant) instead of the install instant.
          */
         public Builder seedValidFrom(String column) {
-            this.seedValidFrom = PgName.checkPart(Objects.requireNonNull(column, "column"), "seed column");
+            this.seedValidFrom = column;
+            this.seedValidFromSet = true;
             return this;
         }
 
@@ -330,26 +339,45 @@ public final class TemporalTable {
             return this;
         }
 
-        /** @throws TidemarkException INVALID_CONFIGURATION or INVALID_IDENTIFIER, naming the table and the fix */
+        /**
+         * Checks every value at once (setters only store) and builds the definition; runs no SQL.
+         *
+         * @throws TidemarkException INVALID_CONFIGURATION listing every problem, naming the table and the fix
+         */
         public TemporalTable build() {
-            String object = table.toString();
-            SettingsPrefix.check(settingsPrefix, object);
-            if (retention != null && (retention.isNegative() || retention.isZero())) {
-                throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object, "retention " + retention
-                        + " must be positive; leave it unset to keep history for ever");
+            Checks checks = Checks.of("[" + tableName + "]");
+            table = checks.valid(() -> PgName.parse(tableName, "table").withDefaultSchema("public"));
+            historyTable = null;
+            if (historyTableName != null && table != null) {
+                historyTable = checks.valid(() -> PgName.parse(historyTableName, "history table")
+                        .withDefaultSchema(table.schema().orElseThrow()));
             }
-            if (pruneBatchSize < 1) {
-                throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object,
-                        "pruneBatchSize must be at least 1, was " + pruneBatchSize);
+            excluded.clear();
+            for (String column : excludedNames) {
+                if (column == null) {
+                    checks.add("exclude(...) names a null column");
+                } else if (checks.valid(() -> PgName.checkPart(column, "excluded column")) != null) {
+                    excluded.add(column);
+                }
             }
-            Objects.requireNonNull(truncatePolicy, "truncatePolicy");
-            Objects.requireNonNull(triggerMode, "triggerMode");
-            Objects.requireNonNull(clock, "clock");
-            Set<String> unique = new LinkedHashSet<>(excluded);
-            if (unique.size() != excluded.size()) {
-                throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object,
-                        "a column is excluded twice: " + excluded);
+            if (seedValidFromSet) {
+                if (seedValidFrom == null) {
+                    checks.add("seedValidFrom must not be null");
+                } else {
+                    checks.valid(() -> PgName.checkPart(seedValidFrom, "seed column"));
+                }
             }
+            String object = table == null ? tableName : table.toString();
+            checks.valid(() -> SettingsPrefix.check(settingsPrefix, object));
+            checks.that(retention == null || !(retention.isNegative() || retention.isZero()), "retention "
+                    + retention + " must be positive; leave it unset to keep history for ever");
+            checks.that(pruneBatchSize >= 1, "pruneBatchSize must be at least 1, was " + pruneBatchSize);
+            checks.notNull("truncatePolicy", truncatePolicy);
+            checks.notNull("triggerMode", triggerMode);
+            checks.notNull("clock", clock);
+            checks.that(new LinkedHashSet<>(excludedNames).size() == excludedNames.size(),
+                    "a column is excluded twice: " + excludedNames);
+            checks.throwIfAny();
             return new TemporalTable(this);
         }
     }

@@ -84,6 +84,21 @@ class ChangeContextTest {
         assertThat(ChangeContext.builder().extraJson("{ \"a\" : 1 }").build().extra()).contains("{\"a\":1}");
     }
 
+    /** build() reports every bad value at once. */
+    @Test
+    void every_problem_is_reported_by_build() {
+        assertThatThrownBy(() -> ChangeContext.builder().changedBy("a\0").changedByName("b\0").correlationId("c\0")
+                .reason("d\0").extraJson("[1]").build())
+                .isInstanceOfSatisfying(TidemarkException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
+                .hasMessageStartingWith("ChangeContext has 5 configuration problems:")
+                .hasMessageContaining("ChangeContext.changedBy contains a NUL character")
+                .hasMessageContaining("ChangeContext.changedByName contains a NUL character")
+                .hasMessageContaining("ChangeContext.correlationId contains a NUL character")
+                .hasMessageContaining("ChangeContext.reason contains a NUL character")
+                .hasMessageContaining("must be a JSON object, not array");
+    }
+
     @Test
     void runWith_binds_a_context_to_the_thread_and_restores_the_previous_one() {
         assertThat(ChangeContext.current()).isEqualTo(ChangeContext.EMPTY);

@@ -39,9 +39,29 @@ class TemporalTableTest {
         assertThat(custom.names().asOfFunction().quoted()).isEqualTo("\"sales\".\"Order_as_of\"");
     }
 
+    /** Setters only store: build() reports every bad value at once, nulls included. */
+    @Test
+    void every_problem_is_reported_by_build() {
+        TemporalTable.Builder builder = TemporalTable.forTable("t").historyTable("a.b.c").exclude("x", null, "x")
+                .seedValidFrom(null).settingsPrefix("my.app").retention(Duration.ZERO).pruneBatchSize(0)
+                .truncatePolicy(null).triggerMode(null).clock(null);
+        refused(builder::build, ErrorCode.INVALID_CONFIGURATION, "[t] has 10 configuration problems:");
+        assertThatThrownBy(builder::build)
+                .hasMessageContaining("more than two parts")
+                .hasMessageContaining("exclude(...) names a null column")
+                .hasMessageContaining("seedValidFrom must not be null")
+                .hasMessageContaining("settings prefix 'my.app'")
+                .hasMessageContaining("must be positive")
+                .hasMessageContaining("pruneBatchSize must be at least 1, was 0")
+                .hasMessageContaining("truncatePolicy must not be null")
+                .hasMessageContaining("triggerMode must not be null")
+                .hasMessageContaining("clock must not be null")
+                .hasMessageContaining("a column is excluded twice");
+    }
+
     @Test
     void invalid_options_are_refused_at_build() {
-        refused(() -> TemporalTable.forTable("t; DROP TABLE x").build(), ErrorCode.INVALID_IDENTIFIER, "Refusing");
+        refused(() -> TemporalTable.forTable("t; DROP TABLE x").build(), ErrorCode.INVALID_CONFIGURATION, "Refusing");
         refused(() -> TemporalTable.forTable("t").settingsPrefix("my.app").build(), ErrorCode.INVALID_CONFIGURATION,
                 "settings prefix 'my.app'");
         refused(() -> TemporalTable.forTable("t").retention(Duration.ZERO).build(), ErrorCode.INVALID_CONFIGURATION,
@@ -50,7 +70,7 @@ class TemporalTableTest {
                 "excluded twice");
         refused(() -> TemporalTable.forTable("t").pruneBatchSize(0).build(), ErrorCode.INVALID_CONFIGURATION,
                 "pruneBatchSize");
-        refused(() -> TemporalTable.forTable("t").historyTable("a.b.c").build(), ErrorCode.INVALID_IDENTIFIER,
+        refused(() -> TemporalTable.forTable("t").historyTable("a.b.c").build(), ErrorCode.INVALID_CONFIGURATION,
                 "more than two parts");
     }
 

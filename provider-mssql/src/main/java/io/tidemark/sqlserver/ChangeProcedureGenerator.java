@@ -2,18 +2,15 @@ package io.tidemark.sqlserver;
 
 import io.tidemark.sqlserver.internal.ProcedureScript;
 import io.tidemark.sqlserver.internal.TSqlScript;
-import io.tidemark.sync.ErrorCode;
-import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.config.Checks;
 import io.tidemark.sync.sql.SqlServerName;
 
 import javax.sql.DataSource;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -125,13 +122,13 @@ public final class ChangeProcedureGenerator {
 
         /** The table's primary key columns, in key order. Required. */
         public Builder keyColumns(String... names) {
-            this.keyColumns = copy(names, "keyColumns");
+            this.keyColumns = names == null ? null : Arrays.asList(names.clone());
             return this;
         }
 
         /** The other columns to send, in the order they should appear. */
         public Builder columns(String... names) {
-            this.columns = copy(names, "columns");
+            this.columns = names == null ? null : Arrays.asList(names.clone());
             return this;
         }
 
@@ -143,59 +140,51 @@ public final class ChangeProcedureGenerator {
 
         /** {@link Level#TABLE} unless set. */
         public Builder level(Level level) {
-            this.level = Objects.requireNonNull(level, "level");
+            this.level = level;
             return this;
         }
 
+        /** Checks every value at once (setters only store) and builds the generator; runs no SQL. */
         public ChangeProcedureGenerator build() {
-            table = SqlServerName.parse(tableText, "table").withDefaultSchema("dbo");
-            procedure = procedureText == null
-                    ? SqlServerName.of(table.schema().orElseThrow(), table.name() + "_changes")
-                    : SqlServerName.parse(procedureText, "procedure").withDefaultSchema(table.schema().orElseThrow());
-            if (keyColumns.isEmpty()) {
-                throw invalid("needs the key columns of " + table.quoted() + " (its primary key): keyColumns(...)."
+            Checks checks = Checks.of("ChangeProcedureGenerator for " + tableText);
+            table = checks.valid(() -> SqlServerName.parse(tableText, "table").withDefaultSchema("dbo"));
+            if (table != null) {
+                procedure = checks.valid(() -> procedureText == null
+                        ? SqlServerName.of(table.schema().orElseThrow(), table.name() + "_changes")
+                        : SqlServerName.parse(procedureText, "procedure").withDefaultSchema(table.schema().orElseThrow()));
+            }
+            checks.notNull("level", level);
+            if (checks.noNulls("keyColumns", keyColumns)) {
+                checks.that(!keyColumns.isEmpty(), "needs the key columns of "
+                        + (table == null ? tableText : table.quoted()) + " (its primary key): keyColumns(...)."
                         + " CHANGETABLE reports changed rows by their primary key");
             }
+            boolean columnsGiven = checks.noNulls("columns", columns);
             Set<String> seen = new HashSet<>();
-            for (String key : keyColumns) {
-                check(key, "key column", seen);
+            if (keyColumns != null && keyColumns.stream().allMatch(k -> k != null)) {
+                keyColumns.forEach(key -> check(checks, key, "key column", seen));
             }
-            for (String column : columns) {
-                check(column, "column", seen);
+            if (columnsGiven) {
+                columns.forEach(column -> check(checks, column, "column", seen));
             }
+            checks.throwIfAny();
+            keyColumns = List.copyOf(keyColumns);
+            columns = List.copyOf(columns);
             return new ChangeProcedureGenerator(this);
         }
 
-        private void check(String name, String what, Set<String> seen) {
-            SqlServerName.checkPart(name, what);
-            if (name.indexOf('.') >= 0) {
-                throw invalid("the " + what + " name '" + name + "' contains a '.', which FOR JSON PATH turns into a"
-                        + " nested object; rename the column or write the procedure by hand with an alias");
+        private static void check(Checks checks, String name, String what, Set<String> seen) {
+            if (checks.valid(() -> SqlServerName.checkPart(name, what)) == null) {
+                return;
             }
-            if (name.startsWith("$")) {
-                throw invalid("the " + what + " name '" + name + "' starts with '$', which the procedure contract"
-                        + " reserves for its own keys ($operation, $version, $changed)");
-            }
+            checks.that(name.indexOf('.') < 0, "the " + what + " name '" + name + "' contains a '.', which FOR JSON"
+                    + " PATH turns into a nested object; rename the column or write the procedure by hand with an"
+                    + " alias");
+            checks.that(!name.startsWith("$"), "the " + what + " name '" + name + "' starts with '$', which the"
+                    + " procedure contract reserves for its own keys ($operation, $version, $changed)");
             // Column names compare case-insensitively under the usual collations: two spellings are one column.
-            if (!seen.add(name.toLowerCase(Locale.ROOT))) {
-                throw invalid("the column '" + name + "' is listed twice (key columns and columns must not overlap)");
-            }
-        }
-
-        private TidemarkException invalid(String problem) {
-            return new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "ChangeProcedureGenerator for "
-                    + (table == null ? tableText : table.quoted()) + ": " + problem);
-        }
-
-        private static List<String> copy(String[] names, String what) {
-            if (names == null) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, what + " must not be null");
-            }
-            List<String> list = new ArrayList<>(Arrays.asList(names));
-            if (list.contains(null)) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, what + " must not contain null");
-            }
-            return list;
+            checks.that(seen.add(name.toLowerCase(Locale.ROOT)), "the column '" + name + "' is listed twice (key"
+                    + " columns and columns must not overlap)");
         }
     }
 }

@@ -1,12 +1,12 @@
 package io.tidemark.sqlserver;
 
 import io.tidemark.sqlserver.internal.TSqlScript;
-import io.tidemark.sync.ErrorCode;
-import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.config.Checks;
 import io.tidemark.sync.sql.SqlServerName;
 
 import javax.sql.DataSource;
 import java.time.Duration;
+import java.util.AbstractMap;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -167,8 +167,9 @@ public final class ChangeTrackingSetup {
     /** Configures a {@link ChangeTrackingSetup}. */
     public static final class Builder {
         private Duration retention = DEFAULT_RETENTION;
+        /** Filled by {@link #build()} from {@link #requested}, checked. */
         private final Map<SqlServerName, Boolean> tables = new LinkedHashMap<>();
-        private final List<String> problems = new ArrayList<>();
+        private final List<Map.Entry<String, Boolean>> requested = new ArrayList<>();
 
         private Builder() {
         }
@@ -186,25 +187,29 @@ public final class ChangeTrackingSetup {
 
         /** A table to track; {@code trackColumnsUpdated} false only for table-level procedures on very hot tables. */
         public Builder table(String table, boolean trackColumnsUpdated) {
-            SqlServerName name = SqlServerName.parse(table, "table").withDefaultSchema("dbo");
-            if (tables.containsKey(name)) {
-                problems.add("table " + name.quoted() + " is listed twice");
-            }
-            tables.put(name, trackColumnsUpdated);
+            requested.add(new AbstractMap.SimpleImmutableEntry<>(table, trackColumnsUpdated));
             return this;
         }
 
+        /** Checks every value at once (setters only store) and builds the setup. */
         public ChangeTrackingSetup build() {
+            Checks checks = Checks.of("ChangeTrackingSetup");
+            tables.clear();
+            for (Map.Entry<String, Boolean> entry : requested) {
+                SqlServerName name = checks.valid(
+                        () -> SqlServerName.parse(entry.getKey(), "table").withDefaultSchema("dbo"));
+                if (name != null) {
+                    checks.that(!tables.containsKey(name), "table " + name.quoted() + " is listed twice");
+                    tables.put(name, entry.getValue());
+                }
+            }
             if (retention == null || retention.isNegative() || retention.toMinutes() < 1
                     || !retention.equals(Duration.ofMinutes(retention.toMinutes()))) {
-                problems.add("retention must be a whole number of minutes, at least one, got " + retention);
+                checks.add("retention must be a whole number of minutes, at least one, got " + retention);
             } else if (retention.toMinutes() > Integer.MAX_VALUE) {
-                problems.add("retention is too long: " + retention);
+                checks.add("retention is too long: " + retention);
             }
-            if (!problems.isEmpty()) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
-                        "ChangeTrackingSetup: " + String.join("; ", problems));
-            }
+            checks.throwIfAny();
             return new ChangeTrackingSetup(this);
         }
     }

@@ -1,11 +1,11 @@
 package io.tidemark.sqlserver;
 
 import io.tidemark.sqlserver.internal.TSqlScript;
-import io.tidemark.sync.ErrorCode;
-import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.config.Checks;
 import io.tidemark.sync.sql.SqlServerName;
 
 import javax.sql.DataSource;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -116,50 +116,83 @@ public final class LeastPrivilegeRole {
 
     /** Configures a {@link LeastPrivilegeRole}. */
     public static final class Builder {
-        private final String role;
+        private final String roleName;
+        private final List<String> procedureNames = new ArrayList<>();
+        private final List<String> tableNames = new ArrayList<>();
+        private String storeSchemaName;
+        private final List<String> memberNames = new ArrayList<>();
+        /** Filled by {@link #build()} from the names above, checked. */
+        private String role;
         private final Set<SqlServerName> procedures = new LinkedHashSet<>();
         private final Set<SqlServerName> tables = new LinkedHashSet<>();
         private String storeSchema;
         private final Set<String> members = new LinkedHashSet<>();
 
         private Builder(String role) {
-            this.role = SqlServerName.checkPart(role, "role");
+            this.roleName = role;
         }
 
         /** EXECUTE on a change procedure ({@code schema.name}; schema {@code dbo} when none is given). */
         public Builder procedure(String procedure) {
-            procedures.add(SqlServerName.parse(procedure, "procedure").withDefaultSchema("dbo"));
+            procedureNames.add(procedure);
             return this;
         }
 
         /** VIEW CHANGE TRACKING on a table a change procedure reads. */
         public Builder table(String table) {
-            tables.add(SqlServerName.parse(table, "table").withDefaultSchema("dbo"));
+            tableNames.add(table);
             return this;
         }
 
         /** The procedure and the table of a generated change procedure. */
         public Builder grantsFor(ChangeProcedureGenerator generated) {
-            return procedure(generated.procedureName()).table(generated.tableName());
+            return generated == null ? procedure(null) : procedure(generated.procedureName()).table(generated.tableName());
         }
 
         /** Read and write access to the schema of Tidemark's store tables ({@code tidemark} by default there). */
         public Builder storeSchema(String schema) {
-            this.storeSchema = SqlServerName.checkPart(schema, "schema");
+            this.storeSchemaName = schema;
             return this;
         }
 
         /** A database user to add to the role. */
         public Builder member(String user) {
-            members.add(SqlServerName.checkPart(user, "user"));
+            memberNames.add(user);
             return this;
         }
 
+        /** Checks every name at once (setters only store) and builds the role's script. */
         public LeastPrivilegeRole build() {
-            if (procedures.isEmpty() && tables.isEmpty() && storeSchema == null) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "LeastPrivilegeRole "
-                        + SqlServerName.quote(role) + " grants nothing: add procedure(...), table(...) or grantsFor(...)");
+            Checks checks = Checks.of("LeastPrivilegeRole");
+            role = checks.valid(() -> SqlServerName.checkPart(roleName, "role"));
+            procedures.clear();
+            tables.clear();
+            members.clear();
+            for (String procedure : procedureNames) {
+                SqlServerName name = checks.valid(
+                        () -> SqlServerName.parse(procedure, "procedure").withDefaultSchema("dbo"));
+                if (name != null) {
+                    procedures.add(name);
+                }
             }
+            for (String table : tableNames) {
+                SqlServerName name = checks.valid(() -> SqlServerName.parse(table, "table").withDefaultSchema("dbo"));
+                if (name != null) {
+                    tables.add(name);
+                }
+            }
+            storeSchema = storeSchemaName == null ? null
+                    : checks.valid(() -> SqlServerName.checkPart(storeSchemaName, "schema"));
+            for (String user : memberNames) {
+                String member = checks.valid(() -> SqlServerName.checkPart(user, "user"));
+                if (member != null) {
+                    members.add(member);
+                }
+            }
+            checks.that(!procedureNames.isEmpty() || !tableNames.isEmpty() || storeSchemaName != null,
+                    "the role " + (role == null ? roleName : SqlServerName.quote(role))
+                            + " grants nothing: add procedure(...), table(...) or grantsFor(...)");
+            checks.throwIfAny();
             return new LeastPrivilegeRole(this);
         }
     }

@@ -3,11 +3,15 @@ package io.tidemark.sqlserver;
 import io.tidemark.sqlserver.internal.AgedOutCheck;
 import io.tidemark.sqlserver.internal.PreflightRunner;
 import io.tidemark.sqlserver.internal.ProcedureCall;
+import io.tidemark.sqlserver.internal.ProcedureCheck;
 import io.tidemark.sqlserver.internal.WatermarkReader;
+import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.Diagnostic;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.config.Checks;
+import io.tidemark.sync.internal.config.Defaults;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.ChangeRequest;
@@ -16,6 +20,8 @@ import io.tidemark.sync.sql.SqlServerName;
 
 import javax.sql.DataSource;
 import java.time.Duration;
+import java.util.AbstractMap;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
@@ -54,7 +60,7 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class SqlServerProvider implements ChangeProvider {
 
     /** The default command timeout, as in the procedure contract. */
-    public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(300);
+    public static final Duration DEFAULT_COMMAND_TIMEOUT = Defaults.COMMAND_TIMEOUT;
 
     private final DataSource dataSource;
     private final int timeoutSeconds;
@@ -69,7 +75,7 @@ public final class SqlServerProvider implements ChangeProvider {
         this.dataSource = builder.dataSource;
         this.timeoutSeconds = Math.toIntExact(builder.commandTimeout.toSeconds());
         this.defaultWatermark = builder.watermarkQuery;
-        this.watermarks = Map.copyOf(builder.watermarkQueries);
+        this.watermarks = Map.copyOf(builder.queriesByObject());
         this.calls = new ProcedureCall(dataSource, timeoutSeconds);
         this.watermarkReader = new WatermarkReader(dataSource, timeoutSeconds);
         this.agedOut = builder.agedOutCheck ? new AgedOutCheck(dataSource, timeoutSeconds) : null;
@@ -93,6 +99,35 @@ public final class SqlServerProvider implements ChangeProvider {
     @Override
     public void validate(TrackedObject object) {
         names(object);
+    }
+
+    /**
+     * Connects once and looks each object's procedure up: it must exist, be a stored procedure and take
+     * {@code @Json NVARCHAR(MAX)}. Every problem is reported; an unreachable database is {@code CONNECTION_FAILED}.
+     * {@link #preflight} checks more (Change Tracking, snapshot isolation, permissions).
+     */
+    @Override
+    public List<CheckReport.Problem> check(Collection<TrackedObject> objects) {
+        List<CheckReport.Problem> problems = new ArrayList<>();
+        List<ProcedureCheck.Target> targets = new ArrayList<>();
+        for (TrackedObject object : objects) {
+            try {
+                targets.add(new ProcedureCheck.Target(object.name(), names(object).quotedProcedure));
+            } catch (TidemarkException e) {
+                problems.add(new CheckReport.Problem(object.name(), e.code(), e.getMessage()));
+            }
+        }
+        problems.addAll(new ProcedureCheck(dataSource, timeoutSeconds).run("provider " + name(), targets));
+        return problems;
+    }
+
+    /**
+     * {@code sqlserver:} and the procedure as it is called, bracket-quoted ({@code sqlserver:[dbo].[GetItemChanges]});
+     * stored with the object's watermark so that a re-pointed object does not continue from it.
+     */
+    @Override
+    public String sourceIdentity(TrackedObject object) {
+        return name() + ":" + names(object).quotedProcedure;
     }
 
     @Override
@@ -200,40 +235,28 @@ public final class SqlServerProvider implements ChangeProvider {
         private final DataSource dataSource;
         private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
         private WatermarkQuery watermarkQuery = WatermarkQuery.changeTracking();
-        private final Map<String, WatermarkQuery> watermarkQueries = new HashMap<>();
+        private final List<Map.Entry<String, WatermarkQuery>> watermarkQueries = new ArrayList<>();
         private boolean agedOutCheck = true;
 
         private Builder(DataSource dataSource) {
-            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+            this.dataSource = dataSource;
         }
 
         /** How long one call may run before the driver cancels it; 300 seconds unless set. Whole seconds. */
         public Builder commandTimeout(Duration timeout) {
-            if (timeout == null || timeout.isNegative() || timeout.toSeconds() < 1) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
-                        "commandTimeout must be at least one second, got " + timeout);
-            }
-            if (timeout.toSeconds() > Integer.MAX_VALUE) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
-                        "commandTimeout is too long: " + timeout);
-            }
             this.commandTimeout = timeout;
             return this;
         }
 
         /** The watermark query for every object without its own; {@link WatermarkQuery#changeTracking()} unless set. */
         public Builder watermarkQuery(WatermarkQuery query) {
-            this.watermarkQuery = require(query, "watermarkQuery");
+            this.watermarkQuery = query;
             return this;
         }
 
         /** The watermark query of one tracked object, by its name. */
         public Builder watermarkQuery(String objectName, WatermarkQuery query) {
-            if (objectName == null || objectName.isBlank()) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
-                        "watermarkQuery needs the name of a tracked object");
-            }
-            watermarkQueries.put(objectName, require(query, "watermarkQuery for " + objectName));
+            watermarkQueries.add(new AbstractMap.SimpleImmutableEntry<>(objectName, query));
             return this;
         }
 
@@ -246,15 +269,25 @@ public final class SqlServerProvider implements ChangeProvider {
             return this;
         }
 
+        /** Checks every value at once (setters only store) and builds the provider. */
         public SqlServerProvider build() {
+            Checks checks = Checks.of("SqlServerProvider");
+            checks.notNull("dataSource", dataSource);
+            checks.commandTimeout("commandTimeout", commandTimeout);
+            checks.notNull("watermarkQuery", watermarkQuery);
+            for (Map.Entry<String, WatermarkQuery> entry : watermarkQueries) {
+                checks.that(entry.getKey() != null && !entry.getKey().isBlank(),
+                        "watermarkQuery needs the name of a tracked object, got " + entry.getKey());
+                checks.that(entry.getValue() != null, "watermarkQuery for " + entry.getKey() + " must not be null");
+            }
+            checks.throwIfAny();
             return new SqlServerProvider(this);
         }
 
-        private static <T> T require(T value, String what) {
-            if (value == null) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, what + " must not be null");
-            }
-            return value;
+        private Map<String, WatermarkQuery> queriesByObject() {
+            Map<String, WatermarkQuery> byObject = new HashMap<>();
+            watermarkQueries.forEach(e -> byObject.put(e.getKey(), e.getValue()));
+            return byObject;
         }
     }
 }

@@ -303,19 +303,39 @@ class ChangeProcedureGeneratorTest {
         assertRefused(ChangeProcedureGenerator.forTable("dbo.Items").keyColumns("Id").columns("x", "X"),
                 ErrorCode.INVALID_CONFIGURATION, "listed twice");
         assertRefused(ChangeProcedureGenerator.forTable("dbo.Items").keyColumns("Id").columns("line\nbreak"),
-                ErrorCode.INVALID_IDENTIFIER, "control character");
+                ErrorCode.INVALID_CONFIGURATION, "control character");
         assertRefused(ChangeProcedureGenerator.forTable("dbo.Items").keyColumns("Id").columns("c".repeat(129)),
-                ErrorCode.INVALID_IDENTIFIER, "SQL Server allows 128");
+                ErrorCode.INVALID_CONFIGURATION, "SQL Server allows 128");
         assertRefused(ChangeProcedureGenerator.forTable("dbo.Items; DROP TABLE x").keyColumns("Id"),
-                ErrorCode.INVALID_IDENTIFIER, "Refusing the table name");
+                ErrorCode.INVALID_CONFIGURATION, "Refusing the table name");
         assertRefused(ChangeProcedureGenerator.forTable("dbo.Items").keyColumns("Id").procedure("a.b.c"),
-                ErrorCode.INVALID_IDENTIFIER, "more than two parts");
+                ErrorCode.INVALID_CONFIGURATION, "more than two parts");
         assertRefused(ChangeProcedureGenerator.forTable("dbo." + "t".repeat(121)).keyColumns("Id"),
-                ErrorCode.INVALID_IDENTIFIER, "SQL Server allows 128");
-        assertThatThrownBy(() -> ChangeProcedureGenerator.forTable("t").keyColumns((String[]) null))
+                ErrorCode.INVALID_CONFIGURATION, "SQL Server allows 128");
+        assertThatThrownBy(() -> ChangeProcedureGenerator.forTable("t").keyColumns((String[]) null).build())
                 .hasMessageContaining("keyColumns must not be null");
-        assertThatThrownBy(() -> ChangeProcedureGenerator.forTable("t").columns("a", null))
+        assertThatThrownBy(() -> ChangeProcedureGenerator.forTable("t").keyColumns("Id").columns("a", null).build())
                 .hasMessageContaining("columns must not contain null");
+    }
+
+    /** Setters only store: build() reports every bad value at once, nulls included. */
+    @Test
+    void every_problem_is_reported_by_build() {
+        ChangeProcedureGenerator.Builder builder = ChangeProcedureGenerator.forTable("dbo.Items")
+                .keyColumns((String[]) null).columns("a.b", "$version", "x", "X", null).procedure("a.b.c").level(null);
+        assertThatThrownBy(builder::build)
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
+                .hasMessageStartingWith("ChangeProcedureGenerator for dbo.Items has 4 configuration problems:")
+                .hasMessageContaining("more than two parts")
+                .hasMessageContaining("level must not be null")
+                .hasMessageContaining("keyColumns must not be null")
+                .hasMessageContaining("columns must not contain null");
+        assertThatThrownBy(ChangeProcedureGenerator.forTable("dbo.Items").keyColumns("Id")
+                .columns("a.b", "$version", "x", "X")::build)
+                .hasMessageStartingWith("ChangeProcedureGenerator for dbo.Items has 3 configuration problems:")
+                .hasMessageContaining("contains a '.'")
+                .hasMessageContaining("reserves for its own keys")
+                .hasMessageContaining("the column 'X' is listed twice");
     }
 
     private static void assertRefused(ChangeProcedureGenerator.Builder builder, ErrorCode code, String message) {

@@ -83,9 +83,22 @@ class ChangeTrackingSetupTest {
         }
         assertThatThrownBy(() -> ChangeTrackingSetup.builder().table("Items").table("dbo.[Items]").build())
                 .hasMessageContaining("table [dbo].[Items] is listed twice");
-        assertThatThrownBy(() -> ChangeTrackingSetup.builder().table("Items;--"))
+        assertThatThrownBy(() -> ChangeTrackingSetup.builder().table("Items;--").build())
                 .isInstanceOf(TidemarkException.class)
-                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_IDENTIFIER));
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION));
+    }
+
+    /** Setters only store: build() reports every bad value at once, nulls included. */
+    @Test
+    void every_problem_is_reported_by_build() {
+        ChangeTrackingSetup.Builder builder = ChangeTrackingSetup.builder().retention(null).table(null)
+                .table("Items;--").table("Items").table("dbo.Items");
+        assertThatThrownBy(builder::build)
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
+                .hasMessageStartingWith("ChangeTrackingSetup has 4 configuration problems:")
+                .hasMessageContaining("Refusing the table name")
+                .hasMessageContaining("table [dbo].[Items] is listed twice")
+                .hasMessageContaining("retention must be a whole number of minutes, at least one, got null");
     }
 
     @Test

@@ -56,8 +56,19 @@ class LeastPrivilegeRoleTest {
     void refuses_a_role_that_grants_nothing_or_a_bad_name() {
         assertThatThrownBy(() -> LeastPrivilegeRole.named("r").build())
                 .hasMessageContaining("grants nothing");
-        assertThatThrownBy(() -> LeastPrivilegeRole.named("r\n"))
+        assertThatThrownBy(() -> LeastPrivilegeRole.named("r\n").procedure("dbo.p").build())
                 .isInstanceOf(TidemarkException.class)
-                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_IDENTIFIER));
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION));
+    }
+
+    /** Setters only store: build() reports every bad name at once, nulls included. */
+    @Test
+    void every_problem_is_reported_by_build() {
+        LeastPrivilegeRole.Builder builder = LeastPrivilegeRole.named(null).procedure("a.b.c").table(null)
+                .storeSchema("s\n").member("u;--").grantsFor(null);
+        assertThatThrownBy(builder::build)
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
+                .hasMessageStartingWith("LeastPrivilegeRole has 5 configuration problems:")
+                .hasMessageContaining("more than two parts");
     }
 }

@@ -5,6 +5,7 @@ import io.tidemark.sync.Change;
 import io.tidemark.sync.ChangeBatch;
 import io.tidemark.sync.Diagnostic;
 import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.InMemoryWatermarkStore;
 import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.JdbcWatermarkStore;
 import io.tidemark.sync.ObjectReport;
@@ -64,7 +65,7 @@ class SqlServerEndToEndContainerTest {
         RecordingDestination recorder = new RecordingDestination();
         String name = items.table();
         try (SyncEngine engine = engine(SqlServerProvider.create(database.dataSource()), items.tracked(name),
-                WatermarkStore.inMemory(), recorder, null)) {
+                InMemoryWatermarkStore.create(), recorder, null)) {
             // First cycle, InitialSync.FULL: the rows that existed before tracking was enabled come as a snapshot.
             ObjectReport first = engine.runOnce(name);
             assertThat(first.outcome()).isEqualTo(Outcome.DELIVERED);
@@ -141,7 +142,7 @@ class SqlServerEndToEndContainerTest {
         SqlServerProvider provider = SqlServerProvider.create(database.dataSource());
         TrackedObject object = items.tracked(name).initialSync(InitialSync.INCREMENTAL);
         assertThat(provider.currentVersion(object)).hasValue(seededAt);
-        try (SyncEngine engine = engine(provider, object, WatermarkStore.inMemory(), recorder, null)) {
+        try (SyncEngine engine = engine(provider, object, InMemoryWatermarkStore.create(), recorder, null)) {
             ObjectReport seed = engine.runOnce(name);
             assertThat(seed.outcome()).isEqualTo(Outcome.SEEDED);
             assertThat(seed.toVersion()).hasValue(seededAt);
@@ -168,7 +169,7 @@ class SqlServerEndToEndContainerTest {
             String name = items.table();
             TrackedObject object = items.tracked(name).initialSync(InitialSync.INCREMENTAL);
             try (SyncEngine engine = engine(SqlServerProvider.create(fresh.dataSource()), object,
-                    WatermarkStore.inMemory(), recorder, null)) {
+                    InMemoryWatermarkStore.create(), recorder, null)) {
                 ObjectReport seed = engine.runOnce(name);
                 assertThat(seed.outcome()).isEqualTo(Outcome.SEEDED);
                 assertThat(seed.toVersion()).hasValue(0);
@@ -196,7 +197,7 @@ class SqlServerEndToEndContainerTest {
             RecordingDestination recorder = new RecordingDestination();
             String name = items.table();
             try (SyncEngine engine = engine(SqlServerProvider.create(fresh.dataSource()), items.tracked(name),
-                    WatermarkStore.inMemory(), recorder, null)) {
+                    InMemoryWatermarkStore.create(), recorder, null)) {
                 ObjectReport full = engine.runOnce(name);
                 assertThat(full.outcome()).isEqualTo(Outcome.DELIVERED);
                 assertThat(full.syncType()).contains(SyncType.FULL);
@@ -225,7 +226,7 @@ class SqlServerEndToEndContainerTest {
         };
         String name = items.table();
         try (SyncEngine engine = engine(SqlServerProvider.create(database.dataSource()), items.tracked(name),
-                WatermarkStore.inMemory(), recorder, listener)) {
+                InMemoryWatermarkStore.create(), recorder, listener)) {
             long stored = engine.runOnce(name).toVersion().orElseThrow();
             assertThat(heard).isEmpty();
 
@@ -320,7 +321,7 @@ class SqlServerEndToEndContainerTest {
         // A short timeout: if the snapshot read ever waited for the writer's locks, the cycle would fail, not hang.
         SqlServerProvider provider = SqlServerProvider.builder(database.dataSource())
                 .commandTimeout(Duration.ofSeconds(30)).build();
-        try (SyncEngine engine = engine(provider, items.tracked(name), WatermarkStore.inMemory(), recorder, null)) {
+        try (SyncEngine engine = engine(provider, items.tracked(name), InMemoryWatermarkStore.create(), recorder, null)) {
             engine.runOnce(name);
             recorder.clear();
             long during;
@@ -358,7 +359,7 @@ class SqlServerEndToEndContainerTest {
         String name = items.table();
         TrackedObject object = items.tracked(name).maxRows(4);
         try (SyncEngine engine = engine(SqlServerProvider.create(database.dataSource()), object,
-                WatermarkStore.inMemory(), recorder, null)) {
+                InMemoryWatermarkStore.create(), recorder, null)) {
             engine.runOnce(name);
             recorder.clear();
 

@@ -4,7 +4,9 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tidemark.sqlserver.ChangeProcedureGenerator.Level;
+import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.InMemoryWatermarkStore;
 import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.Outcome;
@@ -14,7 +16,6 @@ import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.sync.spi.ResponsePayload;
-import io.tidemark.sync.spi.WatermarkStore;
 import io.tidemark.testing.RecordingDestination;
 import io.tidemark.testing.SqlServerContainerServer;
 import io.tidemark.testing.SqlServerContainerTest;
@@ -28,6 +29,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -35,6 +37,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 /**
  * The provider against a real SQL Server 2022: reading a document of many FOR JSON rows through the driver,
@@ -110,6 +113,30 @@ class SqlServerProviderContainerTest {
             }
             shared.rollback();
         }
+    }
+
+    @Test
+    void the_start_up_check_reports_every_wrong_procedure_at_once() {
+        database.execute("CREATE PROCEDURE dbo.chk_good @Json NVARCHAR(MAX) AS SELECT 1 AS x");
+        database.execute("CREATE PROCEDURE dbo.chk_short @Json NVARCHAR(4000) AS SELECT 1 AS x");
+        database.execute("CREATE PROCEDURE dbo.chk_payload @Payload NVARCHAR(MAX) AS SELECT 1 AS x");
+        database.execute("CREATE VIEW dbo.chk_view AS SELECT 1 AS x");
+
+        List<CheckReport.Problem> problems = provider.check(List.of(
+                TrackedObject.of("Good", "dbo.chk_good"),
+                TrackedObject.of("Missing", "dbo.chk_missing"),
+                TrackedObject.of("Short", "dbo.chk_short"),
+                TrackedObject.of("Payload", "dbo.chk_payload"),
+                TrackedObject.of("View", "dbo.chk_view")));
+
+        assertThat(problems).extracting(CheckReport.Problem::subject, CheckReport.Problem::code).containsExactly(
+                tuple("Missing", ErrorCode.PROCEDURE_NOT_FOUND),
+                tuple("Short", ErrorCode.PROCEDURE_SIGNATURE),
+                tuple("Payload", ErrorCode.PROCEDURE_SIGNATURE),
+                tuple("View", ErrorCode.PROCEDURE_SIGNATURE));
+        assertThat(problems.get(1).message()).contains("nvarchar(4000)").contains("NVARCHAR(MAX)");
+        assertThat(problems.get(2).message()).contains("has no @Json parameter");
+        assertThat(problems.get(3).message()).contains("is a view");
     }
 
     @Test
@@ -230,7 +257,7 @@ class SqlServerProviderContainerTest {
                 + " (SELECT 3 AS [$version], N'x' AS Id FOR JSON PATH) AS [Data] FOR JSON PATH, WITHOUT_ARRAY_WRAPPER);"
                 + " SELECT @doc AS document; END");
         RecordingDestination recorder = new RecordingDestination();
-        try (SyncEngine engine = SyncEngine.builder().provider(provider).watermarks(WatermarkStore.inMemory())
+        try (SyncEngine engine = SyncEngine.builder().provider(provider).watermarks(InMemoryWatermarkStore.create())
                 .track(TrackedObject.of("variable", "dbo.p_variable")).destination("recorder", recorder).build()) {
             ObjectReport report = engine.runOnce("variable");
             assertThat(report.outcome()).as(report.toString()).isEqualTo(Outcome.DELIVERED);

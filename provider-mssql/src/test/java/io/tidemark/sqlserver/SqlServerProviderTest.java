@@ -1,14 +1,16 @@
 package io.tidemark.sqlserver;
 
+import io.tidemark.sqlserver.internal.ProcedureCheck;
+import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.Diagnostic;
 import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.InMemoryWatermarkStore;
 import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeRequest;
-import io.tidemark.sync.spi.WatermarkStore;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -37,6 +39,48 @@ class SqlServerProviderTest {
         assertThat(provider.name()).isEqualTo("sqlserver");
     }
 
+    @Test
+    void the_source_identity_is_the_bracketed_procedure_whatever_its_spelling() {
+        assertThat(provider.sourceIdentity(TrackedObject.of("Items", "dbo.GetItemChanges")))
+                .isEqualTo("sqlserver:[dbo].[GetItemChanges]")
+                .isEqualTo(provider.sourceIdentity(TrackedObject.of("Items", "[dbo].[GetItemChanges]")));
+        assertThat(provider.sourceIdentity(TrackedObject.of("Items", "dbo.GetOrderChanges")))
+                .isNotEqualTo(provider.sourceIdentity(TrackedObject.of("Items", "dbo.GetItemChanges")));
+        assertThat(database.attempts()).isZero();
+    }
+
+    @Test
+    void the_start_up_check_reports_an_unreachable_database_once_for_all_objects() {
+        List<CheckReport.Problem> problems = provider.check(List.of(TrackedObject.of("A", "dbo.a"),
+                TrackedObject.of("B", "dbo.b")));
+
+        assertThat(problems).singleElement().satisfies(p -> {
+            assertThat(p.subject()).isEqualTo("provider sqlserver");
+            assertThat(p.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
+            assertThat(p.message()).contains("no database in this test")
+                    .contains("Check the data source's URL, the credentials and the network.");
+        });
+        assertThat(database.attempts()).isEqualTo(1);
+    }
+
+    @Test
+    void the_start_up_check_binds_the_procedure_name_and_reads_only_the_catalog() {
+        assertThat(ProcedureCheck.PROCEDURE)
+                .contains("WHERE o.object_id = OBJECT_ID(?)")
+                .contains("LEFT JOIN sys.parameters AS p ON p.object_id = o.object_id AND p.name = N'@Json'")
+                .doesNotContainIgnoringCase("EXEC")
+                .doesNotContain("[");
+    }
+
+    @Test
+    void the_engine_check_lists_the_provider_problem_with_the_stores() {
+        SyncEngine engine = SyncEngine.builder().provider(provider).watermarks(InMemoryWatermarkStore.create())
+                .track(TrackedObject.of("Items", "dbo.items_changes")).destination("test", batch -> { }).build();
+        assertThatThrownBy(() -> engine.check().throwIfProblems("test"))
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.CHECK_FAILED))
+                .hasMessageContaining("[provider sqlserver] CONNECTION_FAILED");
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"dbo.p; DROP TABLE x", "dbo.p --", "a.b.c", "[dbo].[p", "exec p", "dbo.p(1)"})
     void refuses_an_unsafe_procedure_name_before_any_sql(String procedure) {
@@ -63,12 +107,13 @@ class SqlServerProviderTest {
     void the_engine_refuses_an_unsafe_name_at_build_without_connecting() {
         assertThatThrownBy(() -> SyncEngine.builder()
                 .provider(provider)
-                .watermarks(WatermarkStore.inMemory())
+                .watermarks(InMemoryWatermarkStore.create())
                 .track(TrackedObject.of("Items", "dbo.items;shutdown"))
                 .destination("test", batch -> { })
                 .build())
                 .isInstanceOf(TidemarkException.class)
-                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_IDENTIFIER));
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
+                .hasMessageContaining("[Items] Refusing the procedure name");
         assertThat(database.attempts()).isZero();
     }
 
@@ -116,16 +161,35 @@ class SqlServerProviderTest {
     @Test
     void the_builder_refuses_bad_settings() {
         SqlServerProvider.Builder builder = SqlServerProvider.builder(database);
-        for (Duration bad : new Duration[] {null, Duration.ZERO, Duration.ofMillis(500), Duration.ofSeconds(-1)}) {
-            assertThatThrownBy(() -> builder.commandTimeout(bad))
+        for (Duration bad : new Duration[] {null, Duration.ZERO, Duration.ofMillis(500), Duration.ofSeconds(-1),
+                Duration.ofSeconds(Integer.MAX_VALUE + 1L)}) {
+            assertThatThrownBy(() -> SqlServerProvider.builder(database).commandTimeout(bad).build())
                     .satisfies(e -> assertThat(((TidemarkException) e).code())
                             .isEqualTo(ErrorCode.INVALID_CONFIGURATION))
                     .hasMessageContaining("commandTimeout must be at least one second");
         }
-        assertThatThrownBy(() -> builder.watermarkQuery((WatermarkQuery) null)).hasMessageContaining("must not be null");
-        assertThatThrownBy(() -> builder.watermarkQuery(" ", WatermarkQuery.rowversion()))
+        assertThatThrownBy(() -> SqlServerProvider.builder(database).watermarkQuery((WatermarkQuery) null).build())
+                .hasMessageContaining("must not be null");
+        assertThatThrownBy(() -> SqlServerProvider.builder(database)
+                .watermarkQuery(" ", WatermarkQuery.rowversion()).build())
                 .hasMessageContaining("needs the name of a tracked object");
-        assertThatThrownBy(() -> SqlServerProvider.builder(null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> SqlServerProvider.builder(null).build())
+                .hasMessageContaining("dataSource must not be null");
+    }
+
+    /** Setters only store: build() reports every bad value at once, nulls included. */
+    @Test
+    void every_problem_is_reported_by_build() {
+        SqlServerProvider.Builder builder = SqlServerProvider.builder(null).commandTimeout(null)
+                .watermarkQuery((WatermarkQuery) null).watermarkQuery(null, null);
+        assertThatThrownBy(builder::build)
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
+                .hasMessageStartingWith("SqlServerProvider has 5 configuration problems:")
+                .hasMessageContaining("dataSource must not be null")
+                .hasMessageContaining("commandTimeout must be at least one second")
+                .hasMessageContaining("watermarkQuery must not be null")
+                .hasMessageContaining("watermarkQuery needs the name of a tracked object, got null")
+                .hasMessageContaining("watermarkQuery for null must not be null");
     }
 
     @Test

@@ -14,6 +14,7 @@ import io.tidemark.sync.ObjectStatus;
 import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.config.Checks;
 import io.tidemark.sync.spi.WatermarkState;
 import io.tidemark.sync.spi.WatermarkStore;
 import io.tidemark.sync.sql.PgName;
@@ -21,7 +22,9 @@ import io.tidemark.sync.sql.PgName;
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.Arrays;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -293,7 +296,7 @@ public final class PostgresOutbox {
          * stored in the catalog (case-sensitive, unquoted).
          */
         public Builder key(String... columns) {
-            this.key = List.of(columns);
+            this.key = listOf(columns);
             return this;
         }
 
@@ -302,7 +305,7 @@ public final class PostgresOutbox {
          * install, virtual generated columns excepted.
          */
         public Builder columns(String... columns) {
-            this.columns = List.of(columns);
+            this.columns = listOf(columns);
             return this;
         }
 
@@ -360,38 +363,33 @@ public final class PostgresOutbox {
             return this;
         }
 
+        /** Checks every value at once (setters only store) and builds the outbox; runs no SQL. */
         public PostgresOutbox build() {
-            checkColumnList("key", key);
-            checkColumnList("columns", columns);
-            if (key != null && key.isEmpty()) {
-                throw invalid("key(...) needs at least one column");
-            }
-            if (columns != null && columns.isEmpty()) {
-                throw invalid("columns(...) needs at least one column (the key is always captured)");
-            }
+            Checks checks = Checks.of("[outbox " + table + "]");
+            checks.valid(() -> OutboxNames.of(table, outboxTable, changeFunction));
+            checkColumnList(checks, "key", key);
+            checkColumnList(checks, "columns", columns);
+            checks.that(key == null || !key.isEmpty(), "key(...) needs at least one column");
+            checks.that(columns == null || !columns.isEmpty(),
+                    "columns(...) needs at least one column (the key is always captured)");
             for (Map.Entry<String, String> e : payloadKeys.entrySet()) {
-                checkColumn("payloadKey", e.getKey());
-                checkPayloadKey(e.getValue());
+                checkColumn(checks, "payloadKey", e.getKey());
+                checkPayloadKey(checks, e.getValue());
                 // With the key read from the catalog, the install checks that a renamed column is captured.
-                if (columns != null && key != null && !columns.contains(e.getKey()) && !key.contains(e.getKey())) {
-                    throw invalid("payloadKey names column \"" + e.getKey() + "\", which is not captured");
-                }
+                checks.that(columns == null || key == null || columns.contains(e.getKey()) || key.contains(e.getKey()),
+                        "payloadKey names column \"" + e.getKey() + "\", which is not captured");
             }
-            if (truncate == null) {
-                throw invalid("truncate policy must not be null");
-            }
+            checks.that(truncate != null, "truncate policy must not be null");
             if (notifications) {
                 if (channel == null) {
-                    throw invalid("notifyChannel must not be null; use notifications(false) to turn them off");
+                    checks.add("notifyChannel must not be null; use notifications(false) to turn them off");
+                } else {
+                    checks.valid(() -> PgName.checkPart(channel, "notification channel"));
                 }
-                PgName.checkPart(channel, "notification channel");
             }
-            if (trimMargin < 0) {
-                throw invalid("trimMargin must not be negative, got " + trimMargin);
-            }
-            if (trimBatchSize < 1) {
-                throw invalid("trimBatchSize must be at least 1, got " + trimBatchSize);
-            }
+            checks.that(trimMargin >= 0, "trimMargin must not be negative, got " + trimMargin);
+            checks.atLeast("trimBatchSize", trimBatchSize, 1);
+            checks.throwIfAny();
             PostgresOutbox outbox = new PostgresOutbox(this);
             if (outbox.key != null && outbox.columns != null) {
                 outbox.declaredShape(); // the declared shape must be consistent (duplicate keys, ...)
@@ -399,39 +397,39 @@ public final class PostgresOutbox {
             return outbox;
         }
 
-        private void checkColumnList(String what, List<String> names) {
+        /** A varargs argument as a list; a null array counts as one null name, reported by {@link #build()}. */
+        private static List<String> listOf(String[] names) {
+            return names == null ? Collections.singletonList(null) : Arrays.asList(names.clone());
+        }
+
+        private void checkColumnList(Checks checks, String what, List<String> names) {
             if (names == null) {
                 return;
             }
             for (String name : names) {
-                checkColumn(what, name);
+                checkColumn(checks, what, name);
             }
-            if (names.stream().distinct().count() != names.size()) {
-                throw invalid(what + "(...) names a column twice: " + names);
-            }
+            checks.that(names.stream().distinct().count() == names.size(),
+                    what + "(...) names a column twice: " + names);
         }
 
-        private void checkColumn(String what, String name) {
+        private void checkColumn(Checks checks, String what, String name) {
             if (name == null) {
-                throw invalid(what + " names a null column");
+                checks.add(what + " names a null column");
+                return;
             }
-            PgName.checkPart(name, what + " column");
-            checkPayloadKey(payloadKeys.getOrDefault(name, name));
+            checks.valid(() -> PgName.checkPart(name, what + " column"));
+            checkPayloadKey(checks, payloadKeys.getOrDefault(name, name));
         }
 
-        private void checkPayloadKey(String key) {
+        private void checkPayloadKey(Checks checks, String key) {
             if (key == null) {
-                throw invalid("a payload key must not be null");
+                checks.add("a payload key must not be null");
+                return;
             }
-            PgName.checkPart(key, "payload key"); // used as a column alias: the 63-byte limit applies
-            if (key.startsWith("$")) {
-                throw invalid("payload key \"" + key + "\" starts with '$', which the contract reserves ($operation,"
-                        + " $version, $changed); rename it with payloadKey(column, key)");
-            }
-        }
-
-        private TidemarkException invalid(String message) {
-            return TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, "outbox " + table, message);
+            checks.valid(() -> PgName.checkPart(key, "payload key")); // a column alias: the 63-byte limit applies
+            checks.that(!key.startsWith("$"), "payload key \"" + key + "\" starts with '$', which the contract"
+                    + " reserves ($operation, $version, $changed); rename it with payloadKey(column, key)");
         }
     }
 }

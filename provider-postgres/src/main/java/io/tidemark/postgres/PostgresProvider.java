@@ -1,10 +1,12 @@
 package io.tidemark.postgres;
 
+import io.tidemark.postgres.internal.FunctionCheck;
 import io.tidemark.postgres.internal.PostgresErrors;
 import io.tidemark.postgres.internal.horizon.HorizonHolder;
 import io.tidemark.postgres.internal.horizon.HorizonWatch;
 import io.tidemark.postgres.internal.horizon.ResponseHints;
 import io.tidemark.postgres.internal.listen.NotificationListener;
+import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.Diagnostic;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
@@ -12,6 +14,8 @@ import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.ChangeRequest;
+import io.tidemark.sync.internal.config.Checks;
+import io.tidemark.sync.internal.config.Defaults;
 import io.tidemark.sync.spi.ResponsePayload;
 import io.tidemark.sync.sql.PgName;
 
@@ -25,7 +29,6 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -77,7 +80,7 @@ public final class PostgresProvider implements ChangeProvider {
 
     private PostgresProvider(Builder builder) {
         this.dataSource = builder.dataSource;
-        this.timeoutSeconds = Math.toIntExact(Math.max(1, builder.commandTimeout.toSeconds()));
+        this.timeoutSeconds = (int) builder.commandTimeout.toSeconds();
         this.listen = builder.listen;
         this.channel = builder.channel;
         this.clock = builder.clock;
@@ -103,14 +106,38 @@ public final class PostgresProvider implements ChangeProvider {
         callSql(object);
     }
 
+    /**
+     * Connects once and looks each object's function up in {@code pg_proc}: it must exist where the call finds
+     * it, take one {@code json} argument, return one {@code json}, {@code jsonb} or {@code text} value, and be
+     * executable by the role. Every problem is reported; an unreachable database is {@code CONNECTION_FAILED}.
+     */
+    @Override
+    public List<CheckReport.Problem> check(Collection<TrackedObject> objects) {
+        return new FunctionCheck(dataSource, timeoutSeconds).run("provider " + name(), objects);
+    }
+
+    /**
+     * {@code postgres:} and the function as it is called, quoted ({@code postgres:"public"."items_changes"});
+     * stored with the object's watermark so that a re-pointed object does not continue from it. An unqualified
+     * name stays unqualified (resolving the search_path would need a query on every cycle), so qualifying a
+     * name later counts as a change of source: adopt the stored watermark then.
+     */
+    @Override
+    public String sourceIdentity(TrackedObject object) {
+        return name() + ":" + function(object).quoted();
+    }
+
     private String callSql(TrackedObject object) {
-        return callSql.computeIfAbsent(object.procedure(), procedure -> {
-            try {
-                return "SELECT " + PgName.parse(procedure, "function").quoted() + "(?::json)";
-            } catch (TidemarkException e) {
-                throw TidemarkException.forObject(ErrorCode.INVALID_IDENTIFIER, object.name(), e.getMessage());
-            }
-        });
+        return callSql.computeIfAbsent(object.procedure(),
+                procedure -> "SELECT " + function(object).quoted() + "(?::json)");
+    }
+
+    private static PgName function(TrackedObject object) {
+        try {
+            return PgName.parse(object.procedure(), "function");
+        } catch (TidemarkException e) {
+            throw TidemarkException.forObject(ErrorCode.INVALID_IDENTIFIER, object.name(), e.getMessage());
+        }
     }
 
     @Override
@@ -202,10 +229,13 @@ public final class PostgresProvider implements ChangeProvider {
         }
     }
 
-    /** Configures a {@link PostgresProvider}; checked as each value is set. */
+    /**
+     * Configures a {@link PostgresProvider}. Setters only store; {@link #build()} checks every value at once and
+     * reports all problems in one {@code INVALID_CONFIGURATION} error.
+     */
     public static final class Builder {
         private final DataSource dataSource;
-        private Duration commandTimeout = Duration.ofSeconds(300);
+        private Duration commandTimeout = Defaults.COMMAND_TIMEOUT;
         private boolean listen = true;
         private String channel = PostgresOutbox.DEFAULT_CHANNEL;
         private Duration horizonWarningAfter = Duration.ofMinutes(1);
@@ -213,15 +243,11 @@ public final class PostgresProvider implements ChangeProvider {
         private Clock clock = Clock.systemUTC();
 
         private Builder(DataSource dataSource) {
-            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+            this.dataSource = dataSource;
         }
 
         /** How long one call may run before it is cancelled; 300 seconds unless set. Whole seconds. */
         public Builder commandTimeout(Duration timeout) {
-            if (timeout == null || timeout.isNegative() || timeout.toSeconds() < 1) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
-                        "commandTimeout must be at least one second, got " + timeout);
-            }
             this.commandTimeout = timeout;
             return this;
         }
@@ -234,7 +260,6 @@ public final class PostgresProvider implements ChangeProvider {
 
         /** The channel to LISTEN on; default {@value PostgresOutbox#DEFAULT_CHANNEL}, as the outbox notifies. */
         public Builder channel(String channel) {
-            PgName.checkPart(channel, "notification channel");
             this.channel = channel;
             return this;
         }
@@ -244,31 +269,33 @@ public final class PostgresProvider implements ChangeProvider {
          * default one minute. Zero reports at the first poll that sees changes held back.
          */
         public Builder horizonWarningAfter(Duration threshold) {
-            this.horizonWarningAfter = notNegative("horizonWarningAfter", threshold);
+            this.horizonWarningAfter = threshold;
             return this;
         }
 
         /** The least time between two {@code pg_stat_activity} look-ups for one object; default 30 seconds. */
         public Builder horizonCheckInterval(Duration interval) {
-            this.horizonCheckInterval = notNegative("horizonCheckInterval", interval);
+            this.horizonCheckInterval = interval;
             return this;
-        }
-
-        private static Duration notNegative(String what, Duration value) {
-            if (value == null || value.isNegative()) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
-                        what + " must be zero or positive, got " + value);
-            }
-            return value;
         }
 
         /** The clock the horizon diagnostics measure time with; the system UTC clock unless set. */
         public Builder clock(Clock clock) {
-            this.clock = Objects.requireNonNull(clock, "clock");
+            this.clock = clock;
             return this;
         }
 
         public PostgresProvider build() {
+            Checks checks = Checks.of("PostgresProvider");
+            checks.notNull("dataSource", dataSource);
+            checks.commandTimeout("commandTimeout", commandTimeout);
+            if (checks.notNull("channel", channel)) {
+                checks.valid(() -> PgName.checkPart(channel, "notification channel"));
+            }
+            checks.notNegative("horizonWarningAfter", horizonWarningAfter);
+            checks.notNegative("horizonCheckInterval", horizonCheckInterval);
+            checks.notNull("clock", clock);
+            checks.throwIfAny();
             return new PostgresProvider(this);
         }
     }

@@ -1,5 +1,6 @@
 package io.tidemark.postgres;
 
+import io.tidemark.sync.InMemoryWatermarkStore;
 import io.tidemark.sync.Change;
 import io.tidemark.sync.ChangeBatch;
 import io.tidemark.sync.DeliveryPolicy;
@@ -259,7 +260,7 @@ class PostgresEngineEndToEndTest {
     void close_cancels_a_running_pg_sleep_call_and_keeps_the_watermark() throws Exception {
         database.execute("CREATE FUNCTION public.slow_changes(payload json) RETURNS json LANGUAGE sql AS $$"
                 + " SELECT json_build_object('Metadata', json_build_object('Sync', json_build_object('Version', 99 + 0 * extract(epoch FROM clock_timestamp()) + 0 * length(pg_sleep(300)::text)))) $$");
-        WatermarkStore watermarks = WatermarkStore.inMemory();
+        WatermarkStore watermarks = InMemoryWatermarkStore.create();
         SyncEngine engine = SyncEngine.builder()
                 .name("slow")
                 .provider(PostgresProvider.create(database.dataSource()))

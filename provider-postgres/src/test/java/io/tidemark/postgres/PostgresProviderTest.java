@@ -171,9 +171,32 @@ class PostgresProviderTest {
 
     @Test
     void the_default_command_timeout_is_300_seconds_and_must_be_positive() {
-        assertThatThrownBy(() -> PostgresProvider.builder(database.dataSource()).commandTimeout(Duration.ofMillis(10)))
+        assertThatThrownBy(() -> PostgresProvider.builder(database.dataSource()).commandTimeout(Duration.ofMillis(10))
+                .build())
                 .isInstanceOf(TidemarkException.class).hasMessageContaining("at least one second");
+        assertThatThrownBy(() -> PostgresProvider.builder(database.dataSource())
+                .commandTimeout(Duration.ofSeconds(Integer.MAX_VALUE + 1L)).build())
+                .isInstanceOf(TidemarkException.class).hasMessageContaining("at most 2147483647 seconds");
         assertThat(PostgresProvider.create(database.dataSource())).extracting("timeoutSeconds").isEqualTo(300);
+    }
+
+    /** Setters only store: build() reports every bad value at once, nulls included. */
+    @Test
+    void every_problem_is_reported_by_build() {
+        PostgresProvider.Builder builder = PostgresProvider.builder(null).commandTimeout(null).channel("c".repeat(64))
+                .horizonWarningAfter(Duration.ofSeconds(-1)).horizonCheckInterval(null).clock(null);
+        assertThatThrownBy(builder::build)
+                .isInstanceOf(TidemarkException.class)
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
+                .hasMessageStartingWith("PostgresProvider has 6 configuration problems:")
+                .hasMessageContaining("dataSource must not be null")
+                .hasMessageContaining("commandTimeout must be at least one second")
+                .hasMessageContaining("notification channel")
+                .hasMessageContaining("horizonWarningAfter must be zero or positive, got PT-1S")
+                .hasMessageContaining("horizonCheckInterval must be zero or positive, got null")
+                .hasMessageContaining("clock must not be null");
+        assertThatThrownBy(() -> PostgresProvider.builder(database.dataSource()).channel(null).build())
+                .hasMessageContaining("channel must not be null");
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.tidemark.postgres;
 
+import io.tidemark.sync.JdbcDeadLetterStore;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.JdbcWatermarkStore;
 import io.tidemark.sync.TidemarkException;
@@ -48,7 +49,7 @@ class PostgresWatermarkStoreTest extends WatermarkStoreContract {
     @Test
     void a_configured_schema_and_table_are_used_and_quoted() {
         JdbcWatermarkStore custom = JdbcWatermarkStore.builder(database.dataSource()).schema("Ops Data").table("marks").build();
-        custom.advance("x", OptionalLong.empty(), 5, Instant.parse("2026-01-01T00:00:00Z"));
+        custom.advance("x", "test:fn", OptionalLong.empty(), 5, Instant.parse("2026-01-01T00:00:00Z"));
 
         database.execute("DO $$ BEGIN ASSERT (SELECT version FROM \"Ops Data\".marks WHERE object_name = 'x') = 5; END $$;");
         assertThat(custom.script()).contains("CREATE SCHEMA IF NOT EXISTS \"Ops Data\";")
@@ -64,7 +65,7 @@ class PostgresWatermarkStoreTest extends WatermarkStoreContract {
         DataSource app = database.createRole("store_app");
 
         JdbcWatermarkStore appStore = JdbcWatermarkStore.builder(app).schema("ops_app").build();
-        appStore.advance("y", OptionalLong.empty(), 9, Instant.parse("2026-01-01T00:00:00Z"));
+        appStore.advance("y", "test:fn", OptionalLong.empty(), 9, Instant.parse("2026-01-01T00:00:00Z"));
 
         assertThat(dba.load("y").orElseThrow().version()).hasValue(9);
     }
@@ -83,6 +84,22 @@ class PostgresWatermarkStoreTest extends WatermarkStoreContract {
     void names_are_validated_before_anything_runs() {
         assertThatThrownBy(() -> JdbcWatermarkStore.builder(database.dataSource()).table("x".repeat(64)).build())
                 .isInstanceOf(TidemarkException.class)
-                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_IDENTIFIER));
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION));
+    }
+
+    /** Setters only store: build() reports every bad value at once, nulls included. */
+    @Test
+    void every_problem_is_reported_by_build() {
+        assertThatThrownBy(() -> JdbcWatermarkStore.builder(null).schema(null).table(null).deadLetterTable(null).build())
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
+                .hasMessage("JdbcWatermarkStore has 4 configuration problems:\n  - dataSource must not be null\n"
+                        + "  - schema must not be null\n  - table must not be null\n"
+                        + "  - deadLetterTable must not be null");
+        assertThatThrownBy(() -> JdbcDeadLetterStore.builder(database.dataSource()).schema("s".repeat(64))
+                .table("x".repeat(64)).stateTable("ok").build())
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
+                .hasMessageStartingWith("JdbcDeadLetterStore has 2 configuration problems:")
+                .hasMessageContaining("The schema name \"" + "s".repeat(64) + "\" is 64 bytes long")
+                .hasMessageContaining("The table name \"" + "x".repeat(64) + "\" is 64 bytes long");
     }
 }

@@ -1,7 +1,6 @@
 package io.tidemark.testing;
 
-import io.tidemark.sync.ErrorCode;
-import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.config.Checks;
 import io.tidemark.sync.sql.PgName;
 import io.tidemark.testing.internal.ContractScenarios;
 
@@ -10,7 +9,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -152,22 +150,22 @@ public final class ProcedureContractVerifier {
             return this;
         }
 
+        /** Checks every value at once (setters only store) and builds the verifier; runs no SQL. */
         public ProcedureContractVerifier build() {
-            Objects.requireNonNull(dataSource, "dataSource");
-            PgName.parse(function, "function");
-            require(keyField, "keyField(...): the JSON key carrying the row's key");
-            require(insert, "insert(...)");
-            require(update, "update(...)");
-            require(clear, "clear(..., field)");
-            require(clearedField, "clear(..., field): the JSON key of the cleared column");
-            require(delete, "delete(...)");
-            if (timeout == null || timeout.toSeconds() < 1) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "timeout must be at least one second");
-            }
+            Checks checks = Checks.of("ProcedureContractVerifier");
+            checks.notNull("dataSource", dataSource);
+            checks.valid(() -> PgName.parse(function, "function"));
+            require(checks, keyField, "keyField(...): the JSON key carrying the row's key");
+            require(checks, insert, "insert(...)");
+            require(checks, update, "update(...)");
+            require(checks, clear, "clear(..., field)");
+            require(checks, clearedField, "clear(..., field): the JSON key of the cleared column");
+            require(checks, delete, "delete(...)");
+            checks.commandTimeout("timeout", timeout);
+            checks.throwIfAny();
             Supplier<?> keySource = keys != null ? keys : defaultKeys();
             return new ProcedureContractVerifier(new ContractScenarios.Setup(dataSource, function, keyField,
-                    clearedField, insert, update, clear, delete, keySource,
-                    Math.toIntExact(timeout.toSeconds())));
+                    clearedField, insert, update, clear, delete, keySource, (int) timeout.toSeconds()));
         }
 
         /** Builds and runs. */
@@ -175,10 +173,8 @@ public final class ProcedureContractVerifier {
             return build().verify();
         }
 
-        private static void require(Object value, String what) {
-            if (value == null || value instanceof String && ((String) value).isBlank()) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "ProcedureContractVerifier needs " + what);
-            }
+        private static void require(Checks checks, Object value, String what) {
+            checks.that(value != null && !(value instanceof String && ((String) value).isBlank()), "needs " + what);
         }
 
         private static Supplier<String> defaultKeys() {
@@ -187,8 +183,11 @@ public final class ProcedureContractVerifier {
             return () -> "cv-" + run + "-" + next.incrementAndGet();
         }
 
+        /** The statement as an action; null stays null, for {@link #build()} to report. */
         private static RowAction sql(String sql) {
-            Objects.requireNonNull(sql, "sql");
+            if (sql == null) {
+                return null;
+            }
             return (connection, key) -> {
                 try (PreparedStatement s = connection.prepareStatement(sql)) {
                     s.setObject(1, key);

@@ -21,7 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The behaviour every {@link WatermarkStore} must have. Extend it in a test of your own store and implement
+ * The behaviour every {@link WatermarkStore} must have, including that a version is bound to the source
+ * (procedure identity) that produced it. Extend it in a test of your own store and implement
  * {@link #store()}; each test uses object names of its own, so the store may be shared between tests.
  *
  * <pre>{@code
@@ -36,6 +37,10 @@ public abstract class WatermarkStoreContract {
     private static final Instant T1 = Instant.parse("2026-01-02T03:04:05.123456Z");
     private static final Instant T2 = T1.plusSeconds(60);
     private static final Instant T3 = T2.plusSeconds(60);
+
+    /** What produced the versions the contract stores; {@link #OTHER_SOURCE} is another procedure. */
+    private static final String SOURCE = "contract:\"public\".\"items_changes\"";
+    private static final String OTHER_SOURCE = "contract:\"public\".\"orders_changes\"";
 
     protected abstract WatermarkStore store();
 
@@ -55,7 +60,7 @@ public abstract class WatermarkStoreContract {
     @Test
     void the_first_advance_stores_the_version_and_its_times() {
         String name = name();
-        store().advance(name, OptionalLong.empty(), 7, T1);
+        store().advance(name, SOURCE, OptionalLong.empty(), 7, T1);
 
         WatermarkState state = store().load(name).orElseThrow();
         assertThat(state.version()).hasValue(7);
@@ -63,26 +68,104 @@ public abstract class WatermarkStoreContract {
         assertThat(state.lastPolledAt()).hasValue(T1);
         assertThat(state.lastError()).isEmpty();
         assertThat(state.paused()).isFalse();
+        assertThat(state.source()).hasValue(SOURCE);
+    }
+
+    @Test
+    void a_version_from_another_source_is_refused_and_nothing_changes() {
+        String name = name();
+        store().advance(name, SOURCE, OptionalLong.empty(), 10, T1);
+
+        assertThatThrownBy(() -> store().advance(name, OTHER_SOURCE, OptionalLong.of(10), 11, T2))
+                .isInstanceOf(TidemarkException.class)
+                .hasMessageContaining(name).hasMessageContaining(SOURCE).hasMessageContaining(OTHER_SOURCE)
+                .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.WATERMARK_SOURCE_CHANGED));
+        WatermarkState state = store().load(name).orElseThrow();
+        assertThat(state.version()).hasValue(10);
+        assertThat(state.source()).hasValue(SOURCE);
+        assertThat(state.lastPolledAt()).hasValue(T1);
+    }
+
+    @Test
+    void an_adopted_source_continues_from_the_stored_version_and_the_old_one_is_refused() {
+        String name = name();
+        store().advance(name, SOURCE, OptionalLong.empty(), 10, T1);
+
+        store().adoptSource(name, OTHER_SOURCE, T2);
+        WatermarkState adopted = store().load(name).orElseThrow();
+        assertThat(adopted.version()).hasValue(10);
+        assertThat(adopted.source()).hasValue(OTHER_SOURCE);
+
+        store().advance(name, OTHER_SOURCE, OptionalLong.of(10), 12, T3);
+        assertThat(store().load(name).orElseThrow().version()).hasValue(12);
+        assertThatThrownBy(() -> store().advance(name, SOURCE, OptionalLong.of(12), 13, T3))
+                .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.WATERMARK_SOURCE_CHANGED));
+    }
+
+    @Test
+    void adopting_without_a_stored_version_stores_nothing() {
+        String name = name();
+        store().adoptSource(name, SOURCE, T1);
+        assertThat(store().load(name).flatMap(WatermarkState::source)).isEmpty();
+
+        store().recordPoll(name, T1, null);
+        store().adoptSource(name, SOURCE, T2);
+        assertThat(store().load(name).orElseThrow().source()).isEmpty();
+        store().advance(name, OTHER_SOURCE, OptionalLong.empty(), 1, T3);
+        assertThat(store().load(name).orElseThrow().source()).hasValue(OTHER_SOURCE);
+    }
+
+    @Test
+    void reset_forgets_the_source_so_another_may_start_again() {
+        String name = name();
+        store().advance(name, SOURCE, OptionalLong.empty(), 10, T1);
+        store().reset(name, T2);
+        assertThat(store().load(name).orElseThrow().source()).isEmpty();
+
+        store().advance(name, OTHER_SOURCE, OptionalLong.empty(), 3, T3);
+        WatermarkState state = store().load(name).orElseThrow();
+        assertThat(state.version()).hasValue(3);
+        assertThat(state.source()).hasValue(OTHER_SOURCE);
+    }
+
+    @Test
+    void polls_and_pauses_keep_the_source() {
+        String name = name();
+        store().advance(name, SOURCE, OptionalLong.empty(), 10, T1);
+        store().recordPoll(name, T2, "PROCEDURE_FAILED: boom");
+        store().setPaused(name, true, T3);
+        assertThat(store().load(name).orElseThrow().source()).hasValue(SOURCE);
+        assertThat(store().loadAll().get(name).source()).hasValue(SOURCE);
+    }
+
+    @Test
+    void a_version_without_a_source_is_refused() {
+        String name = name();
+        assertThatThrownBy(() -> store().advance(name, null, OptionalLong.empty(), 1, T1))
+                .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_CONFIGURATION));
+        assertThatThrownBy(() -> store().advance(name, " ", OptionalLong.empty(), 1, T1))
+                .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_CONFIGURATION));
+        assertThat(store().load(name)).isEmpty();
     }
 
     @Test
     void a_stored_zero_is_a_version_not_an_absence() {
         String name = name();
-        store().advance(name, OptionalLong.empty(), 0, T1);
+        store().advance(name, SOURCE, OptionalLong.empty(), 0, T1);
 
         assertThat(store().load(name).orElseThrow().version()).hasValue(0);
-        assertThatThrownBy(() -> store().advance(name, OptionalLong.empty(), 5, T2))
+        assertThatThrownBy(() -> store().advance(name, SOURCE, OptionalLong.empty(), 5, T2))
                 .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.WATERMARK_CONFLICT));
-        store().advance(name, OptionalLong.of(0), 5, T2);
+        store().advance(name, SOURCE, OptionalLong.of(0), 5, T2);
         assertThat(store().load(name).orElseThrow().version()).hasValue(5);
     }
 
     @Test
     void a_lower_version_is_refused_and_nothing_changes() {
         String name = name();
-        store().advance(name, OptionalLong.empty(), 10, T1);
+        store().advance(name, SOURCE, OptionalLong.empty(), 10, T1);
 
-        assertThatThrownBy(() -> store().advance(name, OptionalLong.of(10), 9, T2))
+        assertThatThrownBy(() -> store().advance(name, SOURCE, OptionalLong.of(10), 9, T2))
                 .isInstanceOf(TidemarkException.class)
                 .hasMessageContaining(name)
                 .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.WATERMARK_REGRESSION));
@@ -93,12 +176,12 @@ public abstract class WatermarkStoreContract {
     @Test
     void a_write_from_a_stale_expectation_is_refused() {
         String name = name();
-        store().advance(name, OptionalLong.empty(), 10, T1);
-        store().advance(name, OptionalLong.of(10), 20, T2);
+        store().advance(name, SOURCE, OptionalLong.empty(), 10, T1);
+        store().advance(name, SOURCE, OptionalLong.of(10), 20, T2);
 
-        assertThatThrownBy(() -> store().advance(name, OptionalLong.of(10), 15, T3))
+        assertThatThrownBy(() -> store().advance(name, SOURCE, OptionalLong.of(10), 15, T3))
                 .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.WATERMARK_REGRESSION));
-        assertThatThrownBy(() -> store().advance(name, OptionalLong.of(10), 25, T3))
+        assertThatThrownBy(() -> store().advance(name, SOURCE, OptionalLong.of(10), 25, T3))
                 .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.WATERMARK_CONFLICT));
         assertThat(store().load(name).orElseThrow().version()).hasValue(20);
     }
@@ -106,8 +189,8 @@ public abstract class WatermarkStoreContract {
     @Test
     void an_unchanged_version_updates_the_poll_time_but_not_the_move_time() {
         String name = name();
-        store().advance(name, OptionalLong.empty(), 10, T1);
-        store().advance(name, OptionalLong.of(10), 10, T2);
+        store().advance(name, SOURCE, OptionalLong.empty(), 10, T1);
+        store().advance(name, SOURCE, OptionalLong.of(10), 10, T2);
 
         WatermarkState state = store().load(name).orElseThrow();
         assertThat(state.lastMovedAt()).hasValue(T1);
@@ -123,7 +206,7 @@ public abstract class WatermarkStoreContract {
         assertThat(failed.lastError()).hasValue("DESTINATION_FAILED: nope");
         assertThat(failed.lastPolledAt()).hasValue(T1);
 
-        store().advance(name, OptionalLong.empty(), 3, T2);
+        store().advance(name, SOURCE, OptionalLong.empty(), 3, T2);
         assertThat(store().load(name).orElseThrow().lastError()).isEmpty();
         store().recordPoll(name, T3, null);
         assertThat(store().load(name).orElseThrow().lastPolledAt()).hasValue(T3);
@@ -132,7 +215,7 @@ public abstract class WatermarkStoreContract {
     @Test
     void pausing_keeps_the_version_and_reset_keeps_the_pause() {
         String name = name();
-        store().advance(name, OptionalLong.empty(), 4, T1);
+        store().advance(name, SOURCE, OptionalLong.empty(), 4, T1);
         store().setPaused(name, true, T2);
         assertThat(store().load(name).orElseThrow().paused()).isTrue();
         assertThat(store().load(name).orElseThrow().version()).hasValue(4);
@@ -144,7 +227,7 @@ public abstract class WatermarkStoreContract {
 
         store().setPaused(name, false, T3);
         assertThat(store().load(name).orElseThrow().paused()).isFalse();
-        store().advance(name, OptionalLong.empty(), 1, T3);
+        store().advance(name, SOURCE, OptionalLong.empty(), 1, T3);
         assertThat(store().load(name).orElseThrow().version()).hasValue(1);
     }
 
@@ -160,7 +243,7 @@ public abstract class WatermarkStoreContract {
     void load_all_lists_every_object() {
         String a = name();
         String b = name();
-        store().advance(a, OptionalLong.empty(), 1, T1);
+        store().advance(a, SOURCE, OptionalLong.empty(), 1, T1);
         store().setPaused(b, true, T1);
 
         assertThat(store().loadAll()).containsKeys(a, b);
@@ -171,7 +254,7 @@ public abstract class WatermarkStoreContract {
     @Test
     void concurrent_writers_cannot_both_win_or_go_backwards() throws Exception {
         String name = name();
-        store().advance(name, OptionalLong.empty(), 0, T1);
+        store().advance(name, SOURCE, OptionalLong.empty(), 0, T1);
         int writers = 8;
         ExecutorService pool = Executors.newFixedThreadPool(writers);
         try {
@@ -184,7 +267,7 @@ public abstract class WatermarkStoreContract {
                     results.add(pool.submit(() -> {
                         start.await(30, TimeUnit.SECONDS);
                         try {
-                            store().advance(name, OptionalLong.of(expected), next, T2);
+                            store().advance(name, SOURCE, OptionalLong.of(expected), next, T2);
                             return true;
                         } catch (TidemarkException e) {
                             assertThat(e.code()).isIn(ErrorCode.WATERMARK_CONFLICT, ErrorCode.WATERMARK_REGRESSION);

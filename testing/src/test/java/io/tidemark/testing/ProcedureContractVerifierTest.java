@@ -218,7 +218,27 @@ class ProcedureContractVerifierTest {
         assertThatThrownBy(() -> verifier(REFERENCE).clear("UPDATE items SET description = NULL WHERE item_code = ?", " ")
                 .build()).hasMessageContaining("cleared column");
         assertThatThrownBy(() -> ProcedureContractVerifier.forFunction(database.dataSource(), "bad name;").build())
-                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_IDENTIFIER);
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION);
+    }
+
+    /** Setters only store: build() reports every missing or bad value at once, nulls included. */
+    @Test
+    void every_problem_is_reported_by_build() {
+        ProcedureContractVerifier.Builder builder = ProcedureContractVerifier.forFunction(null, "bad name;")
+                .insert((String) null).update((String) null).delete((String) null).clear((String) null, null)
+                .timeout(null);
+        assertThatThrownBy(builder::build)
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
+                .hasMessageStartingWith("ProcedureContractVerifier has 9 configuration problems:")
+                .hasMessageContaining("dataSource must not be null")
+                .hasMessageContaining("Refusing the function name")
+                .hasMessageContaining("needs keyField(...)")
+                .hasMessageContaining("needs insert(...)")
+                .hasMessageContaining("needs update(...)")
+                .hasMessageContaining("needs clear(..., field)")
+                .hasMessageContaining("needs clear(..., field): the JSON key of the cleared column")
+                .hasMessageContaining("needs delete(...)")
+                .hasMessageContaining("timeout must be at least one second");
     }
 
     @Test

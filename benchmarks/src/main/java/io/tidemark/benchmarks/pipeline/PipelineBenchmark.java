@@ -2,6 +2,7 @@ package io.tidemark.benchmarks.pipeline;
 
 import io.tidemark.postgres.PostgresProvider;
 import io.tidemark.sync.ChangeBatch;
+import io.tidemark.sync.InMemoryWatermarkStore;
 import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.Outcome;
 import io.tidemark.sync.SyncEngine;
@@ -115,7 +116,7 @@ public final class PipelineBenchmark {
         AtomicLong counted = new AtomicLong();
         try (SyncEngine engine = SyncEngine.builder()
                 .provider(PostgresProvider.create(ds))
-                .watermarks(startingAt("Bench", outbox))
+                .watermarks(startingAt(ds, "Bench", outbox))
                 .track(TrackedObject.of("Bench", outbox.function()))
                 .destination("count", batch -> counted.addAndGet(batch.changes().size()))
                 .build()) {
@@ -131,9 +132,10 @@ public final class PipelineBenchmark {
 
     // ---------------------------------------------------------------------------------------------------------
     /** A fresh store holding the version the outbox's changes start after, as an incremental seed leaves it. */
-    private static WatermarkStore startingAt(String object, BenchOutbox outbox) {
-        WatermarkStore store = WatermarkStore.inMemory();
-        store.advance(object, OptionalLong.empty(), outbox.seed(), Instant.now());
+    private static WatermarkStore startingAt(DataSource ds, String object, BenchOutbox outbox) {
+        WatermarkStore store = InMemoryWatermarkStore.create();
+        String source = PostgresProvider.create(ds).sourceIdentity(TrackedObject.of(object, outbox.function()));
+        store.advance(object, source, OptionalLong.empty(), outbox.seed(), Instant.now());
         return store;
     }
 
@@ -153,7 +155,7 @@ public final class PipelineBenchmark {
         int cycles = 0;
         try (SyncEngine engine = SyncEngine.builder()
                 .provider(PostgresProvider.create(ds))
-                .watermarks(startingAt("Backlog", outbox))
+                .watermarks(startingAt(ds, "Backlog", outbox))
                 .track(TrackedObject.of("Backlog", outbox.function()).maxRows(maxRows))
                 .destination("count", batch -> count(batch, changes, bytes))
                 .build()) {
@@ -198,7 +200,7 @@ public final class PipelineBenchmark {
         long started = System.nanoTime();
         try (SyncEngine engine = SyncEngine.builder()
                 .provider(PostgresProvider.create(ds))
-                .watermarks(startingAt("Large", outbox))
+                .watermarks(startingAt(ds, "Large", outbox))
                 .track(TrackedObject.of("Large", outbox.function()))
                 .destination("count", batch -> count(batch, changes, bytes))
                 .build()) {

@@ -1,5 +1,6 @@
 package io.tidemark.sync.spi;
 
+import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.Diagnostic;
 import io.tidemark.sync.TrackedObject;
 
@@ -26,6 +27,28 @@ public interface ChangeProvider extends AutoCloseable {
      * The engine calls it at {@code build()}.
      */
     void validate(TrackedObject object);
+
+    /**
+     * The provider's part of the engine's start-up check ({@link io.tidemark.sync.SyncEngine#check()}): that the
+     * database can be reached and that each object's procedure exists with the contract's signature. Returns
+     * every problem found, not only the first; a database that cannot be reached is one problem with
+     * {@link io.tidemark.sync.ErrorCode#CONNECTION_FAILED}. Reads the catalog only, changes nothing, calls no
+     * procedure. The default checks nothing.
+     */
+    default List<CheckReport.Problem> check(Collection<TrackedObject> objects) {
+        return List.of();
+    }
+
+    /**
+     * What produces the object's versions, as text stored with its watermark: the provider's {@link #name()} and
+     * the procedure as the provider resolves it (for example {@code postgres:"public"."items_changes"}). When it
+     * differs from the identity stored with the watermark, the engine refuses to continue from that watermark
+     * ({@link io.tidemark.sync.ErrorCode#WATERMARK_SOURCE_CHANGED}). Two spellings of the same procedure must give
+     * the same identity; runs no SQL. The default is the name and the procedure as configured.
+     */
+    default String sourceIdentity(TrackedObject object) {
+        return name() + ":" + object.procedure();
+    }
 
     /**
      * Calls the object's change procedure with the request and returns its response. No transaction is left

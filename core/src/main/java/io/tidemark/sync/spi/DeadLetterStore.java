@@ -1,6 +1,6 @@
 package io.tidemark.sync.spi;
 
-import io.tidemark.sync.internal.store.InMemoryDeadLetterStore;
+import io.tidemark.sync.CheckReport;
 
 import java.util.List;
 
@@ -10,10 +10,6 @@ import java.util.List;
  */
 public interface DeadLetterStore {
 
-    static DeadLetterStore inMemory() {
-        return new InMemoryDeadLetterStore();
-    }
-
     /** Stores the letter and returns it with its assigned id. */
     DeadLetter add(DeadLetter letter);
 
@@ -22,4 +18,13 @@ public interface DeadLetterStore {
 
     /** Removes a letter once it has been dealt with; false if there was none with that id. */
     boolean delete(long id);
+
+    /**
+     * The store's part of the engine's start-up check ({@link io.tidemark.sync.SyncEngine#check()}): that it can
+     * be reached and read. A store that cannot be reached is one problem with
+     * {@link io.tidemark.sync.ErrorCode#CONNECTION_FAILED}. Writes nothing. The default checks nothing.
+     */
+    default List<CheckReport.Problem> check() {
+        return List.of();
+    }
 }

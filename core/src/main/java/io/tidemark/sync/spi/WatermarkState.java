@@ -14,10 +14,18 @@ public final class WatermarkState {
     private final Instant lastMovedAt;
     private final Instant lastPolledAt;
     private final String lastError;
+    private final String source;
 
+    /** A state with no recorded source, as rows written before sources were stored. */
     public WatermarkState(String objectName, Long version, boolean paused, Instant lastMovedAt,
                           Instant lastPolledAt, String lastError) {
+        this(objectName, version, paused, lastMovedAt, lastPolledAt, lastError, null);
+    }
+
+    public WatermarkState(String objectName, Long version, boolean paused, Instant lastMovedAt,
+                          Instant lastPolledAt, String lastError, String source) {
         this.objectName = Objects.requireNonNull(objectName, "objectName");
+        this.source = source;
         this.version = version;
         this.paused = paused;
         this.lastMovedAt = lastMovedAt;
@@ -53,6 +61,15 @@ public final class WatermarkState {
         return Optional.ofNullable(lastError);
     }
 
+    /**
+     * What produced the stored version: the provider's {@link ChangeProvider#sourceIdentity identity} of the
+     * object's procedure when it was stored. Empty when no version is stored, and for a version written before
+     * sources were recorded (such a row adopts the current source at its next successful cycle).
+     */
+    public Optional<String> source() {
+        return Optional.ofNullable(source);
+    }
+
     @Override
     public boolean equals(Object o) {
         if (this == o) {
@@ -64,17 +81,17 @@ public final class WatermarkState {
         WatermarkState that = (WatermarkState) o;
         return paused == that.paused && objectName.equals(that.objectName) && Objects.equals(version, that.version)
                 && Objects.equals(lastMovedAt, that.lastMovedAt) && Objects.equals(lastPolledAt, that.lastPolledAt)
-                && Objects.equals(lastError, that.lastError);
+                && Objects.equals(lastError, that.lastError) && Objects.equals(source, that.source);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(objectName, version, paused, lastMovedAt, lastPolledAt, lastError);
+        return Objects.hash(objectName, version, paused, lastMovedAt, lastPolledAt, lastError, source);
     }
 
     @Override
     public String toString() {
         return "WatermarkState[" + objectName + ", version=" + version + ", paused=" + paused
-                + ", lastMovedAt=" + lastMovedAt + ", lastPolledAt=" + lastPolledAt + ", lastError=" + lastError + "]";
+                + ", source=" + source + ", lastMovedAt=" + lastMovedAt + ", lastPolledAt=" + lastPolledAt + ", lastError=" + lastError + "]";
     }
 }

@@ -1,8 +1,9 @@
 package io.tidemark.sync.spi;
 
-import io.tidemark.sync.internal.store.InMemoryWatermarkStore;
+import io.tidemark.sync.CheckReport;
 
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -11,15 +12,10 @@ import java.util.OptionalLong;
  * Keeps each tracked object's watermark and bookkeeping. Writes of the version are compare-and-set: a store
  * never lets a version go down and never overwrites a version another writer stored in between.
  *
- * <p>{@link #inMemory()} is for tests and throw-away runs; {@link io.tidemark.sync.JdbcWatermarkStore} keeps
- * state in the database.
+ * <p>{@link io.tidemark.sync.InMemoryWatermarkStore} is for tests and throw-away runs;
+ * {@link io.tidemark.sync.JdbcWatermarkStore} keeps state in the database.
  */
 public interface WatermarkStore {
-
-    /** A store that lives as long as the JVM. */
-    static WatermarkStore inMemory() {
-        return new InMemoryWatermarkStore();
-    }
 
     Optional<WatermarkState> load(String objectName);
 
@@ -27,14 +23,25 @@ public interface WatermarkStore {
     Map<String, WatermarkState> loadAll();
 
     /**
-     * Stores {@code newVersion} if the stored version is still {@code expected} (empty meaning "none stored"),
-     * records the poll time and clears the last error.
+     * Stores {@code newVersion} and the {@code source} that produced it if the stored version is still
+     * {@code expected} (empty meaning "none stored") and the stored source is {@code source} or none, records the
+     * poll time and clears the last error. A version stored without a source (written before sources were
+     * recorded, see {@link WatermarkState#source()}) adopts {@code source} here.
      *
+     * @param source the provider's {@link ChangeProvider#sourceIdentity identity} of the object's procedure
      * @throws io.tidemark.sync.TidemarkException {@code WATERMARK_REGRESSION} when {@code newVersion} is lower
-     *         than the stored version, {@code WATERMARK_CONFLICT} when the stored version is no longer
-     *         {@code expected}; nothing is written in either case
+     *         than the stored version, {@code WATERMARK_SOURCE_CHANGED} when another source is stored,
+     *         {@code WATERMARK_CONFLICT} when the stored version is no longer {@code expected}; nothing is written
+     *         in any of these cases
      */
-    void advance(String objectName, OptionalLong expected, long newVersion, Instant at);
+    void advance(String objectName, String source, OptionalLong expected, long newVersion, Instant at);
+
+    /**
+     * Records {@code source} as the producer of the stored version, keeping the version: the explicit way to let
+     * an object re-pointed at another procedure continue from the stored position. Does nothing when no
+     * version is stored.
+     */
+    void adoptSource(String objectName, String source, Instant at);
 
     /** Records that a cycle ran without moving the version, with its error (null after a clean cycle). */
     void recordPoll(String objectName, Instant at, String error);
@@ -43,8 +50,17 @@ public interface WatermarkStore {
     void setPaused(String objectName, boolean paused, Instant at);
 
     /**
-     * Forgets the object's version, so that its next cycle is a first cycle again (and follows its
-     * {@link io.tidemark.sync.InitialSync}). The pause flag is kept.
+     * Forgets the object's version and its source, so that its next cycle is a first cycle again (and follows
+     * its {@link io.tidemark.sync.InitialSync}). The pause flag is kept.
      */
     void reset(String objectName, Instant at);
+
+    /**
+     * The store's part of the engine's start-up check ({@link io.tidemark.sync.SyncEngine#check()}): that it can
+     * be reached and read. A store that cannot be reached is one problem with
+     * {@link io.tidemark.sync.ErrorCode#CONNECTION_FAILED}. Writes nothing. The default checks nothing.
+     */
+    default List<CheckReport.Problem> check() {
+        return List.of();
+    }
 }

@@ -2,12 +2,12 @@ package io.tidemark.postgres.outbox;
 
 import io.tidemark.postgres.PostgresProvider;
 import io.tidemark.sync.Diagnostic;
+import io.tidemark.sync.InMemoryWatermarkStore;
 import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.Outcome;
 import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.spi.SyncListener;
-import io.tidemark.sync.spi.WatermarkStore;
 import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.RecordingDestination;
 import io.tidemark.testing.TestDatabase;
@@ -106,7 +106,7 @@ class HorizonDiagnosticsTest {
                 .name(prefix)
                 .provider(PostgresProvider.builder(counted.dataSource).listen(false).clock(clock)
                         .horizonWarningAfter(threshold).horizonCheckInterval(checkInterval).build())
-                .watermarks(WatermarkStore.inMemory())
+                .watermarks(InMemoryWatermarkStore.create())
                 .track(t.outbox.track("Items").initialSync(InitialSync.INCREMENTAL))
                 .destination("out", new RecordingDestination())
                 .listener(new SyncListener() {

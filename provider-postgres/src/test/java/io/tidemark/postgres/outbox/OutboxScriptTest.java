@@ -97,11 +97,11 @@ class OutboxScriptTest {
     @Test
     void names_are_validated_at_build() {
         String long63 = "t".repeat(60);
-        assertThat(code(() -> PostgresOutbox.forTable("public." + long63).build())).isEqualTo(ErrorCode.INVALID_IDENTIFIER);
+        assertThat(code(() -> PostgresOutbox.forTable("public." + long63).build())).isEqualTo(ErrorCode.INVALID_CONFIGURATION);
         assertThat(PostgresOutbox.forTable("public." + long63).outboxTable("public.short_outbox")
                 .changeFunction("public.short_changes").build().outboxTable()).isEqualTo("public.short_outbox");
         assertThat(code(() -> PostgresOutbox.forTable("public.items; DROP TABLE x").build()))
-                .isEqualTo(ErrorCode.INVALID_IDENTIFIER);
+                .isEqualTo(ErrorCode.INVALID_CONFIGURATION);
         assertThat(code(() -> PostgresOutbox.forTable("items").build().table())).isNull();
         assertThat(PostgresOutbox.forTable("Items").build().changeFunction()).isEqualTo("public.items_changes");
         assertThat(PostgresOutbox.forTable("\"Sales\".\"Items\"").build().outboxTable()).isEqualTo("\"Sales\".\"Items_outbox\"");
@@ -121,7 +121,7 @@ class OutboxScriptTest {
         assertThat(code(() -> PostgresOutbox.forTable("items").notifyChannel(null).build()))
                 .isEqualTo(ErrorCode.INVALID_CONFIGURATION);
         assertThat(code(() -> PostgresOutbox.forTable("items").notifyChannel("c".repeat(64)).build()))
-                .isEqualTo(ErrorCode.INVALID_IDENTIFIER);
+                .isEqualTo(ErrorCode.INVALID_CONFIGURATION);
         assertThat(code(() -> PostgresOutbox.forTable("items").trimBatchSize(0).build()))
                 .isEqualTo(ErrorCode.INVALID_CONFIGURATION);
         assertThat(code(() -> PostgresOutbox.forTable("items").trimMargin(-1).build()))
@@ -130,6 +130,25 @@ class OutboxScriptTest {
                 .isEqualTo(ErrorCode.INVALID_CONFIGURATION);
         assertThat(code(() -> PostgresOutbox.forTable("items").outboxTable("public.items").build()))
                 .isEqualTo(ErrorCode.INVALID_CONFIGURATION);
+    }
+
+    /** Setters only store: build() reports every bad value at once, nulls included. */
+    @Test
+    void every_problem_is_reported_by_build() {
+        PostgresOutbox.Builder builder = PostgresOutbox.forTable("items").key((String[]) null).columns("a", "a")
+                .payloadKey("b", "$b").truncate(null).notifyChannel(null).trimMargin(-1).trimBatchSize(0);
+        assertThatThrownBy(builder::build)
+                .isInstanceOf(TidemarkException.class)
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
+                .hasMessageStartingWith("[outbox items] has 8 configuration problems:")
+                .hasMessageContaining("key names a null column")
+                .hasMessageContaining("columns(...) names a column twice: [a, a]")
+                .hasMessageContaining("payload key \"$b\" starts with '$'")
+                .hasMessageContaining("payloadKey names column \"b\", which is not captured")
+                .hasMessageContaining("truncate policy must not be null")
+                .hasMessageContaining("notifyChannel must not be null")
+                .hasMessageContaining("trimMargin must not be negative, got -1")
+                .hasMessageContaining("trimBatchSize must be at least 1, got 0");
     }
 
     private long trimmedThrough(String stateTable) throws Exception {

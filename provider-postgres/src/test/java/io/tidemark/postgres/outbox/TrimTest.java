@@ -2,6 +2,7 @@ package io.tidemark.postgres.outbox;
 
 import io.tidemark.postgres.TrimResult;
 import io.tidemark.sync.ChangeBatch;
+import io.tidemark.sync.InMemoryWatermarkStore;
 import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.JdbcWatermarkStore;
 import io.tidemark.sync.SyncEngine;
@@ -91,7 +92,7 @@ class TrimTest {
     @Test
     void the_margin_keeps_versions_below_the_lowest_watermark() {
         OutboxTables t = table("margin", 5, 1000);
-        WatermarkStore store = WatermarkStore.inMemory();
+        WatermarkStore store = InMemoryWatermarkStore.create();
         TrackedObject reader = t.outbox.track("Reader").initialSync(InitialSync.INCREMENTAL);
         try (SyncEngine engine = engine("margin", store, new RecordingDestination(), reader)) {
             engine.runOnce();
@@ -112,12 +113,12 @@ class TrimTest {
     @Test
     void a_reader_the_trim_did_not_know_gets_a_full_snapshot_with_reason_one_instead_of_a_hole() {
         OutboxTables t = table("unknown", 0, 1000);
-        WatermarkStore store = WatermarkStore.inMemory();
+        WatermarkStore store = InMemoryWatermarkStore.create();
         TrackedObject known = t.outbox.track("Known").initialSync(InitialSync.INCREMENTAL);
         TrackedObject forgotten = t.outbox.track("Forgotten").initialSync(InitialSync.INCREMENTAL);
         RecordingDestination forgottenOut = new RecordingDestination();
         try (SyncEngine knownEngine = engine("known", store, new RecordingDestination(), known);
-             SyncEngine forgottenEngine = engine("forgotten", WatermarkStore.inMemory(), forgottenOut, forgotten)) {
+             SyncEngine forgottenEngine = engine("forgotten", InMemoryWatermarkStore.create(), forgottenOut, forgotten)) {
             knownEngine.runOnce();
             forgottenEngine.runOnce();
             write(t, 0);
@@ -141,8 +142,8 @@ class TrimTest {
         TrackedObject other = TrackedObject.of("Other", "public.some_other_changes");
         TrackedObject fresh = t.outbox.track("Fresh");
 
-        TrimResult noReader = t.outbox.trim(database.dataSource(), WatermarkStore.inMemory(), List.of(other));
-        TrimResult noWatermark = t.outbox.trim(database.dataSource(), WatermarkStore.inMemory(), List.of(other, fresh));
+        TrimResult noReader = t.outbox.trim(database.dataSource(), InMemoryWatermarkStore.create(), List.of(other));
+        TrimResult noWatermark = t.outbox.trim(database.dataSource(), InMemoryWatermarkStore.create(), List.of(other, fresh));
 
         assertThat(noReader.skippedBecause()).hasValue("no tracked object reads public." + t.table + "_changes");
         assertThat(noWatermark.skippedBecause()).hasValueSatisfying(s -> assertThat(s).contains("has stored a watermark"));
@@ -153,8 +154,9 @@ class TrimTest {
     @Test
     void an_unqualified_procedure_name_counts_as_a_reader() {
         OutboxTables t = table("unqualified", 0, 1000);
-        WatermarkStore store = WatermarkStore.inMemory();
-        store.advance("Short", OptionalLong.empty(), 3, java.time.Instant.now());
+        WatermarkStore store = InMemoryWatermarkStore.create();
+        store.advance("Short", "postgres:\"" + t.table + "_changes\"", OptionalLong.empty(), 3,
+                java.time.Instant.now());
 
         TrimResult result = t.outbox.trim(database.dataSource(), store,
                 List.of(TrackedObject.of("Short", t.table + "_changes")));

@@ -1,13 +1,13 @@
 package io.tidemark.postgres.outbox;
 
 import io.tidemark.postgres.PostgresProvider;
+import io.tidemark.sync.InMemoryWatermarkStore;
 import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.Outcome;
 import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.spi.SyncListener;
-import io.tidemark.sync.spi.WatermarkStore;
 import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.RecordingDestination;
 import io.tidemark.testing.TestDatabase;
@@ -51,7 +51,7 @@ class WakeUpTest {
         return SyncEngine.builder()
                 .name(name)
                 .provider(provider)
-                .watermarks(WatermarkStore.inMemory())
+                .watermarks(InMemoryWatermarkStore.create())
                 .track(object.initialSync(InitialSync.INCREMENTAL).pollInterval(AN_HOUR))
                 .destination("out", out)
                 .listener(new SyncListener() {

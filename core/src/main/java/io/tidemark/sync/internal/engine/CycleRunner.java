@@ -10,6 +10,7 @@ import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.internal.contract.ResponseScanner;
 import io.tidemark.sync.internal.contract.ResponseSummary;
+import io.tidemark.sync.internal.store.WatermarkConflicts;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.ChangeRequest;
@@ -38,7 +39,9 @@ import java.util.OptionalLong;
  *   <li>never backwards, written with compare-and-set;</li>
  *   <li>a bad response fails the cycle before anything is delivered;</li>
  *   <li>{@code Type} and {@code ReasonCode} travel with each batch;</li>
- *   <li>the response is read as a stream and delivered in bounded pages.</li>
+ *   <li>the response is read as a stream and delivered in bounded pages;</li>
+ *   <li>a version is only continued by the procedure that produced it: a stored identity that differs from
+ *       the object's fails the cycle before the procedure is called.</li>
  * </ol>
  */
 final class CycleRunner {
@@ -71,10 +74,13 @@ final class CycleRunner {
             if (state.isPresent() && state.get().paused()) {
                 return finish(report.outcome(Outcome.PAUSED), started);
             }
+            String source = config.provider().sourceIdentity(object);
+            checkSource(object, state, stored, source);
             if (stored.isEmpty() && object.initialSync() == InitialSync.INCREMENTAL) {
-                after = OptionalLong.of(seed(object, report));
+                after = OptionalLong.of(seed(object, source, report));
             } else {
-                after = OptionalLong.of(sync(object, stored, report));
+                boolean adopt = stored.isPresent() && state.get().source().isEmpty();
+                after = OptionalLong.of(sync(object, source, adopt, stored, report));
             }
         } catch (TidemarkException e) {
             fail(object, report, e);
@@ -86,8 +92,20 @@ final class CycleRunner {
         return finish(report, started);
     }
 
+    /**
+     * Fails closed when the stored version was produced by another procedure than the one the object calls now:
+     * continuing would ask the new procedure for changes after someone else's position.
+     */
+    private static void checkSource(TrackedObject object, Optional<WatermarkState> state, OptionalLong stored,
+                                    String source) {
+        Optional<String> storedSource = state.flatMap(WatermarkState::source);
+        if (stored.isPresent() && storedSource.isPresent() && !storedSource.get().equals(source)) {
+            throw WatermarkConflicts.sourceChanged(object.name(), stored, storedSource.get(), source);
+        }
+    }
+
     /** Returns the version stored. */
-    private long seed(TrackedObject object, ObjectReport.Builder report) {
+    private long seed(TrackedObject object, String source, ObjectReport.Builder report) {
         ChangeProvider provider = config.provider();
         OptionalLong server = provider.currentVersion(object);
         long version;
@@ -107,14 +125,18 @@ final class CycleRunner {
                 version = summary.metadataVersion();
             }
         }
-        config.watermarks().advance(object.name(), OptionalLong.empty(), version, config.clock().instant());
+        config.watermarks().advance(object.name(), source, OptionalLong.empty(), version, config.clock().instant());
         report.outcome(Outcome.SEEDED).toVersion(OptionalLong.of(version));
         LOG.info("[{}] seeded at version {}; changes after it will be delivered", object.name(), version);
         return version;
     }
 
-    /** Returns the version stored (unchanged when nothing moved). */
-    private long sync(TrackedObject object, OptionalLong stored, ObjectReport.Builder report) {
+    /**
+     * Returns the version stored (unchanged when nothing moved). {@code adopt}: the stored version has no source
+     * yet (written before sources were recorded), so even an unchanged version is written, with the source.
+     */
+    private long sync(TrackedObject object, String source, boolean adopt, OptionalLong stored,
+                      ObjectReport.Builder report) {
         long from = stored.orElse(0L);
         ChangeRequest request = stored.isEmpty()
                 ? ChangeRequest.initialFull(object.maxRows())
@@ -136,8 +158,8 @@ final class CycleRunner {
             Instant now;
             if (summary.rowCount() == 0) {
                 now = config.clock().instant();
-                if (stored.isEmpty() || next != stored.getAsLong()) {
-                    config.watermarks().advance(object.name(), stored, next, now);
+                if (stored.isEmpty() || next != stored.getAsLong() || adopt) {
+                    config.watermarks().advance(object.name(), source, stored, next, now);
                 } else {
                     config.watermarks().recordPoll(object.name(), now, null);
                 }
@@ -147,7 +169,7 @@ final class CycleRunner {
             }
             PageDelivery.Result result = delivery.deliver(object, payload, summary, from);
             now = config.clock().instant();
-            config.watermarks().advance(object.name(), stored, next, now);
+            config.watermarks().advance(object.name(), source, stored, next, now);
             report.outcome(Outcome.DELIVERED)
                     .toVersion(OptionalLong.of(next))
                     .pageCount(result.pages)

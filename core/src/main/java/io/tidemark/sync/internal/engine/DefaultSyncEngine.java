@@ -1,5 +1,6 @@
 package io.tidemark.sync.internal.engine;
 
+import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.ObjectStatus;
@@ -23,6 +24,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
 /** The {@link SyncEngine} behind {@link SyncEngine#builder()}. */
 public final class DefaultSyncEngine implements SyncEngine {
@@ -163,6 +165,20 @@ public final class DefaultSyncEngine implements SyncEngine {
     }
 
     @Override
+    public void adoptWatermark(String objectName) {
+        TrackedObject object = object(objectName);
+        String source = config.provider().sourceIdentity(object);
+        ReentrantLock lock = locks.get(objectName);
+        lock.lock();
+        try {
+            config.watermarks().adoptSource(objectName, source, config.clock().instant());
+        } finally {
+            lock.unlock();
+        }
+        LOG.warn("[{}] stored watermark adopted for {}; the next cycle continues from it", objectName, source);
+    }
+
+    @Override
     public ObjectStatus status(String objectName) {
         TrackedObject object = object(objectName);
         WatermarkState stored = config.watermarks().load(objectName)
@@ -182,6 +198,30 @@ public final class DefaultSyncEngine implements SyncEngine {
             statuses.add(new ObjectStatus(object, stored, last, last == null ? List.of() : last.diagnostics()));
         }
         return statuses;
+    }
+
+    @Override
+    public CheckReport check() {
+        List<CheckReport.Problem> problems = new ArrayList<>();
+        collect(problems, "provider " + config.provider().name(),
+                () -> config.provider().check(List.copyOf(objects.values())));
+        collect(problems, "watermark store", () -> config.watermarks().check());
+        if (config.deadLetters() != null) {
+            collect(problems, "dead-letter store", () -> config.deadLetters().check());
+        }
+        return new CheckReport(problems);
+    }
+
+    /** One component's problems; a check that throws is itself one problem of that component. */
+    private static void collect(List<CheckReport.Problem> problems, String component,
+                                Supplier<List<CheckReport.Problem>> check) {
+        try {
+            problems.addAll(check.get());
+        } catch (TidemarkException e) {
+            problems.add(new CheckReport.Problem(component, e.code(), e.getMessage()));
+        } catch (RuntimeException e) {
+            problems.add(new CheckReport.Problem(component, ErrorCode.INTERNAL, "the check failed: " + e));
+        }
     }
 
     @Override

@@ -1,9 +1,9 @@
 package io.tidemark.sync.internal.engine;
 
 import io.tidemark.sync.DeliveryPolicy;
-import io.tidemark.sync.ErrorCode;
-import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.config.Checks;
+import io.tidemark.sync.internal.config.Defaults;
 import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.DeadLetterStore;
 import io.tidemark.sync.spi.SyncListener;
@@ -18,10 +18,9 @@ import java.util.Set;
 /** The engine's validated, immutable configuration. */
 public final class EngineConfig {
 
-    public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofSeconds(30);
-    public static final int DEFAULT_PAGE_SIZE = 1000;
-    public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
-    private static final int DEFAULT_MAX_THREADS = 4;
+    public static final Duration DEFAULT_POLL_INTERVAL = Defaults.POLL_INTERVAL;
+    public static final int DEFAULT_PAGE_SIZE = Defaults.PAGE_SIZE;
+    public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Defaults.SHUTDOWN_TIMEOUT;
 
     private final String name;
     private final ChangeProvider provider;
@@ -36,78 +35,67 @@ public final class EngineConfig {
     private final Duration shutdownTimeout;
     private final Clock clock;
 
+    /**
+     * Validates every rule at once (the builder's setters only store) and fails with one
+     * {@code INVALID_CONFIGURATION} error listing every violation, including each object's procedure name as
+     * the provider judges it.
+     */
     public EngineConfig(String name, ChangeProvider provider, WatermarkStore watermarks, DeadLetterStore deadLetters,
                         List<TrackedObject> objects, List<NamedDestination> destinations, List<SyncListener> listeners,
                         Duration pollInterval, int pageSize, Integer threads, Duration shutdownTimeout, Clock clock) {
-        this.name = require(name, "name");
-        if (name.isBlank()) {
-            throw invalid("The engine name must not be blank");
+        Checks checks = Checks.of("SyncEngine");
+        checks.notBlank("name", name);
+        checks.that(provider != null, "The engine needs a provider (for example PostgresProvider.create(dataSource))");
+        checks.that(watermarks != null, "The engine needs a watermark store (JdbcWatermarkStore.create(dataSource)"
+                + " or InMemoryWatermarkStore.create())");
+        checks.positive("pollInterval", pollInterval);
+        checks.atLeast("pageSize", pageSize, 1);
+        checks.notNegative("shutdownTimeout", shutdownTimeout);
+        checks.notNull("clock", clock);
+        int wanted = threads == null ? Math.min(objects.size(), Defaults.MAX_THREADS) : threads;
+        checks.that(threads == null || wanted >= 1, "threads must be at least 1, got " + wanted);
+
+        checks.that(!objects.isEmpty(), "Track at least one object: builder.track(TrackedObject.of(name, procedure))");
+        checks.that(!destinations.isEmpty(), "Add at least one destination: builder.destination(name, batch -> ...)");
+        checks.that(objects.stream().allMatch(o -> o != null), "track(...) was given null");
+        checks.that(listeners.stream().allMatch(l -> l != null), "listener(...) was given null");
+        for (TrackedObject object : objects) {
+            // Refuse unsafe procedure names now, before the first cycle could run any SQL.
+            if (object != null && TrackedObjectRules.check(checks, object) && provider != null) {
+                checks.valid(() -> provider.validate(object));
+            }
         }
-        this.provider = require(provider, "provider (for example PostgresProvider.create(dataSource))");
-        this.watermarks = require(watermarks, "watermark store (JdbcWatermarkStore.create(dataSource) or WatermarkStore.inMemory())");
+        destinations.forEach(d -> d.check(checks));
+        unique(checks, objects.stream().filter(o -> o != null && o.name() != null).map(TrackedObject::name).toList(),
+                "tracked object");
+        unique(checks, destinations.stream().map(NamedDestination::name).filter(n -> n != null).toList(),
+                "destination");
+        boolean needsDeadLetters = destinations.stream().anyMatch(d -> d.policy() != null
+                && d.policy().whenExhausted() == DeliveryPolicy.WhenExhausted.DEAD_LETTER);
+        checks.that(!needsDeadLetters || deadLetters != null, "A destination dead-letters refused pages, but no"
+                + " dead-letter store is configured: add builder.deadLetters(JdbcDeadLetterStore.create(dataSource))"
+                + " or InMemoryDeadLetterStore.create()");
+        checks.throwIfAny();
+
+        this.name = name;
+        this.provider = provider;
+        this.watermarks = watermarks;
         this.deadLetters = deadLetters;
         this.objects = List.copyOf(objects);
         this.destinations = List.copyOf(destinations);
         this.listeners = List.copyOf(listeners);
-        this.pollInterval = positive(pollInterval, "pollInterval");
-        if (pageSize < 1) {
-            throw invalid("pageSize must be at least 1, got " + pageSize);
-        }
+        this.pollInterval = pollInterval;
         this.pageSize = pageSize;
-        this.shutdownTimeout = require(shutdownTimeout, "shutdownTimeout");
-        if (shutdownTimeout.isNegative()) {
-            throw invalid("shutdownTimeout must not be negative, got " + shutdownTimeout);
-        }
-        this.clock = require(clock, "clock");
-
-        if (this.objects.isEmpty()) {
-            throw invalid("Track at least one object: builder.track(TrackedObject.of(name, procedure))");
-        }
-        if (this.destinations.isEmpty()) {
-            throw invalid("Add at least one destination: builder.destination(name, batch -> ...)");
-        }
-        unique(this.objects.stream().map(TrackedObject::name).toList(), "tracked object");
-        unique(this.destinations.stream().map(NamedDestination::name).toList(), "destination");
-        boolean needsDeadLetters = this.destinations.stream()
-                .anyMatch(d -> d.policy().whenExhausted() == DeliveryPolicy.WhenExhausted.DEAD_LETTER);
-        if (needsDeadLetters && deadLetters == null) {
-            throw invalid("A destination dead-letters refused pages, but no dead-letter store is configured:"
-                    + " add builder.deadLetters(JdbcDeadLetterStore.create(dataSource))");
-        }
-        int wanted = threads == null ? Math.min(this.objects.size(), DEFAULT_MAX_THREADS) : threads;
-        if (wanted < 1) {
-            throw invalid("threads must be at least 1, got " + wanted);
-        }
+        this.shutdownTimeout = shutdownTimeout;
+        this.clock = clock;
         this.threads = wanted;
-        // Refuse unsafe procedure names now, before the first cycle could run any SQL.
-        this.objects.forEach(provider::validate);
     }
 
-    private static <T> T require(T value, String what) {
-        if (value == null) {
-            throw invalid("The engine needs a " + what);
-        }
-        return value;
-    }
-
-    private static Duration positive(Duration d, String what) {
-        if (d == null || d.isNegative() || d.isZero()) {
-            throw invalid(what + " must be a positive duration, got " + d);
-        }
-        return d;
-    }
-
-    private static void unique(List<String> names, String what) {
+    private static void unique(Checks checks, List<String> names, String what) {
         Set<String> seen = new HashSet<>();
         for (String n : names) {
-            if (!seen.add(n)) {
-                throw invalid("Two " + what + "s are named '" + n + "'; names must be unique");
-            }
+            checks.that(seen.add(n), "Two " + what + "s are named '" + n + "'; names must be unique");
         }
-    }
-
-    private static TidemarkException invalid(String message) {
-        return new TidemarkException(ErrorCode.INVALID_CONFIGURATION, message);
     }
 
     public String name() {

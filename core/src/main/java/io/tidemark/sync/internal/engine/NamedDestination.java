@@ -1,11 +1,8 @@
 package io.tidemark.sync.internal.engine;
 
 import io.tidemark.sync.DeliveryPolicy;
-import io.tidemark.sync.ErrorCode;
-import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.config.Checks;
 import io.tidemark.sync.spi.Destination;
-
-import java.util.Objects;
 
 /** A destination with the name it was registered under and its failure policy. */
 public final class NamedDestination {
@@ -14,19 +11,20 @@ public final class NamedDestination {
     private final Destination destination;
     private final DeliveryPolicy policy;
 
+    /** Stores; {@link #check} validates when the engine is built. */
     public NamedDestination(String name, Destination destination, DeliveryPolicy policy) {
-        if (name == null || name.isBlank()) {
-            throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "A destination needs a non-blank name");
-        }
-        if (destination == null) {
-            throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "Destination '" + name + "' is null");
-        }
-        if (policy == null) {
-            throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "Destination '" + name + "' needs a delivery policy");
-        }
         this.name = name;
         this.destination = destination;
         this.policy = policy;
+    }
+
+    /** Records what is wrong with this destination. */
+    void check(Checks checks) {
+        if (name == null || name.isBlank()) {
+            checks.add("A destination needs a non-blank name, got " + (name == null ? "null" : "'" + name + "'"));
+        }
+        checks.that(destination != null, "Destination '" + name + "' is null");
+        checks.that(policy != null, "Destination '" + name + "' needs a delivery policy");
     }
 
     public String name() {
@@ -38,6 +36,6 @@ public final class NamedDestination {
     }
 
     public DeliveryPolicy policy() {
-        return Objects.requireNonNull(policy);
+        return policy;
     }
 }

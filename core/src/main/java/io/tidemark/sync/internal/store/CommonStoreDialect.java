@@ -1,5 +1,7 @@
 package io.tidemark.sync.internal.store;
 
+import io.tidemark.sync.internal.sql.SqlTemplate;
+
 import java.sql.Connection;
 import java.sql.SQLException;
 
@@ -9,8 +11,11 @@ import java.sql.SQLException;
  */
 abstract class CommonStoreDialect implements StoreDialect {
 
+    /** The column that records what produced the stored version; added to tables created before it existed. */
+    static final String SOURCE_COLUMN = "source_identity";
+
     private static final String STATE_COLUMNS =
-            "object_name, version, paused, last_moved_at, last_polled_at, last_error";
+            "object_name, version, source_identity, paused, last_moved_at, last_polled_at, last_error";
 
     /** The watermark table, quoted and schema-qualified. */
     protected final String state;
@@ -21,22 +26,48 @@ abstract class CommonStoreDialect implements StoreDialect {
     private final String selectState;
     private final String selectAllStates;
     private final String advanceFrom;
+    private final String adoptSource;
     private final String reset;
     private final String deleteDeadLetter;
 
     CommonStoreDialect(String state, String letters) {
         this.state = state;
         this.letters = letters;
-        this.selectState = "SELECT " + STATE_COLUMNS + " FROM " + state + " WHERE object_name = :name";
-        this.selectAllStates = "SELECT " + STATE_COLUMNS + " FROM " + state + " ORDER BY object_name";
-        this.advanceFrom = "UPDATE " + state
-                + " SET version = :version,"
-                + " last_moved_at = CASE WHEN version = :version THEN last_moved_at ELSE :at END,"
-                + " last_polled_at = :at, last_error = NULL, updated_at = :at"
-                + " WHERE object_name = :name AND version = :expected AND version <= :version";
-        this.reset = "UPDATE " + state + " SET version = NULL, last_moved_at = :at, last_error = NULL,"
-                + " updated_at = :at WHERE object_name = :name";
-        this.deleteDeadLetter = "DELETE FROM " + letters + " WHERE id = :id";
+        this.selectState = SqlTemplate.of("""
+                SELECT {{columns}}
+                  FROM {{state}}
+                 WHERE object_name = :name""").with("columns", STATE_COLUMNS).with("state", state).render();
+        this.selectAllStates = SqlTemplate.of("""
+                SELECT {{columns}}
+                  FROM {{state}}
+                 ORDER BY object_name""").with("columns", STATE_COLUMNS).with("state", state).render();
+        // A version stored without a source (a row from before sources were recorded) adopts this one.
+        this.advanceFrom = SqlTemplate.of("""
+                UPDATE {{state}}
+                   SET version = :version,
+                       source_identity = :source,
+                       last_moved_at = CASE WHEN version = :version THEN last_moved_at ELSE :at END,
+                       last_polled_at = :at,
+                       last_error = NULL,
+                       updated_at = :at
+                 WHERE object_name = :name AND version = :expected AND version <= :version
+                   AND (source_identity IS NULL OR source_identity = :source)""").with("state", state).render();
+        this.adoptSource = SqlTemplate.of("""
+                UPDATE {{state}}
+                   SET source_identity = :source,
+                       updated_at = :at
+                 WHERE object_name = :name AND version IS NOT NULL""").with("state", state).render();
+        this.reset = SqlTemplate.of("""
+                UPDATE {{state}}
+                   SET version = NULL,
+                       source_identity = NULL,
+                       last_moved_at = :at,
+                       last_error = NULL,
+                       updated_at = :at
+                 WHERE object_name = :name""").with("state", state).render();
+        this.deleteDeadLetter = SqlTemplate.of("""
+                DELETE FROM {{letters}}
+                 WHERE id = :id""").with("letters", letters).render();
     }
 
     /**
@@ -78,6 +109,11 @@ abstract class CommonStoreDialect implements StoreDialect {
     @Override
     public final String advanceFrom() {
         return advanceFrom;
+    }
+
+    @Override
+    public final String adoptSource() {
+        return adoptSource;
     }
 
     @Override

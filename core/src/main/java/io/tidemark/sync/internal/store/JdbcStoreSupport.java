@@ -2,13 +2,16 @@ package io.tidemark.sync.internal.store;
 
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.CheckReport;
+import io.tidemark.sync.internal.config.Checks;
+import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.Objects;
+import java.util.List;
 
 /** What the JDBC stores share: the dialect, the JDBI handle factory, table creation and error wrapping. */
 public final class JdbcStoreSupport {
@@ -19,19 +22,32 @@ public final class JdbcStoreSupport {
 
     private final Jdbi jdbi;
     private final StoreDialect dialect;
+    private final DataSource dataSource;
+    private final String schema;
 
-    public JdbcStoreSupport(DataSource dataSource, String schema, String stateTable, String deadLetterTable,
-                            boolean createTables) {
-        Objects.requireNonNull(dataSource, "dataSource");
-        this.dialect = StoreDialect.detect(dataSource, schema, stateTable, deadLetterTable);
+    /**
+     * Validates the configuration (every problem at once, named after {@code builder}), connects once to detect
+     * the database, and creates or upgrades missing tables when asked to.
+     */
+    public JdbcStoreSupport(String builder, DataSource dataSource, String schema, String stateTable,
+                            String deadLetterTable, boolean createTables) {
+        Checks checks = Checks.of(builder);
+        checks.notNull("dataSource", dataSource);
+        checks.notNull("schema", schema);
+        checks.notNull("table", stateTable);
+        checks.notNull("deadLetterTable", deadLetterTable);
+        checks.throwIfAny();
+        this.dataSource = dataSource;
+        this.schema = schema;
+        this.dialect = StoreDialect.detect(builder, dataSource, schema, stateTable, deadLetterTable);
         this.jdbi = Jdbi.create(dataSource);
         if (createTables) {
             try (Connection c = dataSource.getConnection()) {
                 dialect.createIfMissing(c);
             } catch (SQLException e) {
-                throw new TidemarkException(ErrorCode.STORE_FAILED, "Could not create the Tidemark store tables in"
-                        + " schema '" + schema + "': " + e.getMessage() + ". Create them with the script from"
-                        + " script() and build the store with createTables(false).", e);
+                throw new TidemarkException(ErrorCode.STORE_FAILED, "Could not create or upgrade the Tidemark store"
+                        + " tables in schema '" + schema + "': " + e.getMessage() + ". Create or upgrade them with"
+                        + " the script from script() and build the store with createTables(false).", e);
             }
         }
     }
@@ -44,10 +60,35 @@ public final class JdbcStoreSupport {
         return dialect;
     }
 
+    /**
+     * The start-up check of one store: connects, and runs {@code probe} (a read of the store's table with one
+     * {@code :name} parameter) for a name no object has. Returns the problems found.
+     */
+    public List<CheckReport.Problem> check(String component, String probe) {
+        try (Connection c = dataSource.getConnection()) {
+            try (Handle h = Jdbi.open(c)) {
+                h.createQuery(probe).bind("name", "").mapToMap().list();
+            } catch (JdbiException e) {
+                return List.of(new CheckReport.Problem(component, ErrorCode.STORE_FAILED, "the store's table in"
+                        + " schema '" + schema + "' cannot be read: " + rootMessage(e) + ". Create it with the"
+                        + " script from script(), or grant the role SELECT, INSERT and UPDATE on it."));
+            }
+        } catch (SQLException e) {
+            return List.of(new CheckReport.Problem(component, ErrorCode.CONNECTION_FAILED,
+                    "could not connect to the store's database: " + withoutFullStop(e.getMessage())
+                            + ". Check the data source's URL, the credentials and the network."));
+        }
+        return List.of();
+    }
+
     /** Wraps a database failure of a store operation in a {@link TidemarkException} naming the object. */
     public static TidemarkException failure(String what, String objectName, JdbiException e) {
         return TidemarkException.forObject(ErrorCode.STORE_FAILED, objectName,
                 "could not " + what + " in the Tidemark store: " + rootMessage(e), e);
+    }
+
+    static String withoutFullStop(String message) {
+        return message != null && message.endsWith(".") ? message.substring(0, message.length() - 1) : message;
     }
 
     private static String rootMessage(Throwable e) {

@@ -1,5 +1,6 @@
 package io.tidemark.sync.internal.store;
 
+import io.tidemark.sync.internal.sql.SqlTemplate;
 import io.tidemark.sync.sql.PgName;
 
 import java.sql.Connection;
@@ -28,46 +29,69 @@ final class PostgresStoreDialect extends CommonStoreDialect {
 
     @Override
     public String createScript() {
-        return "-- Tidemark store: one row per tracked object (its watermark and bookkeeping),\n"
-                + "-- and the pages a destination refused under a dead-letter policy.\n"
-                + "CREATE SCHEMA IF NOT EXISTS " + schema + ";\n\n"
-                + createStateTable() + ";\n\n"
-                + createLettersTable() + ";\n\n"
-                + createLettersIndex() + ";\n";
+        return SqlTemplate.of("""
+                -- Tidemark store: one row per tracked object (its watermark and bookkeeping),
+                -- and the pages a destination refused under a dead-letter policy.
+                CREATE SCHEMA IF NOT EXISTS {{schema}};
+
+                {{create_state}};
+
+                -- A table created before watermarks recorded their source gains the column here.
+                {{add_source}};
+
+                {{create_letters}};
+
+                {{create_letters_index}};
+                """)
+                .with("schema", schema)
+                .with("create_state", createStateTable())
+                .with("add_source", addSourceColumn())
+                .with("create_letters", createLettersTable())
+                .with("create_letters_index", createLettersIndex())
+                .render();
     }
 
     private String createStateTable() {
-        return "CREATE TABLE IF NOT EXISTS " + state + " (\n"
-                + "    object_name    text        PRIMARY KEY,\n"
-                + "    version        bigint,                          -- NULL until the first successful cycle\n"
-                + "    paused         boolean     NOT NULL DEFAULT false,\n"
-                + "    last_moved_at  timestamptz,\n"
-                + "    last_polled_at timestamptz,\n"
-                + "    last_error     text,\n"
-                + "    updated_at     timestamptz NOT NULL DEFAULT now()\n"
-                + ")";
+        return SqlTemplate.of("""
+                CREATE TABLE IF NOT EXISTS {{state}} (
+                    object_name     text        PRIMARY KEY,
+                    version         bigint,                          -- NULL until the first successful cycle
+                    source_identity text,                            -- the procedure that produced the version
+                    paused          boolean     NOT NULL DEFAULT false,
+                    last_moved_at   timestamptz,
+                    last_polled_at  timestamptz,
+                    last_error      text,
+                    updated_at      timestamptz NOT NULL DEFAULT now()
+                )""").with("state", state).render();
+    }
+
+    private String addSourceColumn() {
+        return SqlTemplate.of("ALTER TABLE {{state}} ADD COLUMN IF NOT EXISTS {{column}} text")
+                .with("state", state).with("column", SOURCE_COLUMN).render();
     }
 
     private String createLettersTable() {
-        return "CREATE TABLE IF NOT EXISTS " + letters + " (\n"
-                + "    id           bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,\n"
-                + "    object_name  text        NOT NULL,\n"
-                + "    destination  text        NOT NULL,\n"
-                + "    batch_id     text        NOT NULL,\n"
-                + "    page_number  integer     NOT NULL,\n"
-                + "    from_version bigint      NOT NULL,\n"
-                + "    to_version   bigint      NOT NULL,\n"
-                + "    sync_type    text        NOT NULL,\n"
-                + "    reason_code  integer     NOT NULL,\n"
-                + "    change_count integer     NOT NULL,\n"
-                + "    changes      json        NOT NULL,            -- the page, as the procedure returned it\n"
-                + "    error        text        NOT NULL,\n"
-                + "    created_at   timestamptz NOT NULL\n"
-                + ")";
+        return SqlTemplate.of("""
+                CREATE TABLE IF NOT EXISTS {{letters}} (
+                    id           bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    object_name  text        NOT NULL,
+                    destination  text        NOT NULL,
+                    batch_id     text        NOT NULL,
+                    page_number  integer     NOT NULL,
+                    from_version bigint      NOT NULL,
+                    to_version   bigint      NOT NULL,
+                    sync_type    text        NOT NULL,
+                    reason_code  integer     NOT NULL,
+                    change_count integer     NOT NULL,
+                    changes      json        NOT NULL,            -- the page, as the procedure returned it
+                    error        text        NOT NULL,
+                    created_at   timestamptz NOT NULL
+                )""").with("letters", letters).render();
     }
 
     private String createLettersIndex() {
-        return "CREATE INDEX IF NOT EXISTS " + PgName.quote(indexName()) + " ON " + letters + " (object_name, id)";
+        return SqlTemplate.of("CREATE INDEX IF NOT EXISTS {{index}} ON {{letters}} (object_name, id)")
+                .with("index", PgName.quote(indexName())).with("letters", letters).render();
     }
 
     private String indexName() {
@@ -86,6 +110,14 @@ final class PostgresStoreDialect extends CommonStoreDialect {
             }
             if (!exists(c, "SELECT to_regclass(?) IS NOT NULL", state)) {
                 s.execute(createStateTable());
+            }
+            // Check first here too: ALTER TABLE needs ownership, and takes an exclusive lock even when the
+            // column is there already.
+            if (!exists(c, """
+                    SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute
+                                    WHERE attrelid = to_regclass(?) AND attname = 'source_identity'
+                                      AND NOT attisdropped)""", state)) {
+                s.execute(addSourceColumn());
             }
             if (!exists(c, "SELECT to_regclass(?) IS NOT NULL", letters)) {
                 s.execute(createLettersTable());
@@ -106,44 +138,58 @@ final class PostgresStoreDialect extends CommonStoreDialect {
 
     @Override
     public String advanceFromNothing() {
-        return "INSERT INTO " + state + " AS s (object_name, version, paused, last_moved_at, last_polled_at, last_error, updated_at)"
-                + " VALUES (:name, :version, false, :at, :at, NULL, :at)"
-                + " ON CONFLICT (object_name) DO UPDATE"
-                + " SET version = EXCLUDED.version, last_moved_at = EXCLUDED.last_moved_at,"
-                + " last_polled_at = EXCLUDED.last_polled_at, last_error = NULL, updated_at = EXCLUDED.updated_at"
-                + " WHERE s.version IS NULL";
+        return SqlTemplate.of("""
+                INSERT INTO {{state}} AS s
+                       (object_name, version, source_identity, paused, last_moved_at, last_polled_at, last_error, updated_at)
+                VALUES (:name, :version, :source, false, :at, :at, NULL, :at)
+                ON CONFLICT (object_name) DO UPDATE
+                   SET version = EXCLUDED.version,
+                       source_identity = EXCLUDED.source_identity,
+                       last_moved_at = EXCLUDED.last_moved_at,
+                       last_polled_at = EXCLUDED.last_polled_at,
+                       last_error = NULL,
+                       updated_at = EXCLUDED.updated_at
+                 WHERE s.version IS NULL""").with("state", state).render();
     }
 
     @Override
     public String recordPoll() {
-        return "INSERT INTO " + state + " AS s (object_name, version, paused, last_polled_at, last_error, updated_at)"
-                + " VALUES (:name, NULL, false, :at, :error, :at)"
-                + " ON CONFLICT (object_name) DO UPDATE"
-                + " SET last_polled_at = EXCLUDED.last_polled_at, last_error = EXCLUDED.last_error,"
-                + " updated_at = EXCLUDED.updated_at";
+        return SqlTemplate.of("""
+                INSERT INTO {{state}} AS s (object_name, version, paused, last_polled_at, last_error, updated_at)
+                VALUES (:name, NULL, false, :at, :error, :at)
+                ON CONFLICT (object_name) DO UPDATE
+                   SET last_polled_at = EXCLUDED.last_polled_at,
+                       last_error = EXCLUDED.last_error,
+                       updated_at = EXCLUDED.updated_at""").with("state", state).render();
     }
 
     @Override
     public String setPaused() {
-        return "INSERT INTO " + state + " AS s (object_name, version, paused, updated_at)"
-                + " VALUES (:name, NULL, :paused, :at)"
-                + " ON CONFLICT (object_name) DO UPDATE SET paused = EXCLUDED.paused, updated_at = EXCLUDED.updated_at";
+        return SqlTemplate.of("""
+                INSERT INTO {{state}} AS s (object_name, version, paused, updated_at)
+                VALUES (:name, NULL, :paused, :at)
+                ON CONFLICT (object_name) DO UPDATE
+                   SET paused = EXCLUDED.paused,
+                       updated_at = EXCLUDED.updated_at""").with("state", state).render();
     }
 
     @Override
     public String insertDeadLetter() {
-        return "INSERT INTO " + letters + " (object_name, destination, batch_id, page_number, from_version, to_version,"
-                + " sync_type, reason_code, change_count, changes, error, created_at)"
-                + " VALUES (:objectName, :destination, :batchId, :pageNumber, :fromVersion, :toVersion,"
-                + " :syncType, :reasonCode, :changeCount, CAST(:changes AS json), :error, :createdAt)"
-                + " RETURNING id";
+        return SqlTemplate.of("""
+                INSERT INTO {{letters}} (object_name, destination, batch_id, page_number, from_version, to_version,
+                       sync_type, reason_code, change_count, changes, error, created_at)
+                VALUES (:objectName, :destination, :batchId, :pageNumber, :fromVersion, :toVersion,
+                       :syncType, :reasonCode, :changeCount, CAST(:changes AS json), :error, :createdAt)
+                RETURNING id""").with("letters", letters).render();
     }
 
     @Override
     public String selectDeadLetters() {
-        return "SELECT id, object_name, destination, batch_id, page_number, from_version, to_version, sync_type,"
-                + " reason_code, change_count, changes::text AS changes, error, created_at"
-                + " FROM " + letters + " WHERE object_name = :name ORDER BY id";
+        return SqlTemplate.of("""
+                SELECT id, object_name, destination, batch_id, page_number, from_version, to_version, sync_type,
+                       reason_code, change_count, changes::text AS changes, error, created_at
+                  FROM {{letters}}
+                 WHERE object_name = :name
+                 ORDER BY id""").with("letters", letters).render();
     }
-
 }

@@ -1,5 +1,6 @@
 package io.tidemark.sync.internal.store;
 
+import io.tidemark.sync.internal.sql.SqlTemplate;
 import io.tidemark.sync.sql.SqlServerName;
 
 import java.sql.CallableStatement;
@@ -26,6 +27,9 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
     static final String DDL_LOCK_RESOURCE = "tidemark-store-ddl";
     private static final int DDL_LOCK_TIMEOUT_MS = 30_000;
 
+    /** The source identity is compared exactly, like object names: the engine compares the identity as Java text. */
+    private static final String SOURCE_TYPE = "NVARCHAR(1000) COLLATE Latin1_General_100_BIN2";
+
     private final String schemaName;
     private final String schema;
     private final String lettersTableName;
@@ -40,60 +44,87 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
 
     @Override
     public String createScript() {
-        return "-- Tidemark store: one row per tracked object (its watermark and bookkeeping),\n"
-                + "-- and the pages a destination refused under a dead-letter policy.\n"
-                + "-- Safe to run again: each object is created only when it is missing.\n"
-                + "IF SCHEMA_ID(" + SqlServerName.literal(schemaName) + ") IS NULL\n"
-                + "    EXEC (" + SqlServerName.literal(createSchema()) + ");\n"
-                + "GO\n\n"
-                + "IF OBJECT_ID(" + SqlServerName.literal(state) + ", N'U') IS NULL\n"
-                + createStateTable() + ";\n"
-                + "GO\n\n"
-                + "IF OBJECT_ID(" + SqlServerName.literal(letters) + ", N'U') IS NULL\n"
-                + "BEGIN\n"
-                + indent(createLettersTable()) + ";\n"
-                + "    " + createLettersIndex() + ";\n"
-                + "END;\n"
-                + "GO\n";
+        return SqlTemplate.of("""
+                -- Tidemark store: one row per tracked object (its watermark and bookkeeping),
+                -- and the pages a destination refused under a dead-letter policy.
+                -- Safe to run again: each object is created only when it is missing.
+                IF SCHEMA_ID({{schema_literal}}) IS NULL
+                    EXEC ({{create_schema_literal}});
+                GO
+
+                IF OBJECT_ID({{state_literal}}, N'U') IS NULL
+                {{create_state}};
+                GO
+
+                -- A table created before watermarks recorded their source gains the column here.
+                IF COL_LENGTH({{state_literal}}, N'source_identity') IS NULL
+                    {{add_source}};
+                GO
+
+                IF OBJECT_ID({{letters_literal}}, N'U') IS NULL
+                BEGIN
+                {{create_letters}};
+                    {{create_letters_index}};
+                END;
+                GO
+                """)
+                .with("schema_literal", SqlServerName.literal(schemaName))
+                .with("create_schema_literal", SqlServerName.literal(createSchema()))
+                .with("state_literal", SqlServerName.literal(state))
+                .with("create_state", createStateTable())
+                .with("add_source", addSourceColumn())
+                .with("letters_literal", SqlServerName.literal(letters))
+                .with("create_letters", indent(createLettersTable()))
+                .with("create_letters_index", createLettersIndex())
+                .render();
     }
 
     /** {@code CREATE SCHEMA} must be alone in its batch, hence {@code EXEC} in the script. */
     private String createSchema() {
-        return "CREATE SCHEMA " + schema;
+        return SqlTemplate.of("CREATE SCHEMA {{schema}}").with("schema", schema).render();
     }
 
     private String createStateTable() {
-        return "CREATE TABLE " + state + " (\n"
-                + "    object_name    NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL PRIMARY KEY,\n"
-                + "    version        BIGINT            NULL,              -- NULL until the first successful cycle\n"
-                + "    paused         BIT               NOT NULL DEFAULT 0,\n"
-                + "    last_moved_at  DATETIMEOFFSET(6) NULL,\n"
-                + "    last_polled_at DATETIMEOFFSET(6) NULL,\n"
-                + "    last_error     NVARCHAR(MAX)     NULL,\n"
-                + "    updated_at     DATETIMEOFFSET(6) NOT NULL DEFAULT SYSDATETIMEOFFSET()\n"
-                + ")";
+        return SqlTemplate.of("""
+                CREATE TABLE {{state}} (
+                    object_name     NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL PRIMARY KEY,
+                    version         BIGINT            NULL,              -- NULL until the first successful cycle
+                    source_identity {{source_type}} NULL, -- the procedure that produced the version
+                    paused          BIT               NOT NULL DEFAULT 0,
+                    last_moved_at   DATETIMEOFFSET(6) NULL,
+                    last_polled_at  DATETIMEOFFSET(6) NULL,
+                    last_error      NVARCHAR(MAX)     NULL,
+                    updated_at      DATETIMEOFFSET(6) NOT NULL DEFAULT SYSDATETIMEOFFSET()
+                )""").with("state", state).with("source_type", SOURCE_TYPE).render();
+    }
+
+    private String addSourceColumn() {
+        return SqlTemplate.of("ALTER TABLE {{state}} ADD {{column}} {{source_type}} NULL")
+                .with("state", state).with("column", SOURCE_COLUMN).with("source_type", SOURCE_TYPE).render();
     }
 
     private String createLettersTable() {
-        return "CREATE TABLE " + letters + " (\n"
-                + "    id           BIGINT IDENTITY(1, 1) NOT NULL PRIMARY KEY,\n"
-                + "    object_name  NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,\n"
-                + "    destination  NVARCHAR(MAX)     NOT NULL,\n"
-                + "    batch_id     NVARCHAR(MAX)     NOT NULL,\n"
-                + "    page_number  INT               NOT NULL,\n"
-                + "    from_version BIGINT            NOT NULL,\n"
-                + "    to_version   BIGINT            NOT NULL,\n"
-                + "    sync_type    NVARCHAR(10)      NOT NULL,\n"
-                + "    reason_code  INT               NOT NULL,\n"
-                + "    change_count INT               NOT NULL,\n"
-                + "    changes      NVARCHAR(MAX)     NOT NULL CHECK (ISJSON(changes) = 1), -- the page, as returned\n"
-                + "    error        NVARCHAR(MAX)     NOT NULL,\n"
-                + "    created_at   DATETIMEOFFSET(6) NOT NULL\n"
-                + ")";
+        return SqlTemplate.of("""
+                CREATE TABLE {{letters}} (
+                    id           BIGINT IDENTITY(1, 1) NOT NULL PRIMARY KEY,
+                    object_name  NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,
+                    destination  NVARCHAR(MAX)     NOT NULL,
+                    batch_id     NVARCHAR(MAX)     NOT NULL,
+                    page_number  INT               NOT NULL,
+                    from_version BIGINT            NOT NULL,
+                    to_version   BIGINT            NOT NULL,
+                    sync_type    NVARCHAR(10)      NOT NULL,
+                    reason_code  INT               NOT NULL,
+                    change_count INT               NOT NULL,
+                    changes      NVARCHAR(MAX)     NOT NULL CHECK (ISJSON(changes) = 1), -- the page, as returned
+                    error        NVARCHAR(MAX)     NOT NULL,
+                    created_at   DATETIMEOFFSET(6) NOT NULL
+                )""").with("letters", letters).render();
     }
 
     private String createLettersIndex() {
-        return "CREATE INDEX " + SqlServerName.quote(indexName()) + " ON " + letters + " (object_name, id)";
+        return SqlTemplate.of("CREATE INDEX {{index}} ON {{letters}} (object_name, id)")
+                .with("index", SqlServerName.quote(indexName())).with("letters", letters).render();
     }
 
     private String indexName() {
@@ -117,6 +148,10 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
             }
             if (isNull(c, "SELECT OBJECT_ID(?, N'U')", state)) {
                 s.execute(createStateTable());
+            }
+            // Checked first: ALTER TABLE needs ALTER permission, which a role handed ready tables may lack.
+            if (isNull(c, "SELECT COL_LENGTH(?, N'source_identity')", state)) {
+                s.execute(addSourceColumn());
             }
             if (isNull(c, "SELECT OBJECT_ID(?, N'U')", letters)) {
                 s.execute(createLettersTable());
@@ -157,32 +192,44 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
 
     @Override
     public String advanceFromNothing() {
-        return "MERGE " + state + " WITH (HOLDLOCK) AS s"
-                + " USING (SELECT :name AS object_name) AS src ON s.object_name = src.object_name"
-                + " WHEN MATCHED AND s.version IS NULL THEN UPDATE"
-                + " SET version = :version, last_moved_at = :at, last_polled_at = :at, last_error = NULL,"
-                + " updated_at = :at"
-                + " WHEN NOT MATCHED THEN INSERT"
-                + " (object_name, version, paused, last_moved_at, last_polled_at, last_error, updated_at)"
-                + " VALUES (:name, :version, 0, :at, :at, NULL, :at);";
+        return SqlTemplate.of("""
+                MERGE {{state}} WITH (HOLDLOCK) AS s
+                USING (SELECT :name AS object_name) AS src ON s.object_name = src.object_name
+                 WHEN MATCHED AND s.version IS NULL THEN UPDATE
+                      SET version = :version,
+                          source_identity = :source,
+                          last_moved_at = :at,
+                          last_polled_at = :at,
+                          last_error = NULL,
+                          updated_at = :at
+                 WHEN NOT MATCHED THEN INSERT
+                      (object_name, version, source_identity, paused, last_moved_at, last_polled_at, last_error, updated_at)
+                      VALUES (:name, :version, :source, 0, :at, :at, NULL, :at);""").with("state", state).render();
     }
 
     @Override
     public String recordPoll() {
-        return "MERGE " + state + " WITH (HOLDLOCK) AS s"
-                + " USING (SELECT :name AS object_name) AS src ON s.object_name = src.object_name"
-                + " WHEN MATCHED THEN UPDATE SET last_polled_at = :at, last_error = :error, updated_at = :at"
-                + " WHEN NOT MATCHED THEN INSERT (object_name, version, paused, last_polled_at, last_error, updated_at)"
-                + " VALUES (:name, NULL, 0, :at, :error, :at);";
+        return SqlTemplate.of("""
+                MERGE {{state}} WITH (HOLDLOCK) AS s
+                USING (SELECT :name AS object_name) AS src ON s.object_name = src.object_name
+                 WHEN MATCHED THEN UPDATE
+                      SET last_polled_at = :at,
+                          last_error = :error,
+                          updated_at = :at
+                 WHEN NOT MATCHED THEN INSERT (object_name, version, paused, last_polled_at, last_error, updated_at)
+                      VALUES (:name, NULL, 0, :at, :error, :at);""").with("state", state).render();
     }
 
     @Override
     public String setPaused() {
-        return "MERGE " + state + " WITH (HOLDLOCK) AS s"
-                + " USING (SELECT :name AS object_name) AS src ON s.object_name = src.object_name"
-                + " WHEN MATCHED THEN UPDATE SET paused = :paused, updated_at = :at"
-                + " WHEN NOT MATCHED THEN INSERT (object_name, version, paused, updated_at)"
-                + " VALUES (:name, NULL, :paused, :at);";
+        return SqlTemplate.of("""
+                MERGE {{state}} WITH (HOLDLOCK) AS s
+                USING (SELECT :name AS object_name) AS src ON s.object_name = src.object_name
+                 WHEN MATCHED THEN UPDATE
+                      SET paused = :paused,
+                          updated_at = :at
+                 WHEN NOT MATCHED THEN INSERT (object_name, version, paused, updated_at)
+                      VALUES (:name, NULL, :paused, :at);""").with("state", state).render();
     }
 
     /**
@@ -191,17 +238,21 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
      */
     @Override
     public String insertDeadLetter() {
-        return "INSERT INTO " + letters + " (object_name, destination, batch_id, page_number, from_version, to_version,"
-                + " sync_type, reason_code, change_count, changes, error, created_at)"
-                + " VALUES (:objectName, :destination, :batchId, :pageNumber, :fromVersion, :toVersion,"
-                + " :syncType, :reasonCode, :changeCount, :changes, :error, :createdAt)";
+        return SqlTemplate.of("""
+                INSERT INTO {{letters}} (object_name, destination, batch_id, page_number, from_version, to_version,
+                       sync_type, reason_code, change_count, changes, error, created_at)
+                VALUES (:objectName, :destination, :batchId, :pageNumber, :fromVersion, :toVersion,
+                       :syncType, :reasonCode, :changeCount, :changes, :error, :createdAt)""")
+                .with("letters", letters).render();
     }
 
     @Override
     public String selectDeadLetters() {
-        return "SELECT id, object_name, destination, batch_id, page_number, from_version, to_version, sync_type,"
-                + " reason_code, change_count, changes, error, created_at"
-                + " FROM " + letters + " WHERE object_name = :name ORDER BY id";
+        return SqlTemplate.of("""
+                SELECT id, object_name, destination, batch_id, page_number, from_version, to_version, sync_type,
+                       reason_code, change_count, changes, error, created_at
+                  FROM {{letters}}
+                 WHERE object_name = :name
+                 ORDER BY id""").with("letters", letters).render();
     }
-
 }

@@ -2,6 +2,9 @@ package io.tidemark.sync.internal.store;
 
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.config.Checks;
+import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.sql.SqlServerName;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -20,11 +23,17 @@ public interface StoreDialect {
 
     String selectAllStates();
 
-    /** Insert-or-update that sets the version only where none is stored yet. */
+    /** Insert-or-update that sets the version and {@code :source} only where no version is stored yet. */
     String advanceFromNothing();
 
-    /** Update that sets the version only where it still equals {@code :expected}. */
+    /**
+     * Update that sets the version only where it still equals {@code :expected} and the stored source is
+     * {@code :source} or none.
+     */
     String advanceFrom();
+
+    /** Update that records {@code :source} as the producer of the stored version, where one is stored. */
+    String adoptSource();
 
     String recordPoll();
 
@@ -39,24 +48,44 @@ public interface StoreDialect {
     String deleteDeadLetter();
 
     /** Picks the dialect for the database behind {@code dataSource}. */
-    static StoreDialect detect(DataSource dataSource, String schema, String stateTable, String deadLetterTable) {
+    static StoreDialect detect(String builder, DataSource dataSource, String schema, String stateTable,
+                               String deadLetterTable) {
         String product;
         try (Connection c = dataSource.getConnection()) {
             product = c.getMetaData().getDatabaseProductName();
         } catch (SQLException e) {
-            throw new TidemarkException(ErrorCode.STORE_FAILED,
-                    "Could not connect to find out which database holds the Tidemark store: " + e.getMessage(), e);
+            throw new TidemarkException(ErrorCode.CONNECTION_FAILED,
+                    "Could not connect to the database of the Tidemark store (schema '" + schema + "'): "
+                            + JdbcStoreSupport.withoutFullStop(e.getMessage()) + ". Check the data source's URL, the credentials and the network.", e);
         }
-        return forProduct(product, schema, stateTable, deadLetterTable);
+        return forProduct(builder, product, schema, stateTable, deadLetterTable);
     }
 
     /** Picks the dialect for a database product name as JDBC reports it. */
     static StoreDialect forProduct(String product, String schema, String stateTable, String deadLetterTable) {
+        return forProduct("JdbcWatermarkStore", product, schema, stateTable, deadLetterTable);
+    }
+
+    /**
+     * Picks the dialect for a database product name as JDBC reports it, after checking the three names by that
+     * database's rules (all problems at once, named after {@code builder}).
+     */
+    static StoreDialect forProduct(String builder, String product, String schema, String stateTable,
+                                   String deadLetterTable) {
+        Checks checks = Checks.of(builder);
         if ("PostgreSQL".equalsIgnoreCase(product)) {
+            checks.valid(() -> PgName.checkPart(schema, "schema"));
+            checks.valid(() -> PgName.checkPart(stateTable, "table"));
+            checks.valid(() -> PgName.checkPart(deadLetterTable, "table"));
+            checks.throwIfAny();
             return new PostgresStoreDialect(schema, stateTable, deadLetterTable);
         }
         // mssql-jdbc reports "Microsoft SQL Server" for SQL Server, Azure SQL Database and Managed Instance.
         if ("Microsoft SQL Server".equalsIgnoreCase(product)) {
+            checks.valid(() -> SqlServerName.checkPart(schema, "schema"));
+            checks.valid(() -> SqlServerName.checkPart(stateTable, "table"));
+            checks.valid(() -> SqlServerName.checkPart(deadLetterTable, "table"));
+            checks.throwIfAny();
             return new SqlServerStoreDialect(schema, stateTable, deadLetterTable);
         }
         throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,

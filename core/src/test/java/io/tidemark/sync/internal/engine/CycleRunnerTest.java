@@ -1,5 +1,6 @@
 package io.tidemark.sync.internal.engine;
 
+import io.tidemark.sync.InMemoryWatermarkStore;
 import io.tidemark.sync.DeliveryPolicy;
 import io.tidemark.sync.Diagnostic;
 import io.tidemark.sync.ErrorCode;
@@ -41,7 +42,7 @@ class CycleRunnerTest {
     private static final Instant NOW = Instant.parse("2026-03-04T05:06:07Z");
 
     private final ScriptedProvider scripted = new ScriptedProvider();
-    private final WatermarkStore store = WatermarkStore.inMemory();
+    private final WatermarkStore store = InMemoryWatermarkStore.create();
     private final RecordingDestination out = new RecordingDestination();
     private final List<SyncListener> listeners = new ArrayList<>();
     private final EngineCallContext calls = new EngineCallContext();

@@ -49,14 +49,18 @@ class SqlServerStoreDialectTest {
     @Test
     void names_are_bracket_quoted_and_escaped_everywhere() {
         SqlServerStoreDialect dialect = new SqlServerStoreDialect("ops]x", "state's", "letters");
-        assertThat(dialect.selectState()).contains("FROM [ops]]x].[state's] WHERE");
+        assertThat(dialect.selectState()).contains("FROM [ops]]x].[state's]\n");
         assertThat(dialect.advanceFromNothing()).startsWith("MERGE [ops]]x].[state's] WITH (HOLDLOCK) AS s");
+        assertThat(dialect.adoptSource()).startsWith("UPDATE [ops]]x].[state's]\n");
         assertThat(dialect.insertDeadLetter()).startsWith("INSERT INTO [ops]]x].[letters] (");
         // Inside a literal the quote is doubled too, so the script's dynamic CREATE SCHEMA stays one literal.
         assertThat(dialect.createScript())
                 .contains("IF SCHEMA_ID(N'ops]x') IS NULL")
                 .contains("EXEC (N'CREATE SCHEMA [ops]]x]');")
-                .contains("IF OBJECT_ID(N'[ops]]x].[state''s]', N'U') IS NULL");
+                .contains("IF OBJECT_ID(N'[ops]]x].[state''s]', N'U') IS NULL")
+                .contains("IF COL_LENGTH(N'[ops]]x].[state''s]', N'source_identity') IS NULL\n"
+                        + "    ALTER TABLE [ops]]x].[state's] ADD source_identity NVARCHAR(1000)"
+                        + " COLLATE Latin1_General_100_BIN2 NULL;");
     }
 
     @Test
@@ -79,10 +83,23 @@ class SqlServerStoreDialectTest {
     void version_writes_are_compare_and_set_and_never_regress() {
         StoreDialect dialect = new SqlServerStoreDialect("tidemark", "sync_state", "dead_letters");
         assertThat(dialect.advanceFrom())
-                .contains("WHERE object_name = :name AND version = :expected AND version <= :version");
+                .contains("WHERE object_name = :name AND version = :expected AND version <= :version\n"
+                        + "   AND (source_identity IS NULL OR source_identity = :source)");
         assertThat(dialect.advanceFromNothing())
                 .contains("WHEN MATCHED AND s.version IS NULL THEN UPDATE")
+                .contains("source_identity = :source")
                 .doesNotContain("WHEN MATCHED THEN");
+    }
+
+    @Test
+    void the_source_is_kept_by_polls_and_pauses_and_forgotten_by_a_reset() {
+        StoreDialect dialect = new SqlServerStoreDialect("tidemark", "sync_state", "dead_letters");
+        assertThat(dialect.selectState()).contains("source_identity");
+        assertThat(dialect.recordPoll()).doesNotContain("source_identity");
+        assertThat(dialect.setPaused()).doesNotContain("source_identity");
+        assertThat(dialect.reset()).contains("source_identity = NULL");
+        assertThat(dialect.adoptSource()).contains("SET source_identity = :source")
+                .contains("WHERE object_name = :name AND version IS NOT NULL");
     }
 
     /** Every statement of the dialect, in a fixed order, as one document. */
@@ -94,6 +111,7 @@ class SqlServerStoreDialectTest {
                 + "\n\n-- advanceFrom()\n" + dialect.advanceFrom()
                 + "\n\n-- recordPoll()\n" + dialect.recordPoll()
                 + "\n\n-- setPaused()\n" + dialect.setPaused()
+                + "\n\n-- adoptSource()\n" + dialect.adoptSource()
                 + "\n\n-- reset()\n" + dialect.reset()
                 + "\n\n-- insertDeadLetter()\n" + dialect.insertDeadLetter()
                 + "\n\n-- selectDeadLetters()\n" + dialect.selectDeadLetters()

@@ -1,4 +1,4 @@
-package io.tidemark.sync.internal.store;
+package io.tidemark.sync;
 
 import io.tidemark.sync.spi.DeadLetter;
 import io.tidemark.sync.spi.DeadLetterStore;
@@ -8,11 +8,23 @@ import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 
-/** A {@link DeadLetterStore} in memory, ordered by id. */
+/**
+ * Dead letters in memory, ordered by id, for tests and throw-away runs (a destination with
+ * {@link DeliveryPolicy#deadLetterAfter} needs a dead-letter store). Lost when the JVM ends;
+ * {@link JdbcDeadLetterStore} keeps them in the database.
+ */
 public final class InMemoryDeadLetterStore implements DeadLetterStore {
 
     private final AtomicLong ids = new AtomicLong();
     private final ConcurrentSkipListMap<Long, DeadLetter> letters = new ConcurrentSkipListMap<>();
+
+    private InMemoryDeadLetterStore() {
+    }
+
+    /** An empty store. */
+    public static InMemoryDeadLetterStore create() {
+        return new InMemoryDeadLetterStore();
+    }
 
     @Override
     public DeadLetter add(DeadLetter letter) {

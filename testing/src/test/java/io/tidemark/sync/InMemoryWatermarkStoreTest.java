@@ -1,4 +1,4 @@
-package io.tidemark.sync.internal.store;
+package io.tidemark.sync;
 
 import io.tidemark.sync.spi.WatermarkStore;
 import io.tidemark.testing.WatermarkStoreContract;
@@ -6,7 +6,7 @@ import io.tidemark.testing.WatermarkStoreContract;
 /** The in-memory store against the store contract (lives here because the contract kit is in tidemark-testing). */
 class InMemoryWatermarkStoreTest extends WatermarkStoreContract {
 
-    private final WatermarkStore store = WatermarkStore.inMemory();
+    private final WatermarkStore store = InMemoryWatermarkStore.create();
 
     @Override
     protected WatermarkStore store() {

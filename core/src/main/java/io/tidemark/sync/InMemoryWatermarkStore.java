@@ -1,5 +1,6 @@
-package io.tidemark.sync.internal.store;
+package io.tidemark.sync;
 
+import io.tidemark.sync.internal.store.WatermarkConflicts;
 import io.tidemark.sync.spi.WatermarkState;
 import io.tidemark.sync.spi.WatermarkStore;
 
@@ -10,10 +11,25 @@ import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** A {@link WatermarkStore} in a map; each update is atomic per object. */
+/**
+ * Watermarks in memory, for tests and throw-away runs: lost when the JVM ends, so every object starts with a
+ * first cycle again. {@link JdbcWatermarkStore} keeps them in the database. Each update is atomic per object.
+ *
+ * <pre>{@code
+ * SyncEngine.builder().watermarks(InMemoryWatermarkStore.create())...
+ * }</pre>
+ */
 public final class InMemoryWatermarkStore implements WatermarkStore {
 
     private final ConcurrentHashMap<String, WatermarkState> states = new ConcurrentHashMap<>();
+
+    private InMemoryWatermarkStore() {
+    }
+
+    /** An empty store. */
+    public static InMemoryWatermarkStore create() {
+        return new InMemoryWatermarkStore();
+    }
 
     @Override
     public Optional<WatermarkState> load(String objectName) {
@@ -26,18 +42,29 @@ public final class InMemoryWatermarkStore implements WatermarkStore {
     }
 
     @Override
-    public void advance(String objectName, OptionalLong expected, long newVersion, Instant at) {
+    public void advance(String objectName, String source, OptionalLong expected, long newVersion, Instant at) {
         WatermarkConflicts.checkNotBackwards(objectName, expected, newVersion);
+        WatermarkConflicts.requireSource(objectName, source);
         states.compute(objectName, (name, current) -> {
             OptionalLong stored = current == null ? OptionalLong.empty() : current.version();
-            if (!stored.equals(expected)) {
-                throw WatermarkConflicts.explain(name, expected, newVersion, Optional.ofNullable(current));
+            Optional<String> storedSource = current == null ? Optional.empty() : current.source();
+            if (!stored.equals(expected) || storedSource.map(s -> !s.equals(source)).orElse(false)) {
+                throw WatermarkConflicts.explain(name, source, expected, newVersion, Optional.ofNullable(current));
             }
             boolean moved = stored.isEmpty() || stored.getAsLong() != newVersion;
             Instant lastMoved = moved ? at : current.lastMovedAt().orElse(null);
             boolean paused = current != null && current.paused();
-            return new WatermarkState(name, newVersion, paused, lastMoved, at, null);
+            return new WatermarkState(name, newVersion, paused, lastMoved, at, null, source);
         });
+    }
+
+    @Override
+    public void adoptSource(String objectName, String source, Instant at) {
+        WatermarkConflicts.requireSource(objectName, source);
+        states.computeIfPresent(objectName, (name, current) -> current.version().isEmpty() ? current
+                : new WatermarkState(name, boxed(current.version()), current.paused(),
+                        current.lastMovedAt().orElse(null), current.lastPolledAt().orElse(null),
+                        current.lastError().orElse(null), source));
     }
 
     @Override
@@ -45,7 +72,7 @@ public final class InMemoryWatermarkStore implements WatermarkStore {
         states.compute(objectName, (name, current) -> current == null
                 ? new WatermarkState(name, null, false, null, at, error)
                 : new WatermarkState(name, boxed(current.version()), current.paused(),
-                        current.lastMovedAt().orElse(null), at, error));
+                        current.lastMovedAt().orElse(null), at, error, current.source().orElse(null)));
     }
 
     @Override
@@ -53,13 +80,14 @@ public final class InMemoryWatermarkStore implements WatermarkStore {
         states.compute(objectName, (name, current) -> current == null
                 ? new WatermarkState(name, null, paused, null, null, null)
                 : new WatermarkState(name, boxed(current.version()), paused, current.lastMovedAt().orElse(null),
-                        current.lastPolledAt().orElse(null), current.lastError().orElse(null)));
+                        current.lastPolledAt().orElse(null), current.lastError().orElse(null),
+                        current.source().orElse(null)));
     }
 
     @Override
     public void reset(String objectName, Instant at) {
         states.computeIfPresent(objectName, (name, current) -> new WatermarkState(name, null, current.paused(),
-                at, current.lastPolledAt().orElse(null), null));
+                at, current.lastPolledAt().orElse(null), null, null));
     }
 
     private static Long boxed(OptionalLong version) {

@@ -1,0 +1,21 @@
+package io.tidemark.sync.internal.config;
+
+import java.time.Duration;
+
+/** The defaults more than one builder uses, defined once. */
+public final class Defaults {
+
+    /** How long one database call may run before it is cancelled (providers, verifier); as in docs/contract.md. */
+    public static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(300);
+    /** The engine's default interval between background polls of an object. */
+    public static final Duration POLL_INTERVAL = Duration.ofSeconds(30);
+    /** The engine's default largest number of changes per batch handed to a destination. */
+    public static final int PAGE_SIZE = 1000;
+    /** How long closing an engine lets running cycles finish before cancelling them. */
+    public static final Duration SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+    /** The most poller threads an engine starts unless told otherwise. */
+    public static final int MAX_THREADS = 4;
+
+    private Defaults() {
+    }
+}
