@@ -107,8 +107,10 @@ class OutboxReinstallTest {
 
         String message = refused(t, b -> b.outboxTable("public." + t.table + "_box"));
 
-        assertThat(message).contains("outbox table: installed public." + t.table + "_outbox, requested public."
-                + t.table + "_box");
+        assertThat(message).contains("The outbox of public." + t.table + " is not installed, and installing public."
+                        + t.table + "_box as configured would conflict with what the database holds")
+                .contains("outbox table: installed public." + t.table + "_outbox, requested public." + t.table + "_box")
+                .contains("An upgrade cannot do it: upgrade does not move an outbox");
     }
 
     @Test
@@ -120,6 +122,55 @@ class OutboxReinstallTest {
 
         assertThat(message).contains("trigger " + t.table + "_outbox_update on public." + t.table
                 + ": installed disabled (changes are not captured), requested enabled");
+    }
+
+    @Test
+    void a_trigger_enabled_for_replica_sessions_only_is_reported_since_ordinary_writes_go_uncaptured() {
+        OutboxTables t = OutboxTables.create(database, "replica", "id int PRIMARY KEY, name text");
+        t.execute("ALTER TABLE $T ENABLE REPLICA TRIGGER " + t.table + "_outbox_insert");
+
+        String message = refused(t, b -> b);
+
+        assertThat(message).contains("trigger " + t.table + "_outbox_insert on public." + t.table
+                + ": installed enabled for replica sessions only (ordinary writes are not captured), requested enabled");
+    }
+
+    @Test
+    void a_trigger_redefined_by_hand_to_fire_on_other_events_is_reported() {
+        OutboxTables t = OutboxTables.create(database, "redefined", "id int PRIMARY KEY, name text");
+        // Still named as generated, still calls the capture function, still enabled: but inserts go uncaptured
+        // and updates are captured twice.
+        t.execute("CREATE OR REPLACE TRIGGER " + t.table + "_outbox_insert AFTER UPDATE ON $T"
+                + " REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows"
+                + " FOR EACH STATEMENT EXECUTE FUNCTION public." + t.table + "_outbox_capture()");
+
+        String message = refused(t, b -> b);
+
+        assertThat(message).contains("trigger " + t.table + "_outbox_insert on public." + t.table
+                + ": installed a definition other than the generated one (CREATE TRIGGER " + t.table
+                + "_outbox_insert AFTER UPDATE ON public." + t.table);
+    }
+
+    @Test
+    void a_change_function_of_that_name_that_reads_another_outbox_is_refused_rather_than_replaced() {
+        OutboxTables first = OutboxTables.create(database, "first", "id int PRIMARY KEY, name text",
+                b -> b.changeFunction("public.shared_changes"));
+        first.execute("INSERT INTO $T VALUES (1, 'first')");
+        database.execute("CREATE TABLE public.second (id int PRIMARY KEY, name text)");
+        PostgresOutbox second = PostgresOutbox.forTable("public.second").changeFunction("public.shared_changes").build();
+        String before = CatalogSnapshot.of(database, "public");
+
+        assertThatThrownBy(() -> second.install(database.dataSource()))
+                .hasMessageContaining("change function public.shared_changes(json): installed reads another outbox"
+                        + " (public." + first.table + "_outbox), requested reads public.second_outbox")
+                .hasMessageContaining("changeFunction(...)")
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+        assertThatThrownBy(() -> second.upgrade(database.dataSource()))
+                .hasMessageContaining("public.shared_changes(json) reads public." + first.table + "_outbox")
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.SCHEMA_CHANGE_REFUSED);
+
+        assertThat(CatalogSnapshot.of(database, "public")).as("nothing changed").isEqualTo(before);
+        assertThat(first.sync(0).get("Data").toString()).contains("\"first\"");
     }
 
     @Test

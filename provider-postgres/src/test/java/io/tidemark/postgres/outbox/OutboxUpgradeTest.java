@@ -159,6 +159,25 @@ class OutboxUpgradeTest {
     }
 
     @Test
+    void upgrade_makes_triggers_enabled_for_replica_only_or_redefined_by_hand_fire_as_generated() {
+        OutboxTables t = OutboxTables.create(database, "repaired", "id int PRIMARY KEY, name text");
+        t.execute("ALTER TABLE $T ENABLE REPLICA TRIGGER " + t.table + "_outbox_update");
+        t.execute("CREATE OR REPLACE TRIGGER " + t.table + "_outbox_insert AFTER DELETE ON $T"
+                + " REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION public." + t.table
+                + "_outbox_capture()");
+
+        assertThat(t.outbox.upgrade(database.dataSource())).extracting(OutboxDifference::option).containsExactly(
+                "trigger " + t.table + "_outbox_insert on public." + t.table,
+                "trigger " + t.table + "_outbox_update on public." + t.table);
+
+        assertThat(t.outbox.differences(database.dataSource())).isEmpty();
+        t.execute("INSERT INTO $T VALUES (1, 'a'); UPDATE $T SET name = 'b'; DELETE FROM $T");
+        assertThat(t.capturedWithoutVersions()).containsExactly("{\"$operation\":\"I\",\"id\":1,\"name\":\"a\"}",
+                "{\"$operation\":\"U\",\"$changed\":[\"name\"],\"id\":1,\"name\":\"b\"}",
+                "{\"$operation\":\"D\",\"id\":1}");
+    }
+
+    @Test
     void upgrade_refuses_to_move_the_outbox_and_changes_nothing() {
         OutboxTables t = OutboxTables.create(database, "stay", "id int PRIMARY KEY, name text");
         String before = CatalogSnapshot.of(database, "public");

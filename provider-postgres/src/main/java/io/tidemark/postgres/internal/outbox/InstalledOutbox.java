@@ -16,13 +16,24 @@ import java.util.Optional;
 /**
  * What the catalog holds of one outbox, read in the caller's transaction: whether the outbox table exists and is
  * an outbox, what its install recorded, the generated functions' bodies, the triggers on the captured table that
- * call the capture function, the guard view's columns, the change functions that read the outbox, and other
- * recorded outboxes of the same table. Reads only; every name is passed as a bound parameter.
+ * call the capture function, the guard view's columns, the change functions that read the outbox, and the records
+ * of the other outboxes in the database. Reads only; every name is passed as a bound parameter.
  */
 final class InstalledOutbox {
 
-    /** A trigger on the captured table that calls this outbox's capture function. */
-    record Trigger(String name, boolean enabled) {
+    /**
+     * A trigger on the captured table that calls this outbox's capture function, as {@code pg_trigger} records it.
+     *
+     * @param firing     {@code tgenabled}: O fires in ordinary sessions (as generated), D never, R in replica
+     *                   sessions only, A in both
+     * @param type       {@code tgtype}: bit 1 row-level, 2 before, 4 insert, 8 delete, 16 update, 32 truncate
+     * @param oldTable   the transition table of old rows, or null
+     * @param newTable   the transition table of new rows, or null
+     * @param restricted whether a WHEN condition or an UPDATE OF column list narrows when it fires
+     * @param definition {@code pg_get_triggerdef}, for messages
+     */
+    record Trigger(String name, char firing, int type, String oldTable, String newTable, boolean restricted,
+                   String definition) {
     }
 
     private static final String RELATION = """
@@ -44,7 +55,9 @@ final class InstalledOutbox {
             SELECT p.prosrc FROM pg_catalog.pg_proc p WHERE p.oid = to_regprocedure(?)""";
 
     private static final String TRIGGERS = """
-            SELECT t.tgname, t.tgenabled <> 'D'
+            SELECT t.tgname, t.tgenabled::text, t.tgtype::integer, t.tgoldtable, t.tgnewtable,
+                   t.tgqual IS NOT NULL OR pg_catalog.cardinality(t.tgattr::pg_catalog.int2[]) > 0,
+                   pg_catalog.pg_get_triggerdef(t.oid)
               FROM pg_catalog.pg_trigger t
              WHERE t.tgrelid = to_regclass(?) AND NOT t.tgisinternal AND t.tgfoid = to_regprocedure(?)
              ORDER BY t.tgname""";
@@ -81,7 +94,7 @@ final class InstalledOutbox {
     private final List<Trigger> triggers;
     private final List<String> guardColumns;
     private final List<PgName> changeFunctions;
-    private final List<OutboxRecord> otherOutboxesOfTable;
+    private final List<OutboxRecord> otherRecords;
 
     private InstalledOutbox(Connection c, OutboxNames names, OutboxScript requested) throws SQLException {
         this.outboxExists = bool(c, RELATION, names.outbox().quoted());
@@ -95,7 +108,7 @@ final class InstalledOutbox {
         this.triggers = triggers(c, names);
         this.guardColumns = strings(c, VIEW_COLUMNS, names.guardView().quoted());
         this.changeFunctions = changeFunctions(c, names);
-        this.otherOutboxesOfTable = otherOutboxes(c, names);
+        this.otherRecords = otherRecords(c, names);
     }
 
     static InstalledOutbox read(Connection connection, OutboxNames names, OutboxScript requested)
@@ -142,8 +155,14 @@ final class InstalledOutbox {
     }
 
     /** Records of outboxes under another name that capture the same table. */
-    List<OutboxRecord> otherOutboxesOfTable() {
-        return otherOutboxesOfTable;
+    List<OutboxRecord> otherOutboxesOfTable(String table) {
+        return otherRecords.stream().filter(r -> r.table().equals(table)).toList();
+    }
+
+    /** The outbox under another name whose record says it serves {@code changeFunction}, if any. */
+    Optional<String> otherOutboxServing(String changeFunction) {
+        return otherRecords.stream().filter(r -> r.changeFunction().equals(changeFunction))
+                .map(OutboxRecord::outbox).findFirst();
     }
 
     /** The text every generated change function over this outbox holds, and no other function does. */
@@ -158,7 +177,8 @@ final class InstalledOutbox {
             s.setString(2, names.captureFunction().quoted() + "()");
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
-                    triggers.add(new Trigger(rs.getString(1), rs.getBoolean(2)));
+                    triggers.add(new Trigger(rs.getString(1), rs.getString(2).charAt(0), rs.getInt(3),
+                            rs.getString(4), rs.getString(5), rs.getBoolean(6), rs.getString(7)));
                 }
             }
         }
@@ -178,13 +198,13 @@ final class InstalledOutbox {
         return functions;
     }
 
-    private static List<OutboxRecord> otherOutboxes(Connection c, OutboxNames names) throws SQLException {
+    /** The readable records of every outbox in the database but this one. */
+    private static List<OutboxRecord> otherRecords(Connection c, OutboxNames names) throws SQLException {
         List<OutboxRecord> others = new ArrayList<>();
         try (PreparedStatement s = c.prepareStatement(RECORDS); ResultSet rs = s.executeQuery()) {
             while (rs.next()) {
                 OutboxRecord.parse(rs.getString(1)).map(OutboxRecord.Parsed::record).ifPresent(r -> {
-                    if (r.table().equals(FunctionNames.text(names.table()))
-                            && !r.outbox().equals(FunctionNames.text(names.outbox()))) {
+                    if (!r.outbox().equals(FunctionNames.text(names.outbox()))) {
                         others.add(r);
                     }
                 });

@@ -135,7 +135,7 @@ public final class OutboxMaintenance {
                     .with("trigger", PgName.quote(trigger)).with("table", names.table().quoted()).render());
         }
         List<String> enable = new ArrayList<>();
-        for (String trigger : d.plan.disabledTriggers()) {
+        for (String trigger : d.plan.triggersToEnable()) {
             enable.add(SqlTemplate.of("ALTER TABLE {{table}} ENABLE TRIGGER {{trigger}};")
                     .with("table", names.table().quoted()).with("trigger", PgName.quote(trigger)).render());
         }
@@ -162,15 +162,20 @@ public final class OutboxMaintenance {
                 .with("lock", OutboxScript.lockStatement(names))
                 .with("drops", drops.isEmpty() ? "-- (nothing)" : String.join("\n", drops))
                 .with("script", d.script.render())
-                .with("enable", enable.isEmpty() ? "" : "\n-- Generated triggers that were disabled by hand:"
-                        + " CREATE OR REPLACE TRIGGER keeps them disabled.\n" + String.join("\n", enable) + "\n")
+                .with("enable", enable.isEmpty() ? "" : "\n-- Generated triggers that were disabled (or set to fire in"
+                        + " replica sessions) by hand: CREATE OR REPLACE TRIGGER keeps that state.\n"
+                        + String.join("\n", enable) + "\n")
                 .render();
     }
 
     private TidemarkException drift(OutboxPlan plan) {
-        String how = plan.recorded() ? "is installed with other options than requested"
-                : "carries no record of its options (installed by an earlier Tidemark version, or its record was"
-                + " overwritten), and differs from what this configuration generates";
+        String how = switch (plan.installed()) {
+            case RECORDED -> "is installed with other options than requested";
+            case UNRECORDED -> "carries no record of its options (installed by an earlier Tidemark version, or its"
+                    + " record was overwritten), and differs from what this configuration generates";
+            case NOTHING -> "is not installed, and installing " + FunctionNames.text(names.outbox())
+                    + " as configured would conflict with what the database holds";
+        };
         String remedy = plan.upgradeRefusal().map(reason -> " An upgrade cannot do it: " + reason + ".")
                 .orElse(" To change it, call PostgresOutbox.upgrade(dataSource) (one transaction; the captured"
                         + " changes are kept), or review PostgresOutbox.upgradeScript(dataSource) and run it as a"

@@ -86,9 +86,14 @@ public final class OutboxScript {
         Map<String, String> bodies = new LinkedHashMap<>();
         bodies.put(names.captureFunction().quoted() + "()", body(ddl, "capture"));
         bodies.put(names.requestFunction().quoted() + "(json)", body(ddl, "request"));
-        bodies.put(names.changeFunction().quoted() + "(json)", body(ddl, "changes"));
+        bodies.put(changeFunctionSignature(names), body(ddl, "changes"));
         bodies.put(names.trimFunction().quoted() + "(bigint, integer)", body(ddl, "trim"));
         return bodies;
+    }
+
+    /** The change function's signature, as {@link #functionBodies} keys it. */
+    static String changeFunctionSignature(OutboxNames names) {
+        return names.changeFunction().quoted() + "(json)";
     }
 
     private static String body(String ddl, String tag) {
