@@ -7,6 +7,12 @@ import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 
+import javax.sql.DataSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -40,6 +46,56 @@ class OutboxReinstallTest {
         t.execute("UPDATE $T SET name = 'b'");
         assertThat(t.capturedWithoutVersions()).containsExactly("{\"$operation\":\"I\",\"id\":1,\"Name\":\"a\"}",
                 "{\"$operation\":\"U\",\"$changed\":[\"Name\"],\"id\":1,\"Name\":\"b\"}");
+    }
+
+    @Test
+    void an_application_role_that_owns_nothing_may_call_install_at_start_up() {
+        OutboxTables t = OutboxTables.create(database, "startup", "id int PRIMARY KEY, name text");
+        DataSource application = database.createRole("outbox_application");
+        String before = CatalogSnapshot.of(database, "public");
+
+        t.outbox.install(application);
+
+        assertThat(CatalogSnapshot.of(database, "public")).isEqualTo(before);
+        assertThatThrownBy(() -> PostgresOutbox.forTable("public." + t.table).payloadKey("name", "Name").build()
+                .install(application))
+                .as("another configuration is drift, not a missing privilege")
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+    }
+
+    @Test
+    void installers_of_different_configurations_at_the_same_time_install_one_and_refuse_the_other()
+            throws Exception {
+        database.execute("CREATE TABLE public.contended (id int PRIMARY KEY, name text)");
+        List<PostgresOutbox> configurations = List.of(PostgresOutbox.forTable("public.contended").build(),
+                PostgresOutbox.forTable("public.contended").payloadKey("name", "Name").build());
+        CyclicBarrier start = new CyclicBarrier(configurations.size());
+        List<CompletableFuture<PostgresOutbox>> installs = new ArrayList<>();
+        for (PostgresOutbox outbox : configurations) {
+            installs.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    start.await(30, TimeUnit.SECONDS);
+                    outbox.install(database.dataSource());
+                    return outbox;
+                } catch (TidemarkException e) {
+                    assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+                    return null;
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }));
+        }
+        List<PostgresOutbox> installed = new ArrayList<>();
+        for (CompletableFuture<PostgresOutbox> install : installs) {
+            PostgresOutbox outbox = install.get(60, TimeUnit.SECONDS);
+            if (outbox != null) {
+                installed.add(outbox);
+            }
+        }
+
+        assertThat(installed).as("exactly one installs; the other, which read after it committed, is refused")
+                .hasSize(1);
+        assertThat(installed.get(0).differences(database.dataSource())).isEmpty();
     }
 
     @Test
@@ -183,6 +239,21 @@ class OutboxReinstallTest {
 
         assertThat(message).contains("function \"public\".\"" + t.table + "_outbox_capture\"(): installed a body"
                 + " other than the generated one");
+    }
+
+    @Test
+    void a_capture_function_whose_settings_were_reset_by_hand_is_reported_since_the_json_would_follow_the_session() {
+        OutboxTables t = OutboxTables.create(database, "unpinned", "id int PRIMARY KEY, at timestamptz");
+        t.execute("ALTER FUNCTION public." + t.table + "_outbox_capture() RESET ALL");
+        t.execute("ALTER FUNCTION public." + t.table + "_outbox_capture() SECURITY INVOKER");
+
+        String message = refused(t, b -> b);
+
+        assertThat(message).contains("function \"public\".\"" + t.table + "_outbox_capture\"(): installed"
+                + " attributes (none), requested attributes (SECURITY DEFINER, search_path=pg_catalog, pg_temp,"
+                + " TimeZone=UTC, extra_float_digits=1, bytea_output=hex, IntervalStyle=iso_8601)");
+        t.outbox.upgrade(database.dataSource());
+        assertThat(t.outbox.differences(database.dataSource())).isEmpty();
     }
 
     @Test

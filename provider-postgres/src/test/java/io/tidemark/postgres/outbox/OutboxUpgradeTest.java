@@ -82,9 +82,10 @@ class OutboxUpgradeTest {
         database.execute("CREATE TABLE public.fresh (id int PRIMARY KEY, name text)");
         PostgresOutbox outbox = PostgresOutbox.forTable("public.fresh").build();
 
-        assertThat(outbox.differences(database.dataSource())).containsExactly(
+        List<OutboxDifference> differences = outbox.differences(database.dataSource());
+        assertThat(differences).containsExactly(
                 new OutboxDifference("outbox public.fresh_outbox", "not installed", "installed"));
-        assertThat(outbox.upgrade(database.dataSource())).isEmpty();
+        assertThat(outbox.upgrade(database.dataSource())).as("what upgrade did").isEqualTo(differences);
         assertThat(outbox.differences(database.dataSource())).isEmpty();
     }
 

@@ -3,6 +3,7 @@ package io.tidemark.postgres.internal.outbox;
 import io.tidemark.postgres.internal.FunctionNames;
 import io.tidemark.sync.sql.PgName;
 
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -20,6 +21,15 @@ import java.util.Optional;
  * of the other outboxes in the database. Reads only; every name is passed as a bound parameter.
  */
 final class InstalledOutbox {
+
+    /**
+     * A generated function as the catalog holds it.
+     *
+     * @param body       {@code prosrc}
+     * @param attributes SECURITY DEFINER, STABLE or IMMUTABLE, then each {@code proconfig} setting
+     */
+    record Function(String body, List<String> attributes) {
+    }
 
     /**
      * A trigger on the captured table that calls this outbox's capture function, as {@code pg_trigger} records it.
@@ -51,8 +61,13 @@ final class InstalledOutbox {
     private static final String COMMENT = """
             SELECT pg_catalog.obj_description(to_regclass(?), 'pg_class')""";
 
-    private static final String FUNCTION_BODY = """
-            SELECT p.prosrc FROM pg_catalog.pg_proc p WHERE p.oid = to_regprocedure(?)""";
+    /** A generated function as {@link OutboxScript#functionAttributes} describes it, from its body on. */
+    private static final String FUNCTION = """
+            SELECT p.prosrc,
+                   CASE WHEN p.prosecdef THEN 'SECURITY DEFINER' END,
+                   CASE p.provolatile WHEN 's' THEN 'STABLE' WHEN 'i' THEN 'IMMUTABLE' END,
+                   p.proconfig
+              FROM pg_catalog.pg_proc p WHERE p.oid = to_regprocedure(?)""";
 
     private static final String TRIGGERS = """
             SELECT t.tgname, t.tgenabled::text, t.tgtype::integer, t.tgoldtable, t.tgnewtable,
@@ -90,7 +105,7 @@ final class InstalledOutbox {
     private final boolean isOutbox;
     private final boolean stateExists;
     private final Optional<OutboxRecord.Parsed> record;
-    private final Map<String, Optional<String>> bodies;
+    private final Map<String, Optional<Function>> functions;
     private final List<Trigger> triggers;
     private final List<String> guardColumns;
     private final List<PgName> changeFunctions;
@@ -101,9 +116,9 @@ final class InstalledOutbox {
         this.isOutbox = outboxExists && bool(c, IS_OUTBOX, names.outbox().quoted());
         this.stateExists = bool(c, RELATION, names.state().quoted());
         this.record = stateExists ? OutboxRecord.parse(text(c, COMMENT, names.state().quoted())) : Optional.empty();
-        this.bodies = new LinkedHashMap<>();
+        this.functions = new LinkedHashMap<>();
         for (String signature : requested.functionBodies().keySet()) {
-            bodies.put(signature, Optional.ofNullable(text(c, FUNCTION_BODY, signature)));
+            functions.put(signature, function(c, signature));
         }
         this.triggers = triggers(c, names);
         this.guardColumns = strings(c, VIEW_COLUMNS, names.guardView().quoted());
@@ -135,9 +150,9 @@ final class InstalledOutbox {
         return record;
     }
 
-    /** The stored body of each function the requested script generates, by signature; empty when it is missing. */
-    Map<String, Optional<String>> bodies() {
-        return bodies;
+    /** Each function the requested script generates as stored, by signature; empty when it is missing. */
+    Map<String, Optional<Function>> functions() {
+        return functions;
     }
 
     List<Trigger> triggers() {
@@ -168,6 +183,28 @@ final class InstalledOutbox {
     /** The text every generated change function over this outbox holds, and no other function does. */
     static String changeFunctionMark(OutboxNames names) {
         return "FROM " + names.requestFunction().quoted() + "(payload))";
+    }
+
+    private static Optional<Function> function(Connection c, String signature) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(FUNCTION)) {
+            s.setString(1, signature);
+            try (ResultSet rs = s.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                List<String> attributes = new ArrayList<>();
+                for (int column = 2; column <= 3; column++) {
+                    if (rs.getString(column) != null) {
+                        attributes.add(rs.getString(column));
+                    }
+                }
+                Array settings = rs.getArray(4);
+                if (settings != null) {
+                    attributes.addAll(List.of((String[]) settings.getArray()));
+                }
+                return Optional.of(new Function(rs.getString(1), attributes));
+            }
+        }
     }
 
     private static List<Trigger> triggers(Connection c, OutboxNames names) throws SQLException {

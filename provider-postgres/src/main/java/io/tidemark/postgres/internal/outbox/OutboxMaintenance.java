@@ -59,13 +59,14 @@ public final class OutboxMaintenance {
      * Makes the installed outbox the configured one in one transaction: replaces what differs, drops the change
      * functions and triggers the configuration no longer generates, keeps the captured changes.
      *
-     * @return the differences found before the upgrade (empty when there was nothing to do)
+     * @return the differences found before the upgrade, as {@link #differences} lists them (empty when there was
+     *         nothing to do)
      */
     public List<OutboxDifference> upgrade(DataSource dataSource) {
         List<OutboxDifference> found = new ArrayList<>();
         OutboxInstaller.install(dataSource, table, connection -> {
             Decision d = decide(connection);
-            found.addAll(d.plan.differences());
+            found.addAll(d.reported());
             return switch (d.plan.kind()) {
                 case FRESH -> d.script.render();
                 case UNCHANGED -> OutboxScript.lockStatement(names);
@@ -79,15 +80,7 @@ public final class OutboxMaintenance {
     /** What differs between the installed outbox and the configuration; changes nothing. */
     public List<OutboxDifference> differences(DataSource dataSource) {
         try (Connection connection = dataSource.getConnection()) {
-            OutboxScript script = factory.script(connection);
-            InstalledOutbox installed = InstalledOutbox.read(connection, names, script);
-            OutboxPlan plan = OutboxPlan.compare(names, script, installed);
-            if (plan.kind() == OutboxPlan.Kind.FRESH) {
-                return List.of(new OutboxDifference("outbox " + FunctionNames.text(names.outbox()),
-                        installed.outboxExists() ? "a table that is not a Tidemark outbox" : "not installed",
-                        "installed"));
-            }
-            return plan.differences();
+            return new Decision(connection).reported();
         } catch (SQLException e) {
             throw OutboxInstaller.failure("compare the installed outbox of " + table + " with its configuration", e);
         }
@@ -195,11 +188,23 @@ public final class OutboxMaintenance {
     /** The configuration's script and what it means for the database, read on one connection. */
     private final class Decision {
         final OutboxScript script;
+        final InstalledOutbox installed;
         final OutboxPlan plan;
 
         Decision(Connection connection) throws SQLException {
             this.script = factory.script(connection);
-            this.plan = OutboxPlan.compare(names, script, InstalledOutbox.read(connection, names, script));
+            this.installed = InstalledOutbox.read(connection, names, script);
+            this.plan = OutboxPlan.compare(names, script, installed);
+        }
+
+        /** The plan's differences; where there is no outbox to differ from, that this one is not installed. */
+        List<OutboxDifference> reported() {
+            if (plan.kind() != OutboxPlan.Kind.FRESH) {
+                return plan.differences();
+            }
+            return List.of(new OutboxDifference("outbox " + FunctionNames.text(names.outbox()),
+                    installed.outboxExists() ? "a table that is not a Tidemark outbox" : "not installed",
+                    "installed"));
         }
     }
 }

@@ -189,9 +189,9 @@ final class OutboxPlan {
          * then a difference that an upgrade repairs.
          */
         private void foreignChangeFunction(boolean ours) {
-            Optional<String> body = installed.bodies().get(OutboxScript.changeFunctionSignature(names));
-            if (ours || body == null || body.isEmpty()
-                    || body.get().contains(InstalledOutbox.changeFunctionMark(names))) {
+            Optional<InstalledOutbox.Function> existing = installed.functions()
+                    .get(OutboxScript.changeFunctionSignature(names));
+            if (ours || existing.isEmpty() || existing.get().body().contains(InstalledOutbox.changeFunctionMark(names))) {
                 return;
             }
             String function = requested.changeFunction() + "(json)";
@@ -269,7 +269,7 @@ final class OutboxPlan {
 
         /**
          * The generated objects as they are: missing or disabled triggers and a missing guard view always count;
-         * function bodies only when {@code compareBodies} (with other options, other bodies are expected).
+         * functions only when {@code compareBodies} (with other options, other bodies are expected).
          */
         private void liveObjects(boolean compareBodies) {
             if (!installed.stateExists()) {
@@ -277,18 +277,7 @@ final class OutboxPlan {
                         "present (it says which changes the outbox no longer holds)"));
             }
             if (compareBodies) {
-                for (Map.Entry<String, String> e : script.functionBodies().entrySet()) {
-                    Optional<String> body = installed.bodies().get(e.getKey());
-                    String function = "function " + e.getKey();
-                    if (body == null || body.isEmpty()) {
-                        differences.add(new OutboxDifference(function, "missing", "as generated"));
-                    } else if (!OutboxRecord.withoutCommentLines(body.get())
-                            .equals(OutboxRecord.withoutCommentLines(e.getValue()))) {
-                        differences.add(new OutboxDifference(function, "a body other than the generated one"
-                                + " (sha256 " + OutboxRecord.sha256(body.get()).substring(0, 12) + "...)",
-                                "as generated"));
-                    }
-                }
+                functions();
             }
             List<GeneratedTrigger> generated = GeneratedTrigger.of(names);
             for (GeneratedTrigger trigger : generated) {
@@ -326,6 +315,34 @@ final class OutboxPlan {
             if (!was.equals(wanted)) {
                 differences.add(new OutboxDifference(option, was, wanted));
             }
+        }
+
+        /** Each generated function: missing, or with another body or other attributes than generated. */
+        private void functions() {
+            Map<String, List<String>> attributes = script.functionAttributes();
+            for (Map.Entry<String, String> e : script.functionBodies().entrySet()) {
+                Optional<InstalledOutbox.Function> found = installed.functions().get(e.getKey());
+                String function = "function " + e.getKey();
+                if (found.isEmpty()) {
+                    differences.add(new OutboxDifference(function, "missing", "as generated"));
+                    continue;
+                }
+                String body = found.get().body();
+                if (!OutboxRecord.withoutCommentLines(body).equals(OutboxRecord.withoutCommentLines(e.getValue()))) {
+                    differences.add(new OutboxDifference(function, "a body other than the generated one (sha256 "
+                            + OutboxRecord.sha256(body).substring(0, 12) + "...)", "as generated"));
+                }
+                List<String> wanted = attributes.get(e.getKey());
+                // Settings in any order are the same settings.
+                if (!Set.copyOf(found.get().attributes()).equals(Set.copyOf(wanted))) {
+                    differences.add(new OutboxDifference(function, attributes(found.get().attributes()),
+                            attributes(wanted)));
+                }
+            }
+        }
+
+        private static String attributes(List<String> attributes) {
+            return "attributes (" + (attributes.isEmpty() ? "none" : String.join(", ", attributes)) + ")";
         }
 
         /** {@code pg_trigger.tgenabled} other than O (fires in ordinary sessions), in words. */
