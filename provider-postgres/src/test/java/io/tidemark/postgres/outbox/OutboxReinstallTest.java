@@ -8,6 +8,9 @@ import io.tidemark.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -61,6 +64,28 @@ class OutboxReinstallTest {
                 .install(application))
                 .as("another configuration is drift, not a missing privilege")
                 .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+    }
+
+    @Test
+    void install_and_upgrade_pin_the_search_path_so_no_function_ahead_of_pg_catalog_runs_as_the_installer()
+            throws SQLException {
+        DataSource owner = database.createRole("outbox_pinned");
+        database.execute("CREATE SCHEMA pinned AUTHORIZATION outbox_pinned; CREATE SCHEMA trap;"
+                + " GRANT USAGE ON SCHEMA trap TO outbox_pinned;"
+                + " CREATE FUNCTION trap.to_regclass(text) RETURNS regclass LANGUAGE plpgsql AS"
+                + " $$ BEGIN RAISE EXCEPTION 'trap.to_regclass ran as %', current_user; END $$;"
+                + " ALTER ROLE outbox_pinned SET search_path = trap, pg_catalog, public");
+        try (Connection c = owner.getConnection(); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE pinned.items (id int PRIMARY KEY, name text)");
+        }
+        PostgresOutbox outbox = PostgresOutbox.forTable("pinned.items").build();
+
+        outbox.install(owner);
+        outbox.install(owner);
+        PostgresOutbox.forTable("pinned.items").payloadKey("name", "Name").build().upgrade(owner);
+
+        assertThat(PostgresOutbox.forTable("pinned.items").payloadKey("name", "Name").build()
+                .differences(database.dataSource())).isEmpty();
     }
 
     @Test

@@ -29,6 +29,8 @@ public final class OutboxMaintenance {
         OutboxScript script(Connection connection) throws SQLException;
     }
 
+    private static final String PIN_SEARCH_PATH = "SET LOCAL search_path = pg_catalog, pg_temp";
+
     private final OutboxNames names;
     private final ScriptFactory factory;
     private final String table;
@@ -105,9 +107,15 @@ public final class OutboxMaintenance {
         }
     }
 
-    /** Takes the lock, then reads: the decision holds until the transaction ends. */
+    /**
+     * Pins the search_path, takes the lock, then reads: the decision holds until the transaction ends. The catalog
+     * reads and the script call functions and operators by their bare names as the installing role, often a
+     * privileged one: pinned to pg_catalog for the transaction, a function of such a name in a schema the session
+     * puts ahead of pg_catalog does not run in their place. (The script schema-qualifies every object it names.)
+     */
     private Decision decide(Connection connection) throws SQLException {
         try (Statement s = connection.createStatement()) {
+            s.execute(PIN_SEARCH_PATH);
             s.execute(OutboxScript.lockStatement(names));
         }
         return new Decision(connection);
