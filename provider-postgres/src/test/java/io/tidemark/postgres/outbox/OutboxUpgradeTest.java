@@ -299,6 +299,30 @@ class OutboxUpgradeTest {
     }
 
     @Test
+    void a_record_of_the_same_options_with_another_sql_hash_is_a_difference_that_upgrade_resolves() {
+        OutboxTables t = OutboxTables.create(database, "hashed", "id int PRIMARY KEY, name text");
+        String state = "public." + t.table + "_outbox_state";
+        String record = comment(state);
+        String earlier = record.replaceFirst("\"scriptHash\":\"[0-9a-f]{64}\"", "\"scriptHash\":\"" + "0".repeat(64) + "\"");
+        assertThat(earlier).isNotEqualTo(record);
+        t.execute("COMMENT ON TABLE " + state + " IS '" + earlier + "'");
+
+        assertThat(t.outbox.differences(database.dataSource())).singleElement().satisfies(d -> {
+            assertThat(d.option()).isEqualTo("generated SQL");
+            assertThat(d.installed()).isEqualTo("sha256 000000000000...");
+            assertThat(d.requested()).endsWith("(this Tidemark version generates other SQL for the same options)");
+        });
+        assertThatThrownBy(() -> t.outbox.install(database.dataSource()))
+                .hasMessageContaining("generated SQL: installed sha256 000000000000...")
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+
+        assertThat(t.outbox.upgrade(database.dataSource())).extracting(OutboxDifference::option)
+                .containsExactly("generated SQL");
+        assertThat(comment(state)).isEqualTo(record);
+        assertThat(t.outbox.differences(database.dataSource())).isEmpty();
+    }
+
+    @Test
     void a_record_overwritten_by_hand_is_written_again_when_the_objects_are_as_generated() {
         OutboxTables t = OutboxTables.create(database, "noted", "id int PRIMARY KEY, name text");
         t.execute("COMMENT ON TABLE public." + t.table + "_outbox_state IS 'our notes'");

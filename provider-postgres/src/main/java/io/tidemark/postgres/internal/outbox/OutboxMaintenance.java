@@ -97,7 +97,7 @@ public final class OutboxMaintenance {
             Decision d = new Decision(connection);
             return switch (d.plan.kind()) {
                 case FRESH -> d.script.render();
-                case UNCHANGED -> "-- The outbox of " + comment(table) + " is installed as configured:"
+                case UNCHANGED -> "-- The outbox of " + OutboxScript.comment(table) + " is installed as configured:"
                         + " nothing to upgrade.\n";
                 case ADOPT -> d.script.recordStatement();
                 case DIFFERENT -> upgradeScript(d);
@@ -156,10 +156,10 @@ public final class OutboxMaintenance {
                 {{drops}}
 
                 {{script}}{{enable}}""")
-                .with("table", comment(table))
-                .with("differences", d.plan.differences().stream().map(x -> "--   " + comment(x.toString()))
-                        .collect(Collectors.joining("\n")))
-                .with("outbox", comment(FunctionNames.text(names.outbox())))
+                .with("table", OutboxScript.comment(table))
+                .with("differences", d.plan.differences().stream()
+                        .map(x -> "--   " + OutboxScript.comment(x.toString())).collect(Collectors.joining("\n")))
+                .with("outbox", OutboxScript.comment(FunctionNames.text(names.outbox())))
                 .with("lock", OutboxScript.lockStatement(names))
                 .with("drops", drops.isEmpty() ? "-- (nothing)" : String.join("\n", drops))
                 .with("script", d.script.render())
@@ -185,12 +185,6 @@ public final class OutboxMaintenance {
                 + " " + how + "; nothing was changed. " + plan.differences().size() + " difference(s): "
                 + plan.differences().stream().map(OutboxDifference::toString).collect(Collectors.joining("; "))
                 + "." + remedy);
-    }
-
-    /** Text for a {@code --} comment: a quoted name read from the catalog may hold a line break. */
-    private static String comment(String text) {
-        return text.codePoints().mapToObj(c -> Character.isISOControl(c) ? "?" : Character.toString(c))
-                .collect(Collectors.joining());
     }
 
     /** The configuration's script and what it means for the database, read on one connection. */

@@ -769,7 +769,7 @@ public final class OutboxScript {
      * Text for a {@code --} comment. Quoted identifiers read from the catalog may hold a line break, which would
      * end the comment and turn the rest of the name into SQL.
      */
-    private static String comment(String text) {
+    static String comment(String text) {
         return text.codePoints().mapToObj(c -> Character.isISOControl(c) ? "?" : Character.toString(c))
                 .collect(Collectors.joining());
     }
