@@ -233,7 +233,8 @@ class OutboxReinstallTest {
                 b -> b.changeFunction("public.shared_changes"));
         first.execute("INSERT INTO $T VALUES (1, 'first')");
         database.execute("CREATE TABLE public.second (id int PRIMARY KEY, name text)");
-        PostgresOutbox second = PostgresOutbox.forTable("public.second").changeFunction("public.shared_changes").build();
+        PostgresOutbox second = PostgresOutbox.forTable("public.second").changeFunction("public.shared_changes")
+                .build();
         String before = CatalogSnapshot.of(database, "public");
 
         assertThatThrownBy(() -> second.install(database.dataSource()))

@@ -191,7 +191,8 @@ final class OutboxPlan {
         private void foreignChangeFunction(boolean ours) {
             Optional<InstalledOutbox.Function> existing = installed.functions()
                     .get(OutboxScript.changeFunctionSignature(names));
-            if (ours || existing.isEmpty() || existing.get().body().contains(InstalledOutbox.changeFunctionMark(names))) {
+            if (ours || existing.isEmpty()
+                    || existing.get().body().contains(InstalledOutbox.changeFunctionMark(names))) {
                 return;
             }
             String function = requested.changeFunction() + "(json)";
