@@ -162,7 +162,8 @@ public final class PostgresOutbox {
      * captured with (a destination receives them as they were, then the new shape). Installs a fresh outbox when
      * there is none; does nothing when this configuration is installed.
      *
-     * @return the differences found and resolved; empty when there was nothing to do
+     * @return the differences found and resolved, as {@link #differences} would have listed them (one, "not
+     *         installed", for a fresh outbox); empty when there was nothing to do
      * @throws TidemarkException {@code SCHEMA_CHANGE_REFUSED} when the outbox would have to move to another name
      *         or table (nothing is changed)
      */

@@ -94,10 +94,12 @@ class OutboxInstallTest {
 
     @Test
     void a_failed_install_leaves_nothing_behind() {
-        // The change function is created after the tables, the capture function and the triggers: a function of
-        // that name returning text makes the last steps fail, and everything before must go too.
+        // The trim function is created last, after the tables, the capture function, the triggers and the change
+        // function: a function of that name returning text makes the last step fail, and everything before must go
+        // too. (Not the change function: install refuses to take over a change function it did not generate.)
         database.execute("CREATE TABLE public.half (id int PRIMARY KEY, name text);"
-                + " CREATE FUNCTION public.half_changes(payload json) RETURNS text LANGUAGE sql AS $$ SELECT 'mine' $$");
+                + " CREATE FUNCTION public.half_outbox_trim(through_version bigint, max_rows integer) RETURNS text"
+                + " LANGUAGE sql AS $$ SELECT 'mine' $$");
         PostgresOutbox outbox = PostgresOutbox.forTable("public.half").build();
 
         assertThatThrownBy(() -> outbox.install(database.dataSource()))

@@ -6,7 +6,18 @@ import io.tidemark.sync.TidemarkException;
 import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -40,6 +51,78 @@ class OutboxReinstallTest {
         t.execute("UPDATE $T SET name = 'b'");
         assertThat(t.capturedWithoutVersions()).containsExactly("{\"$operation\":\"I\",\"id\":1,\"Name\":\"a\"}",
                 "{\"$operation\":\"U\",\"$changed\":[\"Name\"],\"id\":1,\"Name\":\"b\"}");
+    }
+
+    @Test
+    void an_application_role_that_owns_nothing_may_call_install_at_start_up() {
+        OutboxTables t = OutboxTables.create(database, "startup", "id int PRIMARY KEY, name text");
+        DataSource application = database.createRole("outbox_application");
+        String before = CatalogSnapshot.of(database, "public");
+
+        t.outbox.install(application);
+
+        assertThat(CatalogSnapshot.of(database, "public")).isEqualTo(before);
+        assertThatThrownBy(() -> PostgresOutbox.forTable("public." + t.table).payloadKey("name", "Name").build()
+                .install(application))
+                .as("another configuration is drift, not a missing privilege")
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+    }
+
+    @Test
+    void install_and_upgrade_pin_the_search_path_so_no_function_ahead_of_pg_catalog_runs_as_the_installer()
+            throws SQLException {
+        DataSource owner = database.createRole("outbox_pinned");
+        database.execute("CREATE SCHEMA pinned AUTHORIZATION outbox_pinned; CREATE SCHEMA trap;"
+                + " GRANT USAGE ON SCHEMA trap TO outbox_pinned;"
+                + " CREATE FUNCTION trap.to_regclass(text) RETURNS regclass LANGUAGE plpgsql AS"
+                + " $$ BEGIN RAISE EXCEPTION 'trap.to_regclass ran as %', current_user; END $$;"
+                + " ALTER ROLE outbox_pinned SET search_path = trap, pg_catalog, public");
+        try (Connection c = owner.getConnection(); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE pinned.items (id int PRIMARY KEY, name text)");
+        }
+        PostgresOutbox outbox = PostgresOutbox.forTable("pinned.items").build();
+
+        outbox.install(owner);
+        outbox.install(owner);
+        PostgresOutbox.forTable("pinned.items").payloadKey("name", "Name").build().upgrade(owner);
+
+        assertThat(PostgresOutbox.forTable("pinned.items").payloadKey("name", "Name").build()
+                .differences(database.dataSource())).isEmpty();
+    }
+
+    @Test
+    void installers_of_different_configurations_at_the_same_time_install_one_and_refuse_the_other()
+            throws Exception {
+        database.execute("CREATE TABLE public.contended (id int PRIMARY KEY, name text)");
+        List<PostgresOutbox> configurations = List.of(PostgresOutbox.forTable("public.contended").build(),
+                PostgresOutbox.forTable("public.contended").payloadKey("name", "Name").build());
+        CyclicBarrier start = new CyclicBarrier(configurations.size());
+        List<CompletableFuture<PostgresOutbox>> installs = new ArrayList<>();
+        for (PostgresOutbox outbox : configurations) {
+            installs.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    start.await(30, TimeUnit.SECONDS);
+                    outbox.install(database.dataSource());
+                    return outbox;
+                } catch (TidemarkException e) {
+                    assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+                    return null;
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }));
+        }
+        List<PostgresOutbox> installed = new ArrayList<>();
+        for (CompletableFuture<PostgresOutbox> install : installs) {
+            PostgresOutbox outbox = install.get(60, TimeUnit.SECONDS);
+            if (outbox != null) {
+                installed.add(outbox);
+            }
+        }
+
+        assertThat(installed).as("exactly one installs; the other, which read after it committed, is refused")
+                .hasSize(1);
+        assertThat(installed.get(0).differences(database.dataSource())).isEmpty();
     }
 
     @Test
@@ -107,19 +190,64 @@ class OutboxReinstallTest {
 
         String message = refused(t, b -> b.outboxTable("public." + t.table + "_box"));
 
-        assertThat(message).contains("outbox table: installed public." + t.table + "_outbox, requested public."
-                + t.table + "_box");
+        assertThat(message).contains("The outbox of public." + t.table + " is not installed, and installing public."
+                        + t.table + "_box as configured would conflict with what the database holds")
+                .contains("outbox table: installed public." + t.table + "_outbox, requested public." + t.table + "_box")
+                .contains("An upgrade cannot do it: upgrade does not move an outbox");
     }
 
-    @Test
-    void a_trigger_disabled_by_hand_is_reported_rather_than_left_unnoticed() {
+    /** A generated trigger that exists but does not fire in ordinary sessions captures nothing: never unnoticed. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "DISABLE TRIGGER        | update | disabled (changes are not captured)",
+        "ENABLE REPLICA TRIGGER | insert | enabled for replica sessions only (ordinary writes are not captured)"})
+    void a_trigger_that_does_not_fire_in_ordinary_sessions_is_reported(String alter, String event, String state) {
         OutboxTables t = OutboxTables.create(database, "off", "id int PRIMARY KEY, name text");
-        t.execute("ALTER TABLE $T DISABLE TRIGGER " + t.table + "_outbox_update");
+        t.execute("ALTER TABLE $T " + alter + " " + t.table + "_outbox_" + event);
 
         String message = refused(t, b -> b);
 
-        assertThat(message).contains("trigger " + t.table + "_outbox_update on public." + t.table
-                + ": installed disabled (changes are not captured), requested enabled");
+        assertThat(message).contains("trigger " + t.table + "_outbox_" + event + " on public." + t.table
+                + ": installed " + state + ", requested enabled");
+    }
+
+    @Test
+    void a_trigger_redefined_by_hand_to_fire_on_other_events_is_reported() {
+        OutboxTables t = OutboxTables.create(database, "redefined", "id int PRIMARY KEY, name text");
+        // Still named as generated, still calls the capture function, still enabled: but inserts go uncaptured
+        // and updates are captured twice.
+        t.execute("CREATE OR REPLACE TRIGGER " + t.table + "_outbox_insert AFTER UPDATE ON $T"
+                + " REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows"
+                + " FOR EACH STATEMENT EXECUTE FUNCTION public." + t.table + "_outbox_capture()");
+
+        String message = refused(t, b -> b);
+
+        assertThat(message).contains("trigger " + t.table + "_outbox_insert on public." + t.table
+                + ": installed a definition other than the generated one (CREATE TRIGGER " + t.table
+                + "_outbox_insert AFTER UPDATE ON public." + t.table);
+    }
+
+    @Test
+    void a_change_function_of_that_name_that_reads_another_outbox_is_refused_rather_than_replaced() {
+        OutboxTables first = OutboxTables.create(database, "first", "id int PRIMARY KEY, name text",
+                b -> b.changeFunction("public.shared_changes"));
+        first.execute("INSERT INTO $T VALUES (1, 'first')");
+        database.execute("CREATE TABLE public.second (id int PRIMARY KEY, name text)");
+        PostgresOutbox second = PostgresOutbox.forTable("public.second").changeFunction("public.shared_changes")
+                .build();
+        String before = CatalogSnapshot.of(database, "public");
+
+        assertThatThrownBy(() -> second.install(database.dataSource()))
+                .hasMessageContaining("change function public.shared_changes(json): installed reads another outbox"
+                        + " (public." + first.table + "_outbox), requested reads public.second_outbox")
+                .hasMessageContaining("changeFunction(...)")
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+        assertThatThrownBy(() -> second.upgrade(database.dataSource()))
+                .hasMessageContaining("public.shared_changes(json) reads public." + first.table + "_outbox")
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.SCHEMA_CHANGE_REFUSED);
+
+        assertThat(CatalogSnapshot.of(database, "public")).as("nothing changed").isEqualTo(before);
+        assertThat(first.sync(0).get("Data").toString()).contains("\"first\"");
     }
 
     @Test
@@ -132,6 +260,21 @@ class OutboxReinstallTest {
 
         assertThat(message).contains("function \"public\".\"" + t.table + "_outbox_capture\"(): installed a body"
                 + " other than the generated one");
+    }
+
+    @Test
+    void a_capture_function_whose_settings_were_reset_by_hand_is_reported_since_the_json_would_follow_the_session() {
+        OutboxTables t = OutboxTables.create(database, "unpinned", "id int PRIMARY KEY, at timestamptz");
+        t.execute("ALTER FUNCTION public." + t.table + "_outbox_capture() RESET ALL");
+        t.execute("ALTER FUNCTION public." + t.table + "_outbox_capture() SECURITY INVOKER");
+
+        String message = refused(t, b -> b);
+
+        assertThat(message).contains("function \"public\".\"" + t.table + "_outbox_capture\"(): installed"
+                + " attributes (none), requested attributes (SECURITY DEFINER, search_path=pg_catalog, pg_temp,"
+                + " TimeZone=UTC, extra_float_digits=1, bytea_output=hex, IntervalStyle=iso_8601)");
+        t.outbox.upgrade(database.dataSource());
+        assertThat(t.outbox.differences(database.dataSource())).isEmpty();
     }
 
     @Test

@@ -82,9 +82,10 @@ class OutboxUpgradeTest {
         database.execute("CREATE TABLE public.fresh (id int PRIMARY KEY, name text)");
         PostgresOutbox outbox = PostgresOutbox.forTable("public.fresh").build();
 
-        assertThat(outbox.differences(database.dataSource())).containsExactly(
+        List<OutboxDifference> differences = outbox.differences(database.dataSource());
+        assertThat(differences).containsExactly(
                 new OutboxDifference("outbox public.fresh_outbox", "not installed", "installed"));
-        assertThat(outbox.upgrade(database.dataSource())).isEmpty();
+        assertThat(outbox.upgrade(database.dataSource())).as("what upgrade did").isEqualTo(differences);
         assertThat(outbox.differences(database.dataSource())).isEmpty();
     }
 
@@ -155,6 +156,25 @@ class OutboxUpgradeTest {
         assertThat(narrower.differences(database.dataSource())).isEmpty();
         t.execute("INSERT INTO $T VALUES (1, 'a', 1); DELETE FROM $T");
         assertThat(t.capturedWithoutVersions()).containsExactly("{\"$operation\":\"I\",\"id\":1,\"qty\":1}",
+                "{\"$operation\":\"D\",\"id\":1}");
+    }
+
+    @Test
+    void upgrade_makes_triggers_enabled_for_replica_only_or_redefined_by_hand_fire_as_generated() {
+        OutboxTables t = OutboxTables.create(database, "repaired", "id int PRIMARY KEY, name text");
+        t.execute("ALTER TABLE $T ENABLE REPLICA TRIGGER " + t.table + "_outbox_update");
+        t.execute("CREATE OR REPLACE TRIGGER " + t.table + "_outbox_insert AFTER DELETE ON $T"
+                + " REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION public." + t.table
+                + "_outbox_capture()");
+
+        assertThat(t.outbox.upgrade(database.dataSource())).extracting(OutboxDifference::option).containsExactly(
+                "trigger " + t.table + "_outbox_insert on public." + t.table,
+                "trigger " + t.table + "_outbox_update on public." + t.table);
+
+        assertThat(t.outbox.differences(database.dataSource())).isEmpty();
+        t.execute("INSERT INTO $T VALUES (1, 'a'); UPDATE $T SET name = 'b'; DELETE FROM $T");
+        assertThat(t.capturedWithoutVersions()).containsExactly("{\"$operation\":\"I\",\"id\":1,\"name\":\"a\"}",
+                "{\"$operation\":\"U\",\"$changed\":[\"name\"],\"id\":1,\"name\":\"b\"}",
                 "{\"$operation\":\"D\",\"id\":1}");
     }
 
@@ -276,6 +296,30 @@ class OutboxUpgradeTest {
                 .isEqualTo("[{\"$operation\":\"I\",\"ItemCode\":\"A-1\",\"Description\":\"Widget\",\"Attributes\":{}},"
                         + "{\"$operation\":\"U\",\"$changed\":[\"Text\"],\"ItemCode\":\"A-1\",\"Text\":\"Gadget\","
                         + "\"Attributes\":{}}]");
+    }
+
+    @Test
+    void a_record_of_the_same_options_with_another_sql_hash_is_a_difference_that_upgrade_resolves() {
+        OutboxTables t = OutboxTables.create(database, "hashed", "id int PRIMARY KEY, name text");
+        String state = "public." + t.table + "_outbox_state";
+        String record = comment(state);
+        String earlier = record.replaceFirst("\"scriptHash\":\"[0-9a-f]{64}\"", "\"scriptHash\":\"" + "0".repeat(64) + "\"");
+        assertThat(earlier).isNotEqualTo(record);
+        t.execute("COMMENT ON TABLE " + state + " IS '" + earlier + "'");
+
+        assertThat(t.outbox.differences(database.dataSource())).singleElement().satisfies(d -> {
+            assertThat(d.option()).isEqualTo("generated SQL");
+            assertThat(d.installed()).isEqualTo("sha256 000000000000...");
+            assertThat(d.requested()).endsWith("(this Tidemark version generates other SQL for the same options)");
+        });
+        assertThatThrownBy(() -> t.outbox.install(database.dataSource()))
+                .hasMessageContaining("generated SQL: installed sha256 000000000000...")
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+
+        assertThat(t.outbox.upgrade(database.dataSource())).extracting(OutboxDifference::option)
+                .containsExactly("generated SQL");
+        assertThat(comment(state)).isEqualTo(record);
+        assertThat(t.outbox.differences(database.dataSource())).isEmpty();
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.tidemark.postgres.internal.outbox;
 import io.tidemark.postgres.internal.FunctionNames;
 import io.tidemark.sync.sql.PgName;
 
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -16,13 +17,33 @@ import java.util.Optional;
 /**
  * What the catalog holds of one outbox, read in the caller's transaction: whether the outbox table exists and is
  * an outbox, what its install recorded, the generated functions' bodies, the triggers on the captured table that
- * call the capture function, the guard view's columns, the change functions that read the outbox, and other
- * recorded outboxes of the same table. Reads only; every name is passed as a bound parameter.
+ * call the capture function, the guard view's columns, the change functions that read the outbox, and the records
+ * of the other outboxes in the database. Reads only; every name is passed as a bound parameter.
  */
 final class InstalledOutbox {
 
-    /** A trigger on the captured table that calls this outbox's capture function. */
-    record Trigger(String name, boolean enabled) {
+    /**
+     * A generated function as the catalog holds it.
+     *
+     * @param body       {@code prosrc}
+     * @param attributes SECURITY DEFINER, STABLE or IMMUTABLE, then each {@code proconfig} setting
+     */
+    record Function(String body, List<String> attributes) {
+    }
+
+    /**
+     * A trigger on the captured table that calls this outbox's capture function, as {@code pg_trigger} records it.
+     *
+     * @param firing     {@code tgenabled}: O fires in ordinary sessions (as generated), D never, R in replica
+     *                   sessions only, A in both
+     * @param type       {@code tgtype}: bit 1 row-level, 2 before, 4 insert, 8 delete, 16 update, 32 truncate
+     * @param oldTable   the transition table of old rows, or null
+     * @param newTable   the transition table of new rows, or null
+     * @param restricted whether a WHEN condition or an UPDATE OF column list narrows when it fires
+     * @param definition {@code pg_get_triggerdef}, for messages
+     */
+    record Trigger(String name, char firing, int type, String oldTable, String newTable, boolean restricted,
+                   String definition) {
     }
 
     private static final String RELATION = """
@@ -40,11 +61,18 @@ final class InstalledOutbox {
     private static final String COMMENT = """
             SELECT pg_catalog.obj_description(to_regclass(?), 'pg_class')""";
 
-    private static final String FUNCTION_BODY = """
-            SELECT p.prosrc FROM pg_catalog.pg_proc p WHERE p.oid = to_regprocedure(?)""";
+    /** A generated function as {@link OutboxScript#functionAttributes} describes it, from its body on. */
+    private static final String FUNCTION = """
+            SELECT p.prosrc,
+                   CASE WHEN p.prosecdef THEN 'SECURITY DEFINER' END,
+                   CASE p.provolatile WHEN 's' THEN 'STABLE' WHEN 'i' THEN 'IMMUTABLE' END,
+                   p.proconfig
+              FROM pg_catalog.pg_proc p WHERE p.oid = to_regprocedure(?)""";
 
     private static final String TRIGGERS = """
-            SELECT t.tgname, t.tgenabled <> 'D'
+            SELECT t.tgname, t.tgenabled::text, t.tgtype::integer, t.tgoldtable, t.tgnewtable,
+                   t.tgqual IS NOT NULL OR pg_catalog.cardinality(t.tgattr::pg_catalog.int2[]) > 0,
+                   pg_catalog.pg_get_triggerdef(t.oid)
               FROM pg_catalog.pg_trigger t
              WHERE t.tgrelid = to_regclass(?) AND NOT t.tgisinternal AND t.tgfoid = to_regprocedure(?)
              ORDER BY t.tgname""";
@@ -77,25 +105,25 @@ final class InstalledOutbox {
     private final boolean isOutbox;
     private final boolean stateExists;
     private final Optional<OutboxRecord.Parsed> record;
-    private final Map<String, Optional<String>> bodies;
+    private final Map<String, Optional<Function>> functions;
     private final List<Trigger> triggers;
     private final List<String> guardColumns;
     private final List<PgName> changeFunctions;
-    private final List<OutboxRecord> otherOutboxesOfTable;
+    private final List<OutboxRecord> otherRecords;
 
     private InstalledOutbox(Connection c, OutboxNames names, OutboxScript requested) throws SQLException {
         this.outboxExists = bool(c, RELATION, names.outbox().quoted());
         this.isOutbox = outboxExists && bool(c, IS_OUTBOX, names.outbox().quoted());
         this.stateExists = bool(c, RELATION, names.state().quoted());
         this.record = stateExists ? OutboxRecord.parse(text(c, COMMENT, names.state().quoted())) : Optional.empty();
-        this.bodies = new LinkedHashMap<>();
+        this.functions = new LinkedHashMap<>();
         for (String signature : requested.functionBodies().keySet()) {
-            bodies.put(signature, Optional.ofNullable(text(c, FUNCTION_BODY, signature)));
+            functions.put(signature, function(c, signature));
         }
         this.triggers = triggers(c, names);
         this.guardColumns = strings(c, VIEW_COLUMNS, names.guardView().quoted());
         this.changeFunctions = changeFunctions(c, names);
-        this.otherOutboxesOfTable = otherOutboxes(c, names);
+        this.otherRecords = otherRecords(c, names);
     }
 
     static InstalledOutbox read(Connection connection, OutboxNames names, OutboxScript requested)
@@ -122,9 +150,9 @@ final class InstalledOutbox {
         return record;
     }
 
-    /** The stored body of each function the requested script generates, by signature; empty when it is missing. */
-    Map<String, Optional<String>> bodies() {
-        return bodies;
+    /** Each function the requested script generates as stored, by signature; empty when it is missing. */
+    Map<String, Optional<Function>> functions() {
+        return functions;
     }
 
     List<Trigger> triggers() {
@@ -142,13 +170,41 @@ final class InstalledOutbox {
     }
 
     /** Records of outboxes under another name that capture the same table. */
-    List<OutboxRecord> otherOutboxesOfTable() {
-        return otherOutboxesOfTable;
+    List<OutboxRecord> otherOutboxesOfTable(String table) {
+        return otherRecords.stream().filter(r -> r.table().equals(table)).toList();
+    }
+
+    /** The outbox under another name whose record says it serves {@code changeFunction}, if any. */
+    Optional<String> otherOutboxServing(String changeFunction) {
+        return otherRecords.stream().filter(r -> r.changeFunction().equals(changeFunction))
+                .map(OutboxRecord::outbox).findFirst();
     }
 
     /** The text every generated change function over this outbox holds, and no other function does. */
     static String changeFunctionMark(OutboxNames names) {
         return "FROM " + names.requestFunction().quoted() + "(payload))";
+    }
+
+    private static Optional<Function> function(Connection c, String signature) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(FUNCTION)) {
+            s.setString(1, signature);
+            try (ResultSet rs = s.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                List<String> attributes = new ArrayList<>();
+                for (int column = 2; column <= 3; column++) {
+                    if (rs.getString(column) != null) {
+                        attributes.add(rs.getString(column));
+                    }
+                }
+                Array settings = rs.getArray(4);
+                if (settings != null) {
+                    attributes.addAll(List.of((String[]) settings.getArray()));
+                }
+                return Optional.of(new Function(rs.getString(1), attributes));
+            }
+        }
     }
 
     private static List<Trigger> triggers(Connection c, OutboxNames names) throws SQLException {
@@ -158,7 +214,8 @@ final class InstalledOutbox {
             s.setString(2, names.captureFunction().quoted() + "()");
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
-                    triggers.add(new Trigger(rs.getString(1), rs.getBoolean(2)));
+                    triggers.add(new Trigger(rs.getString(1), rs.getString(2).charAt(0), rs.getInt(3),
+                            rs.getString(4), rs.getString(5), rs.getBoolean(6), rs.getString(7)));
                 }
             }
         }
@@ -178,13 +235,13 @@ final class InstalledOutbox {
         return functions;
     }
 
-    private static List<OutboxRecord> otherOutboxes(Connection c, OutboxNames names) throws SQLException {
+    /** The readable records of every outbox in the database but this one. */
+    private static List<OutboxRecord> otherRecords(Connection c, OutboxNames names) throws SQLException {
         List<OutboxRecord> others = new ArrayList<>();
         try (PreparedStatement s = c.prepareStatement(RECORDS); ResultSet rs = s.executeQuery()) {
             while (rs.next()) {
                 OutboxRecord.parse(rs.getString(1)).map(OutboxRecord.Parsed::record).ifPresent(r -> {
-                    if (r.table().equals(FunctionNames.text(names.table()))
-                            && !r.outbox().equals(FunctionNames.text(names.outbox()))) {
+                    if (!r.outbox().equals(FunctionNames.text(names.outbox()))) {
                         others.add(r);
                     }
                 });

@@ -29,6 +29,8 @@ public final class OutboxMaintenance {
         OutboxScript script(Connection connection) throws SQLException;
     }
 
+    private static final String PIN_SEARCH_PATH = "SET LOCAL search_path = pg_catalog, pg_temp";
+
     private final OutboxNames names;
     private final ScriptFactory factory;
     private final String table;
@@ -59,13 +61,14 @@ public final class OutboxMaintenance {
      * Makes the installed outbox the configured one in one transaction: replaces what differs, drops the change
      * functions and triggers the configuration no longer generates, keeps the captured changes.
      *
-     * @return the differences found before the upgrade (empty when there was nothing to do)
+     * @return the differences found before the upgrade, as {@link #differences} lists them (empty when there was
+     *         nothing to do)
      */
     public List<OutboxDifference> upgrade(DataSource dataSource) {
         List<OutboxDifference> found = new ArrayList<>();
         OutboxInstaller.install(dataSource, table, connection -> {
             Decision d = decide(connection);
-            found.addAll(d.plan.differences());
+            found.addAll(d.reported());
             return switch (d.plan.kind()) {
                 case FRESH -> d.script.render();
                 case UNCHANGED -> OutboxScript.lockStatement(names);
@@ -79,15 +82,7 @@ public final class OutboxMaintenance {
     /** What differs between the installed outbox and the configuration; changes nothing. */
     public List<OutboxDifference> differences(DataSource dataSource) {
         try (Connection connection = dataSource.getConnection()) {
-            OutboxScript script = factory.script(connection);
-            InstalledOutbox installed = InstalledOutbox.read(connection, names, script);
-            OutboxPlan plan = OutboxPlan.compare(names, script, installed);
-            if (plan.kind() == OutboxPlan.Kind.FRESH) {
-                return List.of(new OutboxDifference("outbox " + FunctionNames.text(names.outbox()),
-                        installed.outboxExists() ? "a table that is not a Tidemark outbox" : "not installed",
-                        "installed"));
-            }
-            return plan.differences();
+            return new Decision(connection).reported();
         } catch (SQLException e) {
             throw OutboxInstaller.failure("compare the installed outbox of " + table + " with its configuration", e);
         }
@@ -102,7 +97,7 @@ public final class OutboxMaintenance {
             Decision d = new Decision(connection);
             return switch (d.plan.kind()) {
                 case FRESH -> d.script.render();
-                case UNCHANGED -> "-- The outbox of " + comment(table) + " is installed as configured:"
+                case UNCHANGED -> "-- The outbox of " + OutboxScript.comment(table) + " is installed as configured:"
                         + " nothing to upgrade.\n";
                 case ADOPT -> d.script.recordStatement();
                 case DIFFERENT -> upgradeScript(d);
@@ -112,9 +107,15 @@ public final class OutboxMaintenance {
         }
     }
 
-    /** Takes the lock, then reads: the decision holds until the transaction ends. */
+    /**
+     * Pins the search_path, takes the lock, then reads: the decision holds until the transaction ends. The catalog
+     * reads and the script call functions and operators by their bare names as the installing role, often a
+     * privileged one: pinned to pg_catalog for the transaction, a function of such a name in a schema the session
+     * puts ahead of pg_catalog does not run in their place. (The script schema-qualifies every object it names.)
+     */
     private Decision decide(Connection connection) throws SQLException {
         try (Statement s = connection.createStatement()) {
+            s.execute(PIN_SEARCH_PATH);
             s.execute(OutboxScript.lockStatement(names));
         }
         return new Decision(connection);
@@ -135,7 +136,7 @@ public final class OutboxMaintenance {
                     .with("trigger", PgName.quote(trigger)).with("table", names.table().quoted()).render());
         }
         List<String> enable = new ArrayList<>();
-        for (String trigger : d.plan.disabledTriggers()) {
+        for (String trigger : d.plan.triggersToEnable()) {
             enable.add(SqlTemplate.of("ALTER TABLE {{table}} ENABLE TRIGGER {{trigger}};")
                     .with("table", names.table().quoted()).with("trigger", PgName.quote(trigger)).render());
         }
@@ -155,22 +156,27 @@ public final class OutboxMaintenance {
                 {{drops}}
 
                 {{script}}{{enable}}""")
-                .with("table", comment(table))
-                .with("differences", d.plan.differences().stream().map(x -> "--   " + comment(x.toString()))
-                        .collect(Collectors.joining("\n")))
-                .with("outbox", comment(FunctionNames.text(names.outbox())))
+                .with("table", OutboxScript.comment(table))
+                .with("differences", d.plan.differences().stream()
+                        .map(x -> "--   " + OutboxScript.comment(x.toString())).collect(Collectors.joining("\n")))
+                .with("outbox", OutboxScript.comment(FunctionNames.text(names.outbox())))
                 .with("lock", OutboxScript.lockStatement(names))
                 .with("drops", drops.isEmpty() ? "-- (nothing)" : String.join("\n", drops))
                 .with("script", d.script.render())
-                .with("enable", enable.isEmpty() ? "" : "\n-- Generated triggers that were disabled by hand:"
-                        + " CREATE OR REPLACE TRIGGER keeps them disabled.\n" + String.join("\n", enable) + "\n")
+                .with("enable", enable.isEmpty() ? "" : "\n-- Generated triggers that were disabled (or set to fire in"
+                        + " replica sessions) by hand: CREATE OR REPLACE TRIGGER keeps that state.\n"
+                        + String.join("\n", enable) + "\n")
                 .render();
     }
 
     private TidemarkException drift(OutboxPlan plan) {
-        String how = plan.recorded() ? "is installed with other options than requested"
-                : "carries no record of its options (installed by an earlier Tidemark version, or its record was"
-                + " overwritten), and differs from what this configuration generates";
+        String how = switch (plan.installed()) {
+            case RECORDED -> "is installed with other options than requested";
+            case UNRECORDED -> "carries no record of its options (installed by an earlier Tidemark version, or its"
+                    + " record was overwritten), and differs from what this configuration generates";
+            case NOTHING -> "is not installed, and installing " + FunctionNames.text(names.outbox())
+                    + " as configured would conflict with what the database holds";
+        };
         String remedy = plan.upgradeRefusal().map(reason -> " An upgrade cannot do it: " + reason + ".")
                 .orElse(" To change it, call PostgresOutbox.upgrade(dataSource) (one transaction; the captured"
                         + " changes are kept), or review PostgresOutbox.upgradeScript(dataSource) and run it as a"
@@ -181,20 +187,26 @@ public final class OutboxMaintenance {
                 + "." + remedy);
     }
 
-    /** Text for a {@code --} comment: a quoted name read from the catalog may hold a line break. */
-    private static String comment(String text) {
-        return text.codePoints().mapToObj(c -> Character.isISOControl(c) ? "?" : Character.toString(c))
-                .collect(Collectors.joining());
-    }
-
     /** The configuration's script and what it means for the database, read on one connection. */
     private final class Decision {
         final OutboxScript script;
+        final InstalledOutbox installed;
         final OutboxPlan plan;
 
         Decision(Connection connection) throws SQLException {
             this.script = factory.script(connection);
-            this.plan = OutboxPlan.compare(names, script, InstalledOutbox.read(connection, names, script));
+            this.installed = InstalledOutbox.read(connection, names, script);
+            this.plan = OutboxPlan.compare(names, script, installed);
+        }
+
+        /** The plan's differences; where there is no outbox to differ from, that this one is not installed. */
+        List<OutboxDifference> reported() {
+            if (plan.kind() != OutboxPlan.Kind.FRESH) {
+                return plan.differences();
+            }
+            return List.of(new OutboxDifference("outbox " + FunctionNames.text(names.outbox()),
+                    installed.outboxExists() ? "a table that is not a Tidemark outbox" : "not installed",
+                    "installed"));
         }
     }
 }

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
@@ -35,24 +36,53 @@ final class OutboxPlan {
         DIFFERENT
     }
 
+    /** What the database holds of this outbox, for the message that refuses an install. */
+    enum Installed {
+        /** No outbox table of this name. */
+        NOTHING,
+        /** An outbox with a readable record of its options. */
+        RECORDED,
+        /** An outbox without a readable record: installed by an earlier version, or its comment overwritten. */
+        UNRECORDED
+    }
+
+    /**
+     * A generated trigger as {@code pg_trigger} records what {@link OutboxScript} creates: {@code tgtype} (all are
+     * statement-level: 4 insert, 16 update, 8 delete, 2 | 32 before truncate) and its transition tables. The tests
+     * that install and then find no difference keep the two in step.
+     */
+    private record GeneratedTrigger(String name, int type, String oldTable, String newTable) {
+        static List<GeneratedTrigger> of(OutboxNames names) {
+            return List.of(new GeneratedTrigger(names.insertTrigger(), 4, null, "inserted"),
+                    new GeneratedTrigger(names.updateTrigger(), 16, "old_rows", "new_rows"),
+                    new GeneratedTrigger(names.deleteTrigger(), 8, "deleted", null),
+                    new GeneratedTrigger(names.truncateTrigger(), 2 | 32, null, null));
+        }
+
+        boolean matches(InstalledOutbox.Trigger t) {
+            return t.type() == type && Objects.equals(t.oldTable(), oldTable)
+                    && Objects.equals(t.newTable(), newTable) && !t.restricted();
+        }
+    }
+
     private final Kind kind;
     private final List<OutboxDifference> differences;
     private final Set<PgName> orphanedFunctions;
     private final List<String> orphanedTriggers;
-    private final List<String> disabledTriggers;
+    private final List<String> triggersToEnable;
     private final String upgradeRefusal;
-    private final boolean recorded;
+    private final Installed installed;
 
     private OutboxPlan(Kind kind, List<OutboxDifference> differences, Set<PgName> orphanedFunctions,
-                       List<String> orphanedTriggers, List<String> disabledTriggers, String upgradeRefusal,
-                       boolean recorded) {
+                       List<String> orphanedTriggers, List<String> triggersToEnable, String upgradeRefusal,
+                       Installed installed) {
         this.kind = kind;
         this.differences = List.copyOf(differences);
         this.orphanedFunctions = orphanedFunctions;
         this.orphanedTriggers = List.copyOf(orphanedTriggers);
-        this.disabledTriggers = List.copyOf(disabledTriggers);
+        this.triggersToEnable = List.copyOf(triggersToEnable);
         this.upgradeRefusal = upgradeRefusal;
-        this.recorded = recorded;
+        this.installed = installed;
     }
 
     static OutboxPlan compare(OutboxNames names, OutboxScript script, InstalledOutbox installed) {
@@ -78,9 +108,12 @@ final class OutboxPlan {
         return orphanedTriggers;
     }
 
-    /** Generated triggers that exist but are disabled: CREATE OR REPLACE TRIGGER would keep them disabled. */
-    List<String> disabledTriggers() {
-        return disabledTriggers;
+    /**
+     * Generated triggers that exist but do not fire as generated (disabled, or enabled for replica sessions only or
+     * always): CREATE OR REPLACE TRIGGER keeps that state, ENABLE TRIGGER restores it.
+     */
+    List<String> triggersToEnable() {
+        return triggersToEnable;
     }
 
     /** Why an upgrade cannot make the installed outbox the requested one; empty when it can. */
@@ -88,9 +121,9 @@ final class OutboxPlan {
         return Optional.ofNullable(upgradeRefusal);
     }
 
-    /** Whether the installed outbox carries a record (false for one installed by an earlier version). */
-    boolean recorded() {
-        return recorded;
+    /** What the database holds of this outbox. */
+    Installed installed() {
+        return installed;
     }
 
     /** Builds one plan; a class of its own so that the lists it fills are fields, not parameters. */
@@ -102,7 +135,7 @@ final class OutboxPlan {
         private final List<OutboxDifference> differences = new ArrayList<>();
         private final Set<PgName> orphanedFunctions = new LinkedHashSet<>();
         private final List<String> orphanedTriggers = new ArrayList<>();
-        private final List<String> disabledTriggers = new ArrayList<>();
+        private final List<String> triggersToEnable = new ArrayList<>();
         private String upgradeRefusal;
 
         Comparison(OutboxNames names, OutboxScript script, InstalledOutbox installed) {
@@ -114,35 +147,64 @@ final class OutboxPlan {
 
         OutboxPlan plan() {
             if (!installed.outboxExists()) {
-                for (OutboxRecord other : installed.otherOutboxesOfTable()) {
+                foreignChangeFunction(false);
+                for (OutboxRecord other : installed.otherOutboxesOfTable(requested.table())) {
                     differences.add(new OutboxDifference("outbox table", other.outbox(), requested.outbox()));
                     upgradeRefusal = "upgrade does not move an outbox: " + requested.table() + " is captured into "
                             + other.outbox() + ". Keep that name (outboxTable(\"" + other.outbox() + "\")), or"
                             + " uninstall that outbox once its readers have caught up and install this one. To"
                             + " capture the table into a second outbox on purpose, run this configuration's script()";
                 }
-                return done(differences.isEmpty() ? Kind.FRESH : Kind.DIFFERENT, false);
+                return done(differences.isEmpty() ? Kind.FRESH : Kind.DIFFERENT, Installed.NOTHING);
             }
             if (!installed.isOutbox()) {
                 // The script's preflight refuses it with the message users already know.
-                return done(Kind.FRESH, false);
+                return done(Kind.FRESH, Installed.NOTHING);
             }
             Optional<OutboxRecord.Parsed> parsed = installed.record();
             if (parsed.isPresent() && parsed.get().record() != null) {
-                compareRecorded(parsed.get().record());
-                return done(differences.isEmpty() ? Kind.UNCHANGED : Kind.DIFFERENT, true);
+                OutboxRecord was = parsed.get().record();
+                foreignChangeFunction(was.changeFunction().equals(requested.changeFunction()));
+                compareRecorded(was);
+                return done(differences.isEmpty() ? Kind.UNCHANGED : Kind.DIFFERENT, Installed.RECORDED);
             }
             if (parsed.isPresent()) {
                 differences.add(new OutboxDifference("recorded installation", "unreadable ("
                         + parsed.get().problem() + ")", "a record this version reads"));
             }
+            foreignChangeFunction(false);
             compareUnrecorded();
-            return done(differences.isEmpty() ? Kind.ADOPT : Kind.DIFFERENT, false);
+            return done(differences.isEmpty() ? Kind.ADOPT : Kind.DIFFERENT, Installed.UNRECORDED);
         }
 
-        private OutboxPlan done(Kind kind, boolean recorded) {
-            return new OutboxPlan(kind, differences, orphanedFunctions, orphanedTriggers, disabledTriggers,
-                    upgradeRefusal, recorded);
+        private OutboxPlan done(Kind kind, Installed what) {
+            return new OutboxPlan(kind, differences, orphanedFunctions, orphanedTriggers, triggersToEnable,
+                    upgradeRefusal, what);
+        }
+
+        /**
+         * A function of the requested change function's name that does not read this outbox: CREATE OR REPLACE
+         * would silently take it over, and whoever tracks it (another outbox's readers, say) would receive this
+         * outbox's changes. Not when the record says this outbox installed it ({@code ours}): an edited body is
+         * then a difference that an upgrade repairs.
+         */
+        private void foreignChangeFunction(boolean ours) {
+            Optional<InstalledOutbox.Function> existing = installed.functions()
+                    .get(OutboxScript.changeFunctionSignature(names));
+            if (ours || existing.isEmpty()
+                    || existing.get().body().contains(InstalledOutbox.changeFunctionMark(names))) {
+                return;
+            }
+            String function = requested.changeFunction() + "(json)";
+            Optional<String> other = installed.otherOutboxServing(requested.changeFunction());
+            differences.add(new OutboxDifference("change function " + function, other
+                    .map(o -> "reads another outbox (" + o + ")")
+                    .orElse("a function that does not read " + requested.outbox() + " (not generated for it)"),
+                    "reads " + requested.outbox()));
+            upgradeRefusal = "upgrade does not take over a function it did not generate for this outbox: " + function
+                    + other.map(o -> " reads " + o).orElse(" does not read " + requested.outbox()) + ". Give this"
+                    + " outbox's change function another name with changeFunction(...)"
+                    + (other.isPresent() ? "" : ", or drop that function first");
         }
 
         private void compareRecorded(OutboxRecord was) {
@@ -208,7 +270,7 @@ final class OutboxPlan {
 
         /**
          * The generated objects as they are: missing or disabled triggers and a missing guard view always count;
-         * function bodies only when {@code compareBodies} (with other options, other bodies are expected).
+         * functions only when {@code compareBodies} (with other options, other bodies are expected).
          */
         private void liveObjects(boolean compareBodies) {
             if (!installed.stateExists()) {
@@ -216,34 +278,29 @@ final class OutboxPlan {
                         "present (it says which changes the outbox no longer holds)"));
             }
             if (compareBodies) {
-                for (Map.Entry<String, String> e : script.functionBodies().entrySet()) {
-                    Optional<String> body = installed.bodies().get(e.getKey());
-                    String function = "function " + e.getKey();
-                    if (body == null || body.isEmpty()) {
-                        differences.add(new OutboxDifference(function, "missing", "as generated"));
-                    } else if (!OutboxRecord.withoutCommentLines(body.get())
-                            .equals(OutboxRecord.withoutCommentLines(e.getValue()))) {
-                        differences.add(new OutboxDifference(function, "a body other than the generated one"
-                                + " (sha256 " + OutboxRecord.sha256(body.get()).substring(0, 12) + "...)",
-                                "as generated"));
-                    }
-                }
+                functions();
             }
-            List<String> expected = List.of(names.insertTrigger(), names.updateTrigger(), names.deleteTrigger(),
-                    names.truncateTrigger());
-            for (String trigger : expected) {
+            List<GeneratedTrigger> generated = GeneratedTrigger.of(names);
+            for (GeneratedTrigger trigger : generated) {
                 Optional<InstalledOutbox.Trigger> found = installed.triggers().stream()
-                        .filter(t -> t.name().equals(trigger)).findFirst();
-                String what = "trigger " + trigger + " on " + names.table();
+                        .filter(t -> t.name().equals(trigger.name())).findFirst();
+                String what = "trigger " + trigger.name() + " on " + names.table();
                 if (found.isEmpty()) {
                     differences.add(new OutboxDifference(what, "missing", "enabled"));
-                } else if (!found.get().enabled()) {
-                    disabledTriggers.add(trigger);
-                    differences.add(new OutboxDifference(what, "disabled (changes are not captured)", "enabled"));
+                    continue;
+                }
+                if (!trigger.matches(found.get())) {
+                    differences.add(new OutboxDifference(what, "a definition other than the generated one ("
+                            + found.get().definition() + ")", "as generated"));
+                }
+                if (found.get().firing() != 'O') {
+                    triggersToEnable.add(trigger.name());
+                    differences.add(new OutboxDifference(what, firing(found.get().firing()), "enabled"));
                 }
             }
+            List<String> generatedNames = generated.stream().map(GeneratedTrigger::name).toList();
             for (InstalledOutbox.Trigger trigger : installed.triggers()) {
-                if (!expected.contains(trigger.name())) {
+                if (!generatedNames.contains(trigger.name())) {
                     orphanedTriggers.add(trigger.name());
                     differences.add(new OutboxDifference("trigger " + trigger.name() + " on " + names.table(),
                             "calls " + names.captureFunction() + "()", "dropped (not generated)"));
@@ -259,6 +316,44 @@ final class OutboxPlan {
             if (!was.equals(wanted)) {
                 differences.add(new OutboxDifference(option, was, wanted));
             }
+        }
+
+        /** Each generated function: missing, or with another body or other attributes than generated. */
+        private void functions() {
+            Map<String, List<String>> attributes = script.functionAttributes();
+            for (Map.Entry<String, String> e : script.functionBodies().entrySet()) {
+                Optional<InstalledOutbox.Function> found = installed.functions().get(e.getKey());
+                String function = "function " + e.getKey();
+                if (found.isEmpty()) {
+                    differences.add(new OutboxDifference(function, "missing", "as generated"));
+                    continue;
+                }
+                String body = found.get().body();
+                if (!OutboxRecord.withoutCommentLines(body).equals(OutboxRecord.withoutCommentLines(e.getValue()))) {
+                    differences.add(new OutboxDifference(function, "a body other than the generated one (sha256 "
+                            + OutboxRecord.sha256(body).substring(0, 12) + "...)", "as generated"));
+                }
+                List<String> wanted = attributes.get(e.getKey());
+                // Settings in any order are the same settings.
+                if (!Set.copyOf(found.get().attributes()).equals(Set.copyOf(wanted))) {
+                    differences.add(new OutboxDifference(function, attributes(found.get().attributes()),
+                            attributes(wanted)));
+                }
+            }
+        }
+
+        private static String attributes(List<String> attributes) {
+            return "attributes (" + (attributes.isEmpty() ? "none" : String.join(", ", attributes)) + ")";
+        }
+
+        /** {@code pg_trigger.tgenabled} other than O (fires in ordinary sessions), in words. */
+        private static String firing(char tgenabled) {
+            return switch (tgenabled) {
+                case 'D' -> "disabled (changes are not captured)";
+                case 'R' -> "enabled for replica sessions only (ordinary writes are not captured)";
+                case 'A' -> "enabled always (replica sessions, such as a logical replication apply, are captured too)";
+                default -> "tgenabled " + tgenabled;
+            };
         }
 
         private static String channel(String channel) {

@@ -5,6 +5,7 @@ import io.tidemark.postgres.internal.FunctionNames;
 import io.tidemark.sync.internal.sql.SqlTemplate;
 import io.tidemark.sync.sql.PgName;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -86,9 +87,51 @@ public final class OutboxScript {
         Map<String, String> bodies = new LinkedHashMap<>();
         bodies.put(names.captureFunction().quoted() + "()", body(ddl, "capture"));
         bodies.put(names.requestFunction().quoted() + "(json)", body(ddl, "request"));
-        bodies.put(names.changeFunction().quoted() + "(json)", body(ddl, "changes"));
+        bodies.put(changeFunctionSignature(names), body(ddl, "changes"));
         bodies.put(names.trimFunction().quoted() + "(bigint, integer)", body(ddl, "trim"));
         return bodies;
+    }
+
+    /**
+     * What PostgreSQL records of each generated function besides its body, by signature as in
+     * {@link #functionBodies}: {@code SECURITY DEFINER}, {@code STABLE}, and each {@code SET} as
+     * {@code pg_proc.proconfig} holds it ({@code name=value}, unquoted). Read off the generated text, so it cannot
+     * drift from what the script creates. The settings pin how the JSON is rendered, and STABLE makes the request
+     * function read the change function's snapshot: an edit to either changes what a destination receives.
+     */
+    public Map<String, List<String>> functionAttributes() {
+        String ddl = ddl();
+        Map<String, List<String>> attributes = new LinkedHashMap<>();
+        attributes.put(names.captureFunction().quoted() + "()", attributes(ddl, "capture"));
+        attributes.put(names.requestFunction().quoted() + "(json)", attributes(ddl, "request"));
+        attributes.put(changeFunctionSignature(names), attributes(ddl, "changes"));
+        attributes.put(names.trimFunction().quoted() + "(bigint, integer)", attributes(ddl, "trim"));
+        return attributes;
+    }
+
+    /** The attribute lines between {@code CREATE OR REPLACE FUNCTION} and {@code AS $tag$}. */
+    private static List<String> attributes(String ddl, String tag) {
+        int as = ddl.indexOf("AS $" + tag + "$");
+        int create = ddl.lastIndexOf("CREATE OR REPLACE FUNCTION", as);
+        if (as < 0 || create < 0) {
+            throw new IllegalStateException("generated SQL has no function of body $" + tag + "$");
+        }
+        List<String> attributes = new ArrayList<>();
+        for (String line : ddl.substring(create, as).split("\n")) {
+            String l = line.strip();
+            if (l.equals("SECURITY DEFINER") || l.equals("STABLE") || l.equals("IMMUTABLE")) {
+                attributes.add(l);
+            } else if (l.startsWith("SET ")) {
+                String[] setting = l.substring(4).split(" = ", 2);
+                attributes.add(setting[0].replace("\"", "") + "=" + setting[1].replaceAll("^'(.*)'$", "$1"));
+            }
+        }
+        return attributes;
+    }
+
+    /** The change function's signature, as {@link #functionBodies} keys it. */
+    static String changeFunctionSignature(OutboxNames names) {
+        return names.changeFunction().quoted() + "(json)";
     }
 
     private static String body(String ddl, String tag) {
@@ -726,7 +769,7 @@ public final class OutboxScript {
      * Text for a {@code --} comment. Quoted identifiers read from the catalog may hold a line break, which would
      * end the comment and turn the rest of the name into SQL.
      */
-    private static String comment(String text) {
+    static String comment(String text) {
         return text.codePoints().mapToObj(c -> Character.isISOControl(c) ? "?" : Character.toString(c))
                 .collect(Collectors.joining());
     }
