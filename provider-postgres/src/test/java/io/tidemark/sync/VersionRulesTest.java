@@ -16,7 +16,7 @@ import static io.tidemark.sync.ScriptedFunction.response;
 import static io.tidemark.sync.ScriptedFunction.row;
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The version rules of DESIGN.md, rule by rule, through the real driver and a real change function. */
+/** The version rules of docs/contract.md#the-version-rules, rule by rule, through the real driver and a real change function. */
 @EmbeddedPostgresTest
 class VersionRulesTest {
 
