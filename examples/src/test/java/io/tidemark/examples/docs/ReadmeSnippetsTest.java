@@ -14,7 +14,7 @@ import java.util.stream.Collectors;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Every Java snippet of the user documents (README.md, docs/, testing/README.md), and the README's XML dependency
+ * Every Java snippet of the user documents (README.md, docs/, each module's README), and the README's XML dependency
  * block, is a tagged region of a source file the build compiles and runs, and every tagged region is in a document,
  * verbatim: after dropping the tag lines and
  * the region's common indentation, the text is the same character for character. The dependency block of the Quick
@@ -77,7 +77,8 @@ class ReadmeSnippetsTest {
         return RepositoryFiles.textFiles(root).stream()
                 .filter(file -> file.equals(root.resolve("README.md"))
                         || file.startsWith(root.resolve("docs"))
-                        || file.equals(root.resolve("testing/README.md")))
+                        || root.relativize(file).getNameCount() == 2
+                                && file.getFileName().toString().startsWith("README"))
                 .filter(file -> RepositoryFiles.extension(file).equals("md"))
                 .collect(Collectors.toList());
     }
