@@ -96,10 +96,11 @@ public final class SyncDemo {
     private void explainVersions(long seededAt) {
         out.println();
         out.println("About the version numbers (v" + seededAt + " above, v... below): a version is the PostgreSQL"
-                + " transaction id of the commit that made the change. The generated outbox orders changes that way,"
-                + " so that no change committed late can be skipped. They are not consecutive: the ids in between"
-                + " belong to other transactions, including the engine's own calls and watermark writes."
-                + " The engine stores the highest version delivered and asks for the changes after it.");
+                + " transaction id of the commit that made the change.");
+        out.println("  The generated outbox orders changes that way, so that no change committed late can be skipped.");
+        out.println("  They are not consecutive: the ids in between belong to other transactions, including the engine's"
+                + " own calls and watermark writes.");
+        out.println("  The engine stores the highest version delivered and asks for the changes after it.");
     }
 
     private void step(DataSource dataSource, String what, String sql, int expectedChanges) throws Exception {
