@@ -1,6 +1,6 @@
--- The reference shape: the generated function and trigger listed in shared/reference/history-trigger.txt
--- ("The generated function and trigger for a policies table"), copied verbatim. ReferenceShapeTest checks that
--- ReferenceShape reproduces it and, when shared/ is present, that this copy still matches the document.
+-- The reference shape: the generated function and trigger of the reference history trigger for a policies table,
+-- kept verbatim as the baseline the fixes are measured against (history-trigger/README.md#what-the-trigger-does).
+-- ReferenceShapeTest checks that ReferenceShape reproduces it.
 CREATE OR REPLACE FUNCTION policies_history_write() RETURNS trigger
 LANGUAGE plpgsql AS $hindsight$
 DECLARE

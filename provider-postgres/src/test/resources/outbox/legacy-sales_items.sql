@@ -21,7 +21,7 @@
 --   version is below the horizon pg_snapshot_xmin(pg_current_snapshot()): every transaction
 --   below it has finished, and every transaction still running or yet to start stamps its
 --   changes at or above it. Once the watermark passes a version, nothing can appear below it.
---   An outbox id used as the version (procedure-contract.txt) does not have this property:
+--   An outbox id used as the version (docs/contract.md of Tidemark) does not have this property:
 --   ids are handed out in trigger order, not in transaction order, and a transaction that
 --   took its id first but commits last is skipped for good.
 --   The "newest finished transaction" part keeps the changes of one row in commit order: a

@@ -71,6 +71,7 @@ public final class SyncDemo {
 
                 engine.runOnce();
                 out.println("Seeded: " + engine.status("Items").stored());
+                explainVersions(engine.status("Items").stored().version().orElse(0));
                 engine.start();
 
                 step(dataSource, "insert three items",
@@ -86,6 +87,20 @@ public final class SyncDemo {
             out.println("Stored after close: " + watermarks.load("Items").orElseThrow());
         }
         out.println("Engine closed, database dropped. Done.");
+    }
+
+    /**
+     * The numbers in the output are versions, and they look arbitrary (they start near wherever this server's
+     * transaction counter stands and jump by two or three), so the demo says what they are before showing them.
+     */
+    private void explainVersions(long seededAt) {
+        out.println();
+        out.println("About the version numbers (v" + seededAt + " above, v... below): a version is the PostgreSQL"
+                + " transaction id of the commit that made the change.");
+        out.println("  The generated outbox orders changes that way, so that no change committed late can be skipped.");
+        out.println("  They are not consecutive: the ids in between belong to other transactions, including the engine's"
+                + " own calls and watermark writes.");
+        out.println("  The engine stores the highest version delivered and asks for the changes after it.");
     }
 
     private void step(DataSource dataSource, String what, String sql, int expectedChanges) throws Exception {

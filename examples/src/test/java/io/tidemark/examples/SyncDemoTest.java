@@ -18,6 +18,11 @@ class SyncDemoTest {
         String output = buffer.toString(StandardCharsets.UTF_8);
 
         assertThat(output).contains("Seeded: WatermarkState[Items, version=");
+        assertThat(output).as("the demo says what its version numbers are before showing them")
+                .containsPattern("About the version numbers \\(v\\d+ above, v\\.\\.\\. below\\): a version is the"
+                        + " PostgreSQL transaction id of the commit that made the change")
+                .contains("the ids in between belong to other transactions, including the engine's own");
+        assertThat(output.indexOf("About the version numbers")).isLessThan(output.indexOf("INSERT v"));
         assertThat(output).containsPattern("INSERT v\\d+ \\{\"ItemCode\":\"A-100\",\"Description\":\"Widget\",\"Price\":9.99}");
         assertThat(output).containsPattern("UPDATE v\\d+ \\{\"ItemCode\":\"A-100\",\"Description\":\"Widget\",\"Price\":10.49}");
         assertThat(output).containsPattern("UPDATE v\\d+ \\{\"ItemCode\":\"A-200\",\"Description\":null,\"Price\":24.50} changed \\[Description]");

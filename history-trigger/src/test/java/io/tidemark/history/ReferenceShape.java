@@ -5,8 +5,9 @@ import java.util.List;
 import java.util.stream.Collectors;
 
 /**
- * The reference shape of {@code shared/reference/history-trigger.txt}, reproduced statement for statement (the
- * listing's function with the table, columns and key substituted), so tests can show what each fix changes and
+ * The reference trigger shape, kept verbatim in src/test/resources/reference/policies-reference-shape.sql and
+ * reproduced here statement for statement (the listing's function with the table, columns and key substituted; see
+ * history-trigger/README.md#what-the-trigger-does for its rules), so tests can show what each fix changes and
  * benchmarks can measure it. Names are unqualified and nothing pins search_path, exactly as in the listing.
  */
 public final class ReferenceShape {

@@ -8,13 +8,9 @@ import javax.sql.DataSource;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** The reference shape the fix tests and the benchmark compare against is the listing, to the character. */
 @EmbeddedPostgresTest
@@ -26,14 +22,6 @@ class ReferenceShapeTest {
     @Test
     void reproduces_the_listing_of_the_reference_document() throws IOException {
         assertThat(POLICIES.functionAndTrigger().strip()).isEqualTo(listing());
-    }
-
-    @Test
-    void the_copied_listing_still_matches_the_shared_reference_document() throws IOException {
-        Path document = Paths.get("..", "..", "shared", "reference", "history-trigger.txt");
-        assumeTrue(Files.exists(document), "shared/reference/history-trigger.txt is not beside this checkout ("
-                + document.toAbsolutePath() + "); the verbatim copy in src/test/resources is used alone");
-        assertThat(Files.readString(document)).contains(listing());
     }
 
     @Test

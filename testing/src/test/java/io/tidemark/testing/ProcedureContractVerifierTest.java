@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The verifier's verdicts on the reference function of procedure-contract.txt (installed verbatim) and on variants
+ * The verifier's verdicts on the identity-as-version function of docs/contract.md (installed verbatim) and on variants
  * with one mistake each: every scenario must be able to fail, and fail for the right reason.
  */
 @EmbeddedPostgresTest

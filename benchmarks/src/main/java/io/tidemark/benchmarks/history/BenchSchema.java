@@ -12,7 +12,7 @@ import java.util.List;
 /**
  * Four identical tables: {@code bench_plain} (no history), {@code bench_tm} (Tidemark's row trigger, the default
  * configuration), {@code bench_tms} (Tidemark's statement triggers) and {@code bench_ref} (the reference shape of
- * history-trigger.txt, given a (key, valid_from DESC) index so its lookups are not scans). Both histories are preloaded with the same synthetic chains: {@code keys} rows with
+ * history-trigger/src/test/resources/reference/policies-reference-shape.sql, given a (key, valid_from DESC) index so its lookups are not scans). Both histories are preloaded with the same synthetic chains: {@code keys} rows with
  * {@code versions} versions each, the last one open, spread over the past days.
  */
 final class BenchSchema {

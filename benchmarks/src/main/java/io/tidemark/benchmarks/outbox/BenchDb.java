@@ -31,7 +31,7 @@ final class BenchDb {
         }
     }
 
-    /** The reference outbox, trigger and change function of procedure-contract.txt, verbatim. */
+    /** The identity-as-version outbox, trigger and change function (docs/contract.md#the-in-flight-transaction-gap), verbatim. */
     static String referenceSql() throws IOException {
         try (InputStream in = BenchDb.class.getResourceAsStream(
                 "/io/tidemark/testing/reference/procedure-contract-postgres.sql")) {

@@ -19,7 +19,7 @@ import java.util.Locale;
 
 /**
  * (b) Change-function throughput: Tidemark's generated function against the reference function of
- * procedure-contract.txt, reading the same changes. Both capture triggers sit on one table, so every write lands in
+ * docs/contract.md#the-in-flight-transaction-gap, reading the same changes. Both capture triggers sit on one table, so every write lands in
  * both outboxes: the same 200,000 changes (inserts, updates, deletes in transactions of 100), with the same JSON keys
  * ({@code ItemCode}, {@code Description}). Each measured call asks for every change after the start and reads the
  * whole answer on the client, alternating reference and Tidemark; the reference ignores maxRows, so the un-paged call

@@ -22,7 +22,7 @@ import java.util.List;
  *
  * @param versioned     the columns history versions now, with their type definitions
  * @param orphans       columns dropped from the table that history keeps (nullable, no longer written)
- * @param options       the options that shape the generated SQL, as a JSON object text
+ * @param optionsJson   the options that shape the generated SQL, as a JSON object text
  * @param functionHash  SHA-256 of the write function's body as generated
  */
 public record RegistryEntry(PgName table, PgName historyTable, List<String> keyColumns, List<Column> versioned,

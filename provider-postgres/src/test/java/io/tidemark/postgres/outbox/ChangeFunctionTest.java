@@ -16,7 +16,7 @@ import java.util.stream.StreamSupport;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** The generated change function against every rule of the procedure contract and of DESIGN.md. */
+/** The generated change function against every rule of the procedure contract (docs/contract.md). */
 @EmbeddedPostgresTest
 class ChangeFunctionTest {
 

@@ -13,7 +13,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The contract verifier's verdict on Tidemark's generated change function: SAFE on every scenario. (Its verdict on
- * the reference function of procedure-contract.txt, UNSAFE on the in-flight interleaving, is tested with the
+ * the identity-as-version function of docs/contract.md, UNSAFE on the in-flight interleaving, is tested with the
  * verifier in tidemark-testing, where the reference SQL is kept verbatim.)
  */
 @EmbeddedPostgresTest

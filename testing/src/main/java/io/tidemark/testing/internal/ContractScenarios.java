@@ -70,7 +70,7 @@ public final class ContractScenarios {
                 new Definition("seed", "Seed returns no rows and a version from which nothing is missed", this::seed),
                 new Definition("monotonic", "The stored version never goes down", this::monotonic),
                 new Definition("in-flight-interleaving", "A change captured first but committed last is not"
-                        + " skipped (DESIGN.md)", this::inFlightInterleaving),
+                        + " skipped (docs/contract.md#the-in-flight-transaction-gap)", this::inFlightInterleaving),
                 new Definition("same-row-order", "Changes of one row come in commit order, not transaction-id order",
                         this::sameRowOrder),
                 new Definition("max-rows", "Paging with maxRows loses nothing, even inside a multi-row transaction",
@@ -276,7 +276,7 @@ public final class ContractScenarios {
             throw new ContractClient.Violation("the change of key " + keyOfT + ", captured first but committed last"
                     + " (by transaction " + xidOfT + "), was never reported: the stored version had moved to "
                     + watermarkWhileOpen + " while it was still open. Filter by the transaction horizon AND take the"
-                    + " version from the writing transaction (see DESIGN.md, the in-flight transaction gap).");
+                    + " version from the writing transaction (see docs/contract.md#the-in-flight-transaction-gap).");
         }
     }
 

@@ -1,6 +1,6 @@
--- The PostgreSQL outbox, trigger and change function of procedure-contract.txt (section "PostgreSQL"), copied
+-- The identity-as-version outbox, trigger and change function of docs/contract.md#the-in-flight-transaction-gap, copied
 -- verbatim, for comparison: ProcedureContractVerifier reports this function UNSAFE under the in-flight interleaving
--- of DESIGN.md, and the outbox benchmarks measure it as the baseline. Do not use it to capture changes.
+-- of docs/contract.md#the-in-flight-transaction-gap, and the outbox benchmarks measure it as the baseline. Do not use it to capture changes.
 
 CREATE TABLE items_outbox (
     id          BIGSERIAL PRIMARY KEY,
