@@ -1,8 +1,8 @@
 package io.tidemark.history;
 
-import io.tidemark.history.internal.ContextSql;
-import io.tidemark.history.internal.ContextualConnection;
-import io.tidemark.history.internal.SettingsPrefix;
+import io.tidemark.history.internal.context.ContextSql;
+import io.tidemark.history.internal.context.ContextualConnection;
+import io.tidemark.history.internal.context.SettingsPrefix;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 

@@ -3,7 +3,7 @@ package io.tidemark.sqlserver;
 import io.tidemark.sqlserver.internal.TSqlScript;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
-import io.tidemark.sync.sql.SqlServerName;
+import io.tidemark.sync.internal.sql.SqlServerName;
 
 import javax.sql.DataSource;
 import java.time.Duration;

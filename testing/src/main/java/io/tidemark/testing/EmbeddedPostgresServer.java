@@ -108,9 +108,9 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
 
     /** Creates a fresh, empty database; fails if one of that name exists. */
     public TestDatabase createDatabase(String name) {
-        io.tidemark.sync.sql.PgName.checkPart(name, "database");
+        io.tidemark.sync.internal.sql.PgName.checkPart(name, "database");
         try (Connection c = adminDataSource().getConnection(); Statement s = c.createStatement()) {
-            s.execute("CREATE DATABASE " + io.tidemark.sync.sql.PgName.quote(name));
+            s.execute("CREATE DATABASE " + io.tidemark.sync.internal.sql.PgName.quote(name));
         } catch (SQLException e) {
             throw new TidemarkException(ErrorCode.INTERNAL, "Could not create test database " + name + ": "
                     + e.getMessage(), e);

@@ -2,7 +2,7 @@ package io.tidemark.testing;
 
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
-import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.internal.sql.PgName;
 import io.tidemark.testing.internal.ContractScenarios;
 
 import javax.sql.DataSource;

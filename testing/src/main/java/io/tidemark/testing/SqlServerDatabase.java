@@ -1,6 +1,6 @@
 package io.tidemark.testing;
 
-import io.tidemark.sync.sql.SqlServerName;
+import io.tidemark.sync.internal.sql.SqlServerName;
 
 import javax.sql.DataSource;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package io.tidemark.sqlserver.internal;
 
-import io.tidemark.sync.sql.SqlServerName;
+import io.tidemark.sync.internal.sql.SqlServerName;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -1,6 +1,6 @@
 package io.tidemark.sync.internal.store;
 
-import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.internal.sql.PgName;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;

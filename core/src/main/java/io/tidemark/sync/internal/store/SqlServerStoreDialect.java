@@ -1,6 +1,6 @@
 package io.tidemark.sync.internal.store;
 
-import io.tidemark.sync.sql.SqlServerName;
+import io.tidemark.sync.internal.sql.SqlServerName;
 
 import java.sql.CallableStatement;
 import java.sql.Connection;

@@ -32,11 +32,11 @@ public final class OutboxInstaller {
         String table = names.table().quoted();
         StringBuilder sql = new StringBuilder();
         // The table may be gone already; its triggers went with it.
-        sql.append("DO $uninstall$ BEGIN\n  IF to_regclass(").append(io.tidemark.sync.sql.PgName.literal(table))
+        sql.append("DO $uninstall$ BEGIN\n  IF to_regclass(").append(io.tidemark.sync.internal.sql.PgName.literal(table))
                 .append(") IS NOT NULL THEN\n");
         for (String trigger : new String[] {names.insertTrigger(), names.updateTrigger(), names.deleteTrigger(),
                 names.truncateTrigger()}) {
-            sql.append("    DROP TRIGGER IF EXISTS ").append(io.tidemark.sync.sql.PgName.quote(trigger))
+            sql.append("    DROP TRIGGER IF EXISTS ").append(io.tidemark.sync.internal.sql.PgName.quote(trigger))
                     .append(" ON ").append(table).append(";\n");
         }
         sql.append("  END IF;\nEND $uninstall$;\n")

@@ -1,0 +1,115 @@
+package io.tidemark.history.internal.maintenance;
+
+import io.tidemark.history.internal.ddl.HistoryNames;
+import io.tidemark.history.internal.Jdbc;
+import io.tidemark.history.internal.catalog.CatalogReader;
+import io.tidemark.history.internal.catalog.Column;
+import io.tidemark.history.internal.catalog.Registry;
+import io.tidemark.history.internal.catalog.RegistryEntry;
+import io.tidemark.history.InvariantViolation;
+import io.tidemark.history.TemporalTable;
+import io.tidemark.sync.internal.sql.PgName;
+
+import javax.sql.DataSource;
+import java.sql.Array;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * Finds broken invariants in one history table with a single read-only query. Versions of a key are ordered by
+ * (valid_from, valid_to, history_id): a tombstone's empty period then sorts before a re-insert at the same instant.
+ * At most {@value #LIMIT} violations are returned.
+ */
+public final class InvariantChecker {
+
+    static final int LIMIT = 1000;
+
+    private final TemporalTable config;
+
+    public InvariantChecker(TemporalTable config) {
+        this.config = config;
+    }
+
+    public List<InvariantViolation> check(DataSource dataSource) {
+        return Jdbc.readOnly(dataSource, HistoryNames.table(config).toString(), "checking history invariants", c -> {
+            CatalogReader.pinSearchPath(c);
+            List<String> keys = Registry.find(c, HistoryNames.table(config)).map(RegistryEntry::keyColumns).orElse(null);
+            if (keys == null) {
+                // Not (or no longer) registered: the table's primary key identifies the chains.
+                keys = CatalogReader.read(c, config).keyColumns().stream().map(Column::name).toList();
+            }
+            return Jdbc.query(c, sql(keys), rs -> new InvariantViolation(
+                    InvariantViolation.Kind.valueOf(rs.getString(1)), texts(rs.getArray(2)), ids(rs.getArray(3)),
+                    rs.getString(4)));
+        });
+    }
+
+    String sql(List<String> keyColumns) {
+        String history = HistoryNames.history(config).quoted();
+        String table = HistoryNames.table(config).quoted();
+        String keyText = list(keyColumns, "x.", "::text");
+        String chainKey = list(keyColumns, "h.", "");
+        return "WITH x AS (\n"
+                + "    SELECT h.history_id, " + chainKey + ", h.valid_from, h.valid_to, h.operation,\n"
+                + "           lag(h.valid_to) OVER w AS prev_to, lag(h.operation) OVER w AS prev_op,\n"
+                + "           lag(h.history_id) OVER w AS prev_id, lead(h.history_id) OVER w AS next_id\n"
+                + "      FROM " + history + " AS h\n"
+                + "    WINDOW w AS (PARTITION BY " + chainKey + " ORDER BY h.valid_from, h.valid_to, h.history_id)\n"
+                + ")\n"
+                + "SELECT * FROM (\n"
+                + "    SELECT 'NEGATIVE_PERIOD', ARRAY[" + keyText + "], ARRAY[x.history_id],\n"
+                + "           'period [' || x.valid_from || ', ' || x.valid_to || ') ends before it starts'\n"
+                + "      FROM x WHERE x.valid_to < x.valid_from\n"
+                + "    UNION ALL\n"
+                + "    SELECT 'OVERLAP', ARRAY[" + keyText + "], ARRAY[x.prev_id, x.history_id],\n"
+                + "           'version ' || x.history_id || ' starts at ' || x.valid_from || ' before version '\n"
+                + "           || x.prev_id || ' ends at ' || x.prev_to\n"
+                + "      FROM x WHERE x.prev_to > x.valid_from\n"
+                + "    UNION ALL\n"
+                + "    SELECT 'GAP', ARRAY[" + keyText + "], ARRAY[x.prev_id, x.history_id],\n"
+                + "           'version ' || x.prev_id || ' ends at ' || x.prev_to || ' but the next row starts at '\n"
+                + "           || x.valid_from\n"
+                + "      FROM x WHERE x.prev_op <> 3 AND x.prev_to < x.valid_from\n"
+                + "    UNION ALL\n"
+                + "    SELECT 'CHAIN_NOT_TERMINATED', ARRAY[" + keyText + "], ARRAY[x.history_id],\n"
+                + "           'version ' || x.history_id || ' was closed at ' || x.valid_to\n"
+                + "           || ' but neither a next version nor a tombstone follows'\n"
+                + "      FROM x WHERE x.next_id IS NULL AND x.operation <> 3 AND x.valid_to <> 'infinity'\n"
+                + "    UNION ALL\n"
+                + "    SELECT 'MULTIPLE_OPEN', ARRAY[" + keyText + "],\n"
+                + "           pg_catalog.array_agg(x.history_id ORDER BY x.history_id), pg_catalog.count(*) || ' open versions'\n"
+                + "      FROM x WHERE x.valid_to = 'infinity'\n"
+                + "     GROUP BY " + list(keyColumns, "x.", "") + " HAVING pg_catalog.count(*) > 1\n"
+                + "    UNION ALL\n"
+                + "    SELECT 'OPEN_VERSION_WITHOUT_ROW', ARRAY[" + keyText + "], ARRAY[x.history_id],\n"
+                + "           'version ' || x.history_id || ' is open but the table has no such row'\n"
+                + "      FROM x WHERE x.valid_to = 'infinity'\n"
+                + "       AND NOT EXISTS (SELECT 1 FROM " + table + " AS t WHERE " + match(keyColumns, "x.") + ")\n"
+                + "    UNION ALL\n"
+                + "    SELECT 'ROW_WITHOUT_OPEN_VERSION', ARRAY[" + list(keyColumns, "t.", "::text") + "], '{}'::bigint[],\n"
+                + "           'the row has no open version in history'\n"
+                + "      FROM " + table + " AS t\n"
+                + "     WHERE NOT EXISTS (SELECT 1 FROM " + history + " AS h WHERE " + match(keyColumns, "h.")
+                + " AND h.valid_to = 'infinity')\n"
+                + ") AS v(kind, key, ids, detail)\n"
+                + "LIMIT " + LIMIT;
+    }
+
+    private static String list(List<String> columns, String prefix, String suffix) {
+        return columns.stream().map(k -> prefix + PgName.quote(k) + suffix).collect(Collectors.joining(", "));
+    }
+
+    private static String match(List<String> columns, String alias) {
+        return columns.stream().map(k -> alias + PgName.quote(k) + " = t." + PgName.quote(k))
+                .collect(Collectors.joining(" AND "));
+    }
+
+    private static List<String> texts(Array array) throws SQLException {
+        return List.of((String[]) array.getArray());
+    }
+
+    private static List<Long> ids(Array array) throws SQLException {
+        return List.of((Long[]) array.getArray());
+    }
+}
