@@ -12,6 +12,7 @@ import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.sync.spi.ResponsePayload;
+import io.tidemark.sync.internal.jdbc.CommandTimeout;
 import io.tidemark.sync.internal.sql.SqlServerName;
 
 import javax.sql.DataSource;
@@ -54,7 +55,7 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class SqlServerProvider implements ChangeProvider {
 
     /** The default command timeout, as in the procedure contract. */
-    public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(300);
+    public static final Duration DEFAULT_COMMAND_TIMEOUT = CommandTimeout.DEFAULT;
 
     private final DataSource dataSource;
     private final int timeoutSeconds;
@@ -67,7 +68,7 @@ public final class SqlServerProvider implements ChangeProvider {
 
     private SqlServerProvider(Builder builder) {
         this.dataSource = builder.dataSource;
-        this.timeoutSeconds = Math.toIntExact(builder.commandTimeout.toSeconds());
+        this.timeoutSeconds = CommandTimeout.seconds(builder.commandTimeout, "commandTimeout");
         this.defaultWatermark = builder.watermarkQuery;
         this.watermarks = Map.copyOf(builder.watermarkQueries);
         this.calls = new ProcedureCall(dataSource, timeoutSeconds);
@@ -209,15 +210,7 @@ public final class SqlServerProvider implements ChangeProvider {
 
         /** How long one call may run before the driver cancels it; 300 seconds unless set. Whole seconds. */
         public Builder commandTimeout(Duration timeout) {
-            if (timeout == null || timeout.isNegative() || timeout.toSeconds() < 1) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
-                        "commandTimeout must be at least one second, got " + timeout);
-            }
-            if (timeout.toSeconds() > Integer.MAX_VALUE) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
-                        "commandTimeout is too long: " + timeout);
-            }
-            this.commandTimeout = timeout;
+            this.commandTimeout = CommandTimeout.checked(timeout, "commandTimeout");
             return this;
         }
 

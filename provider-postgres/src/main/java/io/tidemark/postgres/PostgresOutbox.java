@@ -126,7 +126,7 @@ public final class PostgresOutbox {
         try (Connection connection = dataSource.getConnection()) {
             return resolveAndRender(connection);
         } catch (SQLException e) {
-            throw OutboxInstaller.failure("read the shape of " + table(), e);
+            throw OutboxInstaller.failure(dataSource, "read the shape of " + table(), e);
         }
     }
 

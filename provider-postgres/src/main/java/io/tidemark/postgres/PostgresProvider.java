@@ -13,6 +13,8 @@ import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.sync.spi.ResponsePayload;
+import io.tidemark.sync.internal.jdbc.CommandTimeout;
+import io.tidemark.sync.internal.jdbc.Transactions;
 import io.tidemark.sync.internal.sql.PgName;
 
 import javax.sql.DataSource;
@@ -77,7 +79,7 @@ public final class PostgresProvider implements ChangeProvider {
 
     private PostgresProvider(Builder builder) {
         this.dataSource = builder.dataSource;
-        this.timeoutSeconds = Math.toIntExact(Math.max(1, builder.commandTimeout.toSeconds()));
+        this.timeoutSeconds = CommandTimeout.seconds(builder.commandTimeout, "commandTimeout");
         this.listen = builder.listen;
         this.channel = builder.channel;
         this.clock = builder.clock;
@@ -127,12 +129,12 @@ public final class PostgresProvider implements ChangeProvider {
                 return ResponsePayload.ofUtf8(response == null ? new byte[0] : response);
             } catch (SQLException | RuntimeException e) {
                 if (ownTransaction) {
-                    rollbackQuietly(connection, e);
+                    Transactions.rollbackQuietly(connection, e);
                 }
                 throw e;
             }
         } catch (SQLException e) {
-            throw PostgresErrors.map(e, object, context, timeoutSeconds);
+            throw PostgresErrors.map(e, dataSource, object, context, timeoutSeconds);
         }
     }
 
@@ -194,18 +196,11 @@ public final class PostgresProvider implements ChangeProvider {
         }
     }
 
-    private static void rollbackQuietly(Connection connection, Exception cause) {
-        try {
-            connection.rollback();
-        } catch (SQLException e) {
-            cause.addSuppressed(e);
-        }
-    }
 
     /** Configures a {@link PostgresProvider}; checked as each value is set. */
     public static final class Builder {
         private final DataSource dataSource;
-        private Duration commandTimeout = Duration.ofSeconds(300);
+        private Duration commandTimeout = CommandTimeout.DEFAULT;
         private boolean listen = true;
         private String channel = PostgresOutbox.DEFAULT_CHANNEL;
         private Duration horizonWarningAfter = Duration.ofMinutes(1);
@@ -218,11 +213,7 @@ public final class PostgresProvider implements ChangeProvider {
 
         /** How long one call may run before it is cancelled; 300 seconds unless set. Whole seconds. */
         public Builder commandTimeout(Duration timeout) {
-            if (timeout == null || timeout.isNegative() || timeout.toSeconds() < 1) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION,
-                        "commandTimeout must be at least one second, got " + timeout);
-            }
-            this.commandTimeout = timeout;
+            this.commandTimeout = CommandTimeout.checked(timeout, "commandTimeout");
             return this;
         }
 

@@ -4,6 +4,8 @@ import io.tidemark.sqlserver.PreflightCheck;
 import io.tidemark.sqlserver.PreflightReport;
 import io.tidemark.sqlserver.WatermarkQuery;
 import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.jdbc.SqlContext;
 import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
@@ -58,8 +60,12 @@ public final class PreflightRunner {
                 }
             }
         } catch (SQLException e) {
-            checks.add(PreflightCheck.failed(null, "connection", ErrorCode.PROCEDURE_FAILED,
-                    "could not connect or query the database: " + SqlServerErrors.detail(e)));
+            TidemarkException connection = SqlServerErrors.connectionFailure(e,
+                    SqlContext.of(dataSource, null, "running the preflight checks"));
+            checks.add(connection != null
+                    ? PreflightCheck.failed(null, "connection", ErrorCode.CONNECTION_FAILED, connection.getMessage())
+                    : PreflightCheck.failed(null, "connection", ErrorCode.PROCEDURE_FAILED,
+                            "could not query the database: " + SqlServerErrors.detail(e)));
         }
         return new PreflightReport(checks);
     }

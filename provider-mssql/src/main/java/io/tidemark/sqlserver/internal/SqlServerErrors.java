@@ -5,7 +5,10 @@ import com.microsoft.sqlserver.jdbc.SQLServerException;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.jdbc.SqlContext;
+import io.tidemark.sync.internal.jdbc.SqlErrors;
 
+import javax.sql.DataSource;
 import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
 import java.util.Map;
@@ -79,8 +82,7 @@ public final class SqlServerErrors {
             Map.entry(NO_PERMISSION, ErrorCode.PERMISSION_DENIED),
             Map.entry(PERMISSION_DENIED_SECURABLE, ErrorCode.PERMISSION_DENIED),
             Map.entry(CANNOT_ACCESS_DATABASE, ErrorCode.PERMISSION_DENIED),
-            Map.entry(CANNOT_OPEN_DATABASE, ErrorCode.PERMISSION_DENIED),
-            Map.entry(LOGIN_FAILED, ErrorCode.PERMISSION_DENIED));
+            Map.entry(CANNOT_OPEN_DATABASE, ErrorCode.PERMISSION_DENIED));
 
     private SqlServerErrors() {
     }
@@ -90,9 +92,14 @@ public final class SqlServerErrors {
      *
      * @param cancelledByEngine whether the engine had asked the call to stop (it is closing)
      */
-    public static TidemarkException map(SQLException e, TrackedObject object, boolean cancelledByEngine,
-                                        int timeoutSeconds) {
+    public static TidemarkException map(SQLException e, DataSource dataSource, TrackedObject object,
+                                        boolean cancelledByEngine, int timeoutSeconds) {
         String procedure = object.procedure();
+        TidemarkException connection = connectionFailure(e, SqlContext.of(dataSource, object.name(),
+                "calling " + procedure));
+        if (connection != null) {
+            return connection;
+        }
         if (isCancel(e)) {
             if (cancelledByEngine) {
                 return error(ErrorCode.ENGINE_STATE, object, "the call to " + procedure + " was cancelled because"
@@ -117,8 +124,13 @@ public final class SqlServerErrors {
     /**
      * Maps a failure of the watermark query that seeds an {@link io.tidemark.sync.InitialSync#INCREMENTAL} object.
      */
-    public static TidemarkException mapWatermark(SQLException e, TrackedObject object, String query,
-                                                 boolean cancelledByEngine, int timeoutSeconds) {
+    public static TidemarkException mapWatermark(SQLException e, DataSource dataSource, TrackedObject object,
+                                                 String query, boolean cancelledByEngine, int timeoutSeconds) {
+        TidemarkException connection = connectionFailure(e, SqlContext.of(dataSource, object.name(),
+                "reading the starting watermark"));
+        if (connection != null) {
+            return connection;
+        }
         if (isCancel(e)) {
             return cancelledByEngine
                     ? error(ErrorCode.ENGINE_STATE, object, "reading the starting watermark was cancelled because the"
@@ -134,6 +146,21 @@ public final class SqlServerErrors {
         }
         return error(ErrorCode.WATERMARK_UNAVAILABLE, object, "could not read the starting watermark with " + query
                 + ": " + detail(primary) + ". Nothing was stored; the next cycle tries again.", e);
+    }
+
+    /**
+     * {@link ErrorCode#CONNECTION_FAILED} when SQL Server could not be reached or refused the login (error 18456,
+     * which mssql-jdbc reports without a class-28 SQLState), else null. The shared rules ({@link SqlErrors}) cover
+     * the rest: SQLState class 08 (mssql-jdbc's "The TCP/IP connection to the host ... has failed", a login
+     * timeout, a broken connection) and the socket errors among the causes.
+     */
+    public static TidemarkException connectionFailure(SQLException e, SqlContext context) {
+        for (SQLException next = e; next != null; next = next.getNextException()) {
+            if (next.getErrorCode() == LOGIN_FAILED) {
+                return SqlErrors.authenticationFailed(next, context);
+            }
+        }
+        return SqlErrors.connectionFailure(e, context);
     }
 
     private static String explain(int number, String procedure, String detail) {
@@ -184,7 +211,6 @@ public final class SqlServerErrors {
                         + ". Regenerate the procedure for the table as it is now.";
             case GENERATED_BAD_REQUEST:
                 return "procedure " + procedure + " refused its request: " + detail + ".";
-            case LOGIN_FAILED:
             case CANNOT_OPEN_DATABASE:
             case CANNOT_ACCESS_DATABASE:
                 return "the login cannot reach the database to call " + procedure + ": " + detail
@@ -198,11 +224,6 @@ public final class SqlServerErrors {
     }
 
     private static TidemarkException unknown(SQLException e, TrackedObject object, String detail) {
-        String state = e.getSQLState() == null ? "" : e.getSQLState();
-        if (state.startsWith("08")) {
-            return error(ErrorCode.PROCEDURE_FAILED, object, "could not reach the database to call "
-                    + object.procedure() + ": " + detail, e);
-        }
         return error(ErrorCode.PROCEDURE_FAILED, object, "calling " + object.procedure() + " failed: " + detail, e);
     }
 

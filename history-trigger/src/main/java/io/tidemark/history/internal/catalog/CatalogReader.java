@@ -1,7 +1,7 @@
 package io.tidemark.history.internal.catalog;
 
 import io.tidemark.history.internal.ddl.HistoryNames;
-import io.tidemark.history.internal.Jdbc;
+import io.tidemark.sync.internal.jdbc.Jdbc;
 import io.tidemark.history.TemporalTable;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;

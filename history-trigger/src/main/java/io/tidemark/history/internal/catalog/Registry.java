@@ -1,6 +1,6 @@
 package io.tidemark.history.internal.catalog;
 
-import io.tidemark.history.internal.Jdbc;
+import io.tidemark.sync.internal.jdbc.Jdbc;
 import io.tidemark.history.internal.ddl.HistorySql;
 import io.tidemark.sync.internal.sql.PgName;
 

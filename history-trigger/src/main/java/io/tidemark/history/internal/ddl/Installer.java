@@ -1,6 +1,7 @@
 package io.tidemark.history.internal.ddl;
 
-import io.tidemark.history.internal.Jdbc;
+import io.tidemark.history.internal.HistoryTransactions;
+import io.tidemark.sync.internal.jdbc.Jdbc;
 import io.tidemark.history.internal.catalog.CatalogObjects;
 import io.tidemark.history.internal.catalog.CatalogReader;
 import io.tidemark.history.internal.catalog.Column;
@@ -34,7 +35,7 @@ public final class Installer {
 
     /** The whole installation, for review and for migration tools. */
     public String script(DataSource dataSource) {
-        TableShape shape = Jdbc.readOnly(dataSource, object, "reading the table for the history script", c -> {
+        TableShape shape = HistoryTransactions.readOnly(dataSource, object, "reading the table for the history script", c -> {
             CatalogReader.pinSearchPath(c);
             return CatalogReader.read(c, config);
         });
@@ -69,7 +70,7 @@ public final class Installer {
     }
 
     public InstallReport install(DataSource dataSource) {
-        return Jdbc.inTransaction(dataSource, object, "installing history", c -> {
+        return HistoryTransactions.inTransaction(dataSource, object, "installing history", c -> {
             CatalogReader.pinSearchPath(c);
             ensureRegistry(c);
             if (CatalogReader.tableOid(c, HistoryNames.table(config)).isEmpty()) {

@@ -1,6 +1,7 @@
 package io.tidemark.history.internal.ddl;
 
-import io.tidemark.history.internal.Jdbc;
+import io.tidemark.history.internal.HistoryTransactions;
+import io.tidemark.sync.internal.jdbc.Jdbc;
 import io.tidemark.history.internal.catalog.CatalogObjects;
 import io.tidemark.history.internal.catalog.CatalogReader;
 import io.tidemark.history.internal.catalog.Column;
@@ -36,7 +37,7 @@ public final class SchemaMaintenance {
     }
 
     public VerifyReport verify(DataSource dataSource) {
-        return Jdbc.readOnly(dataSource, object, "verifying history", c -> {
+        return HistoryTransactions.readOnly(dataSource, object, "verifying history", c -> {
             CatalogReader.pinSearchPath(c);
             Optional<RegistryEntry> entry = Registry.find(c, HistoryNames.table(config));
             if (entry.isEmpty()) {
@@ -48,7 +49,7 @@ public final class SchemaMaintenance {
     }
 
     public VerifyReport evolve(DataSource dataSource) {
-        return Jdbc.inTransaction(dataSource, object, "evolving history", c -> {
+        return HistoryTransactions.inTransaction(dataSource, object, "evolving history", c -> {
             CatalogReader.pinSearchPath(c);
             Optional<RegistryEntry> entry = Registry.find(c, HistoryNames.table(config));
             if (entry.isEmpty()) {
@@ -125,7 +126,7 @@ public final class SchemaMaintenance {
     }
 
     public void uninstall(DataSource dataSource) {
-        Jdbc.inTransaction(dataSource, object, "uninstalling history", c -> {
+        HistoryTransactions.inTransaction(dataSource, object, "uninstalling history", c -> {
             CatalogReader.pinSearchPath(c);
             HistoryNames names = HistoryNames.of(config);
             if (CatalogReader.tableOid(c, HistoryNames.table(config)).isPresent()) {

@@ -1,7 +1,8 @@
 package io.tidemark.history.internal.maintenance;
 
+import io.tidemark.history.internal.HistoryTransactions;
 import io.tidemark.history.internal.ddl.HistoryNames;
-import io.tidemark.history.internal.Jdbc;
+import io.tidemark.sync.internal.jdbc.Jdbc;
 import io.tidemark.history.internal.catalog.CatalogReader;
 import io.tidemark.history.internal.catalog.Column;
 import io.tidemark.history.internal.catalog.Registry;
@@ -32,7 +33,7 @@ public final class InvariantChecker {
     }
 
     public List<InvariantViolation> check(DataSource dataSource) {
-        return Jdbc.readOnly(dataSource, HistoryNames.table(config).toString(), "checking history invariants", c -> {
+        return HistoryTransactions.readOnly(dataSource, HistoryNames.table(config).toString(), "checking history invariants", c -> {
             CatalogReader.pinSearchPath(c);
             List<String> keys = Registry.find(c, HistoryNames.table(config)).map(RegistryEntry::keyColumns).orElse(null);
             if (keys == null) {

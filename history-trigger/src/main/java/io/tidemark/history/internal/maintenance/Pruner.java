@@ -1,7 +1,8 @@
 package io.tidemark.history.internal.maintenance;
 
+import io.tidemark.history.internal.HistoryTransactions;
 import io.tidemark.history.internal.ddl.HistoryNames;
-import io.tidemark.history.internal.Jdbc;
+import io.tidemark.sync.internal.jdbc.Jdbc;
 import io.tidemark.history.internal.catalog.Registry;
 import io.tidemark.history.PruneReport;
 import io.tidemark.history.TemporalTable;
@@ -30,7 +31,7 @@ public final class Pruner {
     }
 
     public PruneReport prune(DataSource dataSource, Instant cutoff) {
-        Timestamp horizon = Jdbc.inTransaction(dataSource, object, "recording the retention horizon", c -> {
+        Timestamp horizon = HistoryTransactions.inTransaction(dataSource, object, "recording the retention horizon", c -> {
             if (Registry.find(c, HistoryNames.table(config)).isEmpty()) {
                 throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, HistoryNames.table(config)
                         + " is not registered as a temporal table; install it before pruning");
@@ -48,7 +49,7 @@ public final class Pruner {
         int batches = 0;
         while (true) {
             long from = after;
-            List<Long> ids = Jdbc.inTransaction(dataSource, object, "pruning history",
+            List<Long> ids = HistoryTransactions.inTransaction(dataSource, object, "pruning history",
                     c -> Jdbc.query(c, delete, rs -> rs.getLong(1), from, horizon, config.pruneBatchSize()));
             batches++;
             deleted += ids.size();

@@ -1,7 +1,8 @@
 package io.tidemark.history.internal.query;
 
+import io.tidemark.history.internal.HistoryTransactions;
 import io.tidemark.history.internal.ddl.HistoryNames;
-import io.tidemark.history.internal.Jdbc;
+import io.tidemark.sync.internal.jdbc.Jdbc;
 import io.tidemark.history.internal.catalog.Registry;
 import io.tidemark.history.internal.catalog.RegistryEntry;
 import io.tidemark.history.internal.ddl.HistorySql;
@@ -178,7 +179,7 @@ public final class JdbcHistoryQueries implements HistoryQueries {
                 }
             }
         } catch (SQLException e) {
-            throw Jdbc.translate(e, object, what);
+            throw HistoryTransactions.translate(e, dataSource, object, what);
         }
     }
 
