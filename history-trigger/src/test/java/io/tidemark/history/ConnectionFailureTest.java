@@ -1,0 +1,77 @@
+package io.tidemark.history;
+
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.testing.EmbeddedPostgresTest;
+import io.tidemark.testing.TestDatabase;
+import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
+
+import javax.sql.DataSource;
+import java.io.IOException;
+import java.net.ServerSocket;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+/**
+ * The history installer and queries on a database that cannot be reached or refuses the login: one
+ * {@link ErrorCode#CONNECTION_FAILED} naming the table and the target (before: {@code INTERNAL}).
+ */
+@EmbeddedPostgresTest
+class ConnectionFailureTest {
+
+    private static final TemporalTable POLICIES = TemporalTable.forTable("public.policies").build();
+
+    private final TestDatabase database;
+
+    ConnectionFailureTest(TestDatabase database) {
+        this.database = database;
+    }
+
+    @Test
+    void installing_on_a_closed_port_is_a_connection_failure_naming_table_and_url() throws IOException {
+        TidemarkException e = catchThrowableOfType(() -> POLICIES.install(closedPort()), TidemarkException.class);
+        assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
+        assertThat(e.objectName()).contains("public.policies");
+        assertThat(e.getMessage())
+                .startsWith("[public.policies] could not connect to jdbc:postgresql://127.0.0.1:")
+                .contains("Check the JDBC URL, the credentials and the network")
+                .doesNotContain("s3cret");
+    }
+
+    @Test
+    void queries_and_maintenance_on_a_closed_port_are_connection_failures() throws IOException {
+        DataSource closed = closedPort();
+        assertThat(catchThrowableOfType(() -> POLICIES.queries(closed).asOf(java.time.Instant.now()), TidemarkException.class).code())
+                .isEqualTo(ErrorCode.CONNECTION_FAILED);
+        assertThat(catchThrowableOfType(() -> POLICIES.verify(closed), TidemarkException.class).code())
+                .isEqualTo(ErrorCode.CONNECTION_FAILED);
+        assertThat(catchThrowableOfType(() -> POLICIES.prune(closed, java.time.Instant.now()), TidemarkException.class).code())
+                .isEqualTo(ErrorCode.CONNECTION_FAILED);
+    }
+
+    @Test
+    void a_refused_login_is_a_connection_failure_that_says_credentials() {
+        TidemarkException e = catchThrowableOfType(() -> POLICIES.install(
+                database.dataSourceFor("no_such_login", "s3cret")), TidemarkException.class);
+        assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
+        assertThat(e.getMessage()).contains("could not log in to jdbc:postgresql://localhost:" + database.port())
+                .contains("Check the credentials (user name and password)")
+                .doesNotContain("s3cret");
+    }
+
+    private static DataSource closedPort() throws IOException {
+        int port;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            port = socket.getLocalPort();
+        }
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setServerNames(new String[] {"127.0.0.1"});
+        ds.setPortNumbers(new int[] {port});
+        ds.setDatabaseName("shop");
+        ds.setUser("app");
+        ds.setPassword("s3cret");
+        return ds;
+    }
+}
