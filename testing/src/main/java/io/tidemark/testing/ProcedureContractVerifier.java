@@ -2,6 +2,7 @@ package io.tidemark.testing;
 
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.jdbc.CommandTimeout;
 import io.tidemark.sync.internal.sql.PgName;
 import io.tidemark.testing.internal.ContractScenarios;
 
@@ -161,13 +162,11 @@ public final class ProcedureContractVerifier {
             require(clear, "clear(..., field)");
             require(clearedField, "clear(..., field): the JSON key of the cleared column");
             require(delete, "delete(...)");
-            if (timeout == null || timeout.toSeconds() < 1) {
-                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "timeout must be at least one second");
-            }
+            int timeoutSeconds = CommandTimeout.seconds(timeout, "timeout");
             Supplier<?> keySource = keys != null ? keys : defaultKeys();
             return new ProcedureContractVerifier(new ContractScenarios.Setup(dataSource, function, keyField,
                     clearedField, insert, update, clear, delete, keySource,
-                    Math.toIntExact(timeout.toSeconds())));
+                    timeoutSeconds));
         }
 
         /** Builds and runs. */

@@ -83,7 +83,7 @@ public final class SqlServerContainerServer {
             container.start();
         } catch (RuntimeException e) {
             container.close();
-            throw new TidemarkException(ErrorCode.INTERNAL, "Could not start SQL Server from " + image + ": " + e
+            throw new TidemarkException(ErrorCode.IO_FAILED, "Could not start SQL Server from " + image + ": " + e
                     + ". If the message is about the license, add container-license-acceptance.txt with the line "
                     + image + " to the test classpath.", e);
         }
@@ -136,7 +136,7 @@ public final class SqlServerContainerServer {
         try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
             s.execute(sql);
         } catch (SQLException e) {
-            throw new TidemarkException(ErrorCode.INTERNAL, "Test SQL failed: " + e.getMessage() + "\n" + sql, e);
+            throw new TidemarkException(ErrorCode.DATABASE_ERROR, "Test SQL failed: " + e.getMessage() + "\n" + sql, e);
         }
     }
 }

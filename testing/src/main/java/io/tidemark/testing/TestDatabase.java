@@ -49,7 +49,7 @@ public final class TestDatabase implements AutoCloseable {
         try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
             s.execute(sql);
         } catch (SQLException e) {
-            throw new TidemarkException(ErrorCode.INTERNAL, "Test SQL failed in database " + name + ": "
+            throw new TidemarkException(ErrorCode.DATABASE_ERROR, "Test SQL failed in database " + name + ": "
                     + e.getMessage() + "\n" + sql, e);
         }
     }
@@ -82,7 +82,7 @@ public final class TestDatabase implements AutoCloseable {
         try (Connection c = server.adminDataSource().getConnection(); Statement s = c.createStatement()) {
             s.execute("DROP DATABASE IF EXISTS " + PgName.quote(name) + " WITH (FORCE)");
         } catch (SQLException e) {
-            throw new TidemarkException(ErrorCode.INTERNAL, "Could not drop test database " + name + ": "
+            throw new TidemarkException(ErrorCode.DATABASE_ERROR, "Could not drop test database " + name + ": "
                     + e.getMessage(), e);
         }
     }
