@@ -1,5 +1,6 @@
 package io.tidemark.history.internal.ddl;
 
+import io.tidemark.sync.golden.Golden;
 import io.tidemark.history.internal.catalog.Column;
 import io.tidemark.history.internal.catalog.TableShape;
 import io.tidemark.history.Db;
@@ -14,9 +15,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import javax.sql.DataSource;
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.util.List;
@@ -97,26 +95,26 @@ class HistorySqlGoldenTest {
     }
 
     @Test
-    void policies_script_matches_the_golden_file() throws IOException {
-        assertThat(new Installer(POLICIES).render(policiesShape())).isEqualTo(golden("policies.sql"));
+    void policies_script_matches_the_golden_file() {
+        Golden.assertMatches("policies.sql", new Installer(POLICIES).render(policiesShape()));
     }
 
     @Test
-    void statement_triggers_match_the_golden_file() throws IOException {
-        assertThat(new Installer(POLICIES_STATEMENT).render(policiesStatementShape()))
-                .isEqualTo(golden("policies_statement.sql"));
+    void statement_triggers_match_the_golden_file() {
+        Golden.assertMatches("policies_statement.sql",
+                new Installer(POLICIES_STATEMENT).render(policiesStatementShape()));
     }
 
     @Test
-    void quoted_names_composite_key_and_every_option_match_the_golden_file() throws IOException {
-        assertThat(new Installer(ORDER_LINES).render(orderLinesShape())).isEqualTo(golden("order_lines.sql"));
+    void quoted_names_composite_key_and_every_option_match_the_golden_file() {
+        Golden.assertMatches("order_lines.sql", new Installer(ORDER_LINES).render(orderLinesShape()));
     }
 
     @Test
-    void the_catalog_reader_reads_exactly_the_shapes_of_the_golden_files(DataSource ds) throws IOException {
-        assertThat(POLICIES.script(ds)).isEqualTo(golden("policies.sql"));
-        assertThat(ORDER_LINES.script(ds)).isEqualTo(golden("order_lines.sql"));
-        assertThat(POLICIES_STATEMENT.script(ds)).isEqualTo(golden("policies_statement.sql"));
+    void the_catalog_reader_reads_exactly_the_shapes_of_the_golden_files(DataSource ds) {
+        Golden.assertMatches("policies.sql", POLICIES.script(ds));
+        Golden.assertMatches("order_lines.sql", ORDER_LINES.script(ds));
+        Golden.assertMatches("policies_statement.sql", POLICIES_STATEMENT.script(ds));
     }
 
     @Test
@@ -128,7 +126,7 @@ class HistorySqlGoldenTest {
         for (String file : List.of("policies.sql", "order_lines.sql", "policies_statement.sql")) {
             try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
                 c.setAutoCommit(false);
-                s.execute(golden(file));
+                s.execute(Golden.read(file));
                 c.commit();
             }
         }
@@ -143,12 +141,5 @@ class HistorySqlGoldenTest {
         assertThat(Db.count(ds, "SELECT count(*) FROM public.policies_history WHERE id = 1")).isEqualTo(2);
         Db.exec(ds, "UPDATE public.policies_stmt SET terms = '{\"a\": 2}', location = point(1, 2) WHERE id = 1");
         assertThat(Db.count(ds, "SELECT count(*) FROM public.policies_stmt_history WHERE id = 1")).isEqualTo(2);
-    }
-
-    static String golden(String name) throws IOException {
-        try (InputStream in = HistorySqlGoldenTest.class.getResourceAsStream("/golden/" + name)) {
-            assertThat(in).as("golden file %s", name).isNotNull();
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
     }
 }
