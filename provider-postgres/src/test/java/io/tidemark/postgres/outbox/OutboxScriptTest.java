@@ -1,6 +1,6 @@
 package io.tidemark.postgres.outbox;
 
-import io.tidemark.sync.golden.Golden;
+import io.tidemark.sync.testsupport.Golden;
 import io.tidemark.postgres.PostgresOutbox;
 import io.tidemark.postgres.TruncatePolicy;
 import io.tidemark.sync.ErrorCode;

@@ -1,6 +1,6 @@
 package io.tidemark.sync.internal.store;
 
-import io.tidemark.sync.golden.Golden;
+import io.tidemark.sync.testsupport.Golden;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import org.junit.jupiter.api.Test;

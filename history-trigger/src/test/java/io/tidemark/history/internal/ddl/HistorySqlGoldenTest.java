@@ -1,6 +1,6 @@
 package io.tidemark.history.internal.ddl;
 
-import io.tidemark.sync.golden.Golden;
+import io.tidemark.sync.testsupport.Golden;
 import io.tidemark.history.internal.catalog.Column;
 import io.tidemark.history.internal.catalog.TableShape;
 import io.tidemark.history.Db;

@@ -1,4 +1,4 @@
-package io.tidemark.sync.golden;
+package io.tidemark.sync.testsupport;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
