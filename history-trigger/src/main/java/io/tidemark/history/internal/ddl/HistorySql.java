@@ -4,11 +4,11 @@ import io.tidemark.history.internal.catalog.CatalogReader;
 import io.tidemark.history.internal.catalog.Column;
 import io.tidemark.history.internal.catalog.RegistryEntry;
 import io.tidemark.history.internal.catalog.TableShape;
-import io.tidemark.history.internal.ddl.HistoryNames;
 import io.tidemark.history.TemporalTable;
 import io.tidemark.history.TriggerMode;
 import io.tidemark.history.TruncatePolicy;
 import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -50,32 +50,35 @@ public final class HistorySql {
     // --- the history table ---------------------------------------------------------------------------------------
 
     public SqlStep createHistoryTable() {
-        StringBuilder sql = new StringBuilder("CREATE TABLE ").append(history).append(" (\n");
-        sql.append("    history_id      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,\n");
+        StringBuilder versioned = new StringBuilder();
         for (Column c : shape.versioned()) {
-            sql.append("    ").append(c.quoted()).append(' ').append(c.typeDefinition()).append(",\n");
+            versioned.append("    ").append(c.quoted()).append(' ').append(c.typeDefinition()).append(",\n");
         }
-        sql.append("    valid_from      timestamptz NOT NULL,\n")
-                .append("    valid_to        timestamptz NOT NULL DEFAULT 'infinity',\n")
-                .append("    operation       smallint    NOT NULL CHECK (operation IN (1, 2, 3)),\n")
-                .append("    chain_no        integer     NOT NULL,\n")
-                .append("    changed_by      text,\n")
-                .append("    changed_by_name text,\n")
-                .append("    correlation_id  text,\n")
-                .append("    reason          text,\n")
-                .append("    extra           jsonb,\n");
-        if (config.sessionUserColumn()) {
-            sql.append("    ").append(sessionUserColumnDefinition()).append(",\n");
-        }
-        if (config.transactionIdColumn()) {
-            sql.append("    ").append(transactionIdColumnDefinition()).append(",\n");
-        }
-        sql.append("    CHECK (valid_from <= valid_to)\n)");
+        String optIn = (config.sessionUserColumn() ? "    " + sessionUserColumnDefinition() + ",\n" : "")
+                + (config.transactionIdColumn() ? "    " + transactionIdColumnDefinition() + ",\n" : "");
+        String sql = SqlTemplate.of("""
+                CREATE TABLE {{history}} (
+                    history_id      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                {{versioned}}    valid_from      timestamptz NOT NULL,
+                    valid_to        timestamptz NOT NULL DEFAULT 'infinity',
+                    operation       smallint    NOT NULL CHECK (operation IN (1, 2, 3)),
+                    chain_no        integer     NOT NULL,
+                    changed_by      text,
+                    changed_by_name text,
+                    correlation_id  text,
+                    reason          text,
+                    extra           jsonb,
+                {{opt_in}}    CHECK (valid_from <= valid_to)
+                )""")
+                .with("history", history)
+                .with("versioned", versioned.toString())
+                .with("opt_in", optIn)
+                .render();
         return new SqlStep("History of " + shape.table() + ": one row per version, plus a tombstone per delete.\n"
                 + "Every versioned column keeps its exact type; all are nullable and no constraint of the table is\n"
                 + "copied, so history can hold any past value. operation: 1 insert, 2 update, 3 delete.\n"
                 + "chain_no: which life of the key a row belongs to (1 from the first insert, +1 after each delete).",
-                sql.toString());
+                sql);
     }
 
     static String sessionUserColumnDefinition() {
@@ -126,8 +129,12 @@ public final class HistorySql {
     }
 
     private SqlStep index(String comment, boolean unique, String name, String definition) {
-        return new SqlStep(comment, "CREATE " + (unique ? "UNIQUE " : "") + "INDEX IF NOT EXISTS " + PgName.quote(name)
-                + " ON " + history + " " + definition);
+        return new SqlStep(comment, SqlTemplate.of("CREATE {{unique}}INDEX IF NOT EXISTS {{name}} ON {{history}} {{definition}}")
+                .with("unique", unique ? "UNIQUE " : "")
+                .with("name", PgName.quote(name))
+                .with("history", history)
+                .with("definition", definition)
+                .render());
     }
 
     // --- the row trigger -----------------------------------------------------------------------------------------
@@ -140,87 +147,97 @@ public final class HistorySql {
     private String rowFunctionBody() {
         String key = keyMatch("h.", "OLD.");
         String versionColumns = columnList(shape.versioned(), c -> c.quoted());
-        String insertColumns = versionColumns + ", valid_from, valid_to, operation, chain_no, " + CONTEXT_COLUMNS;
-        return "\n"
-                + contextDeclarations()
-                + "    _closed_at       timestamptz;\n"
-                + "    _chain           integer;\n"
-                + "    _last_to         timestamptz;\n"
-                + "BEGIN\n"
-                + tableGuard()
-                + "\n"
-                + "    IF TG_OP = 'UPDATE' THEN\n"
-                + "        IF " + row(shape.keyColumns(), "NEW.", false) + " IS NOT DISTINCT FROM "
-                + row(shape.keyColumns(), "OLD.", false) + " THEN\n"
-                + "            -- No versioned column changed: write nothing. Columns without an equality operator\n"
-                + "            -- (json, xml, point, ...) are compared as text, so they never break the update.\n"
-                + "            IF " + row(shape.versioned(), "NEW.", true) + "\n"
-                + "               IS NOT DISTINCT FROM " + row(shape.versioned(), "OLD.", true) + " THEN\n"
-                + "                RETURN NULL;\n"
-                + "            END IF;\n"
-                + "            -- Close the open version no earlier than 1 microsecond after it began (a transaction\n"
-                + "            -- that started before the one that wrote it has an older now()), and open the next\n"
-                + "            -- version exactly there, so the chain stays contiguous.\n"
-                + closeOpenVersion(key, "            ")
-                + "            INSERT INTO " + history + " (" + insertColumns + ")\n"
-                + "            VALUES (" + columnList(shape.versioned(), c -> "NEW." + c.quoted())
-                + ", COALESCE(_closed_at, _now), 'infinity', 2, COALESCE(_chain, 1), " + CONTEXT_VALUES + ");\n"
-                + "            RETURN NULL;\n"
-                + "        END IF;\n"
-                + "        -- The primary key changed: the old key's chain ends with a tombstone and the new key's\n"
-                + "        -- chain starts with an insert, as if the row had been deleted and inserted.\n"
-                + "    END IF;\n"
-                + "\n"
-                + "    IF TG_OP <> 'INSERT' THEN\n"
-                + "        -- DELETE (or the old key of a key update): close the open version and write a tombstone\n"
-                + "        -- with the last values and an empty period at the closing instant.\n"
-                + closeOpenVersion(key, "        ")
-                + "        INSERT INTO " + history + " (" + insertColumns + ")\n"
-                + "        VALUES (" + columnList(shape.versioned(), c -> "OLD." + c.quoted())
-                + ", COALESCE(_closed_at, _now), COALESCE(_closed_at, _now), 3, COALESCE(_chain, 1), "
-                + CONTEXT_VALUES + ");\n"
-                + "        IF TG_OP = 'DELETE' THEN\n"
-                + "            RETURN NULL;\n"
-                + "        END IF;\n"
-                + "    END IF;\n"
-                + "\n"
-                + "    -- INSERT (or the new key of a key update): start no earlier than the end of the key's last\n"
-                + "    -- version, so a delete and re-insert (in this transaction, or by a transaction that began\n"
-                + "    -- earlier but writes later) never overlaps the versions before it. FOR UPDATE makes a\n"
-                + "    -- REPEATABLE READ writer that cannot see the latest version fail with a serialization error.\n"
-                + "    SELECT h.valid_to, h.chain_no INTO _last_to, _chain\n"
-                + "      FROM " + history + " AS h\n"
-                + "     WHERE " + keyMatch("h.", "NEW.") + "\n"
-                + "     ORDER BY h.valid_from DESC, h.valid_to DESC\n"
-                + "     LIMIT 1\n"
-                + "       FOR UPDATE;\n"
-                + "    IF _last_to = 'infinity' THEN\n"
-                + "        RAISE EXCEPTION 'tidemark: history of %.% already has an open version for key %',\n"
-                + "              TG_TABLE_SCHEMA, TG_TABLE_NAME, " + row(shape.keyColumns(), "NEW.", false) + "::text\n"
-                + "              USING ERRCODE = 'unique_violation',\n"
-                + "                    HINT = 'History is out of step with the table (was the trigger disabled?);"
-                + " run TemporalTable.checkInvariants().';\n"
-                + "    END IF;\n"
-                + "    INSERT INTO " + history + " (" + insertColumns + ")\n"
-                + "    VALUES (" + columnList(shape.versioned(), c -> "NEW." + c.quoted())
-                + ", GREATEST(_now, _last_to), 'infinity', 1, COALESCE(_chain, 0) + 1, " + CONTEXT_VALUES + ")\n"
-                + "    ON CONFLICT (" + keyList("") + ", chain_no) WHERE operation = 1 DO NOTHING;\n"
-                + "    IF NOT FOUND THEN\n"
-                + "        -- REPEATABLE READ raises this itself; READ COMMITTED gets here only if the other transaction\n"
-                + "        -- committed while this one waited. Either way: retry the transaction.\n"
-                + "        RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',\n"
-                + "              TG_TABLE_SCHEMA, TG_TABLE_NAME, " + row(shape.keyColumns(), "NEW.", false) + "::text\n"
-                + "              USING ERRCODE = 'serialization_failure';\n"
-                + "    END IF;\n"
-                + "    RETURN NULL;\n"
-                + "END;\n";
+        return SqlTemplate.of("""
+
+                {{context_declarations}}    _closed_at       timestamptz;
+                    _chain           integer;
+                    _last_to         timestamptz;
+                BEGIN
+                {{table_guard}}
+                    IF TG_OP = 'UPDATE' THEN
+                        IF {{new_key}} IS NOT DISTINCT FROM {{old_key}} THEN
+                            -- No versioned column changed: write nothing. Columns without an equality operator
+                            -- (json, xml, point, ...) are compared as text, so they never break the update.
+                            IF {{new_row}}
+                               IS NOT DISTINCT FROM {{old_row}} THEN
+                                RETURN NULL;
+                            END IF;
+                            -- Close the open version no earlier than 1 microsecond after it began (a transaction
+                            -- that started before the one that wrote it has an older now()), and open the next
+                            -- version exactly there, so the chain stays contiguous.
+                {{close_in_update}}            INSERT INTO {{history}} ({{insert_columns}})
+                            VALUES ({{new_values}}, COALESCE(_closed_at, _now), 'infinity', 2, COALESCE(_chain, 1), {{context_values}});
+                            RETURN NULL;
+                        END IF;
+                        -- The primary key changed: the old key's chain ends with a tombstone and the new key's
+                        -- chain starts with an insert, as if the row had been deleted and inserted.
+                    END IF;
+
+                    IF TG_OP <> 'INSERT' THEN
+                        -- DELETE (or the old key of a key update): close the open version and write a tombstone
+                        -- with the last values and an empty period at the closing instant.
+                {{close_in_delete}}        INSERT INTO {{history}} ({{insert_columns}})
+                        VALUES ({{old_values}}, COALESCE(_closed_at, _now), COALESCE(_closed_at, _now), 3, COALESCE(_chain, 1), {{context_values}});
+                        IF TG_OP = 'DELETE' THEN
+                            RETURN NULL;
+                        END IF;
+                    END IF;
+
+                    -- INSERT (or the new key of a key update): start no earlier than the end of the key's last
+                    -- version, so a delete and re-insert (in this transaction, or by a transaction that began
+                    -- earlier but writes later) never overlaps the versions before it. FOR UPDATE makes a
+                    -- REPEATABLE READ writer that cannot see the latest version fail with a serialization error.
+                    SELECT h.valid_to, h.chain_no INTO _last_to, _chain
+                      FROM {{history}} AS h
+                     WHERE {{new_key_match}}
+                     ORDER BY h.valid_from DESC, h.valid_to DESC
+                     LIMIT 1
+                       FOR UPDATE;
+                    IF _last_to = 'infinity' THEN
+                        RAISE EXCEPTION 'tidemark: history of %.% already has an open version for key %',
+                              TG_TABLE_SCHEMA, TG_TABLE_NAME, {{new_key}}::text
+                              USING ERRCODE = 'unique_violation',
+                                    HINT = 'History is out of step with the table (was the trigger disabled?); run TemporalTable.checkInvariants().';
+                    END IF;
+                    INSERT INTO {{history}} ({{insert_columns}})
+                    VALUES ({{new_values}}, GREATEST(_now, _last_to), 'infinity', 1, COALESCE(_chain, 0) + 1, {{context_values}})
+                    ON CONFLICT ({{key_list}}, chain_no) WHERE operation = 1 DO NOTHING;
+                    IF NOT FOUND THEN
+                        -- REPEATABLE READ raises this itself; READ COMMITTED gets here only if the other transaction
+                        -- committed while this one waited. Either way: retry the transaction.
+                        RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
+                              TG_TABLE_SCHEMA, TG_TABLE_NAME, {{new_key}}::text
+                              USING ERRCODE = 'serialization_failure';
+                    END IF;
+                    RETURN NULL;
+                END;
+                """)
+                .with("context_declarations", contextDeclarations())
+                .with("table_guard", tableGuard())
+                .with("new_key", row(shape.keyColumns(), "NEW.", false))
+                .with("old_key", row(shape.keyColumns(), "OLD.", false))
+                .with("new_row", row(shape.versioned(), "NEW.", true))
+                .with("old_row", row(shape.versioned(), "OLD.", true))
+                .with("close_in_update", closeOpenVersion(key, "            "))
+                .with("close_in_delete", closeOpenVersion(key, "        "))
+                .with("history", history)
+                .with("insert_columns", versionColumns + ", valid_from, valid_to, operation, chain_no, "
+                        + CONTEXT_COLUMNS)
+                .with("new_values", columnList(shape.versioned(), c -> "NEW." + c.quoted()))
+                .with("old_values", columnList(shape.versioned(), c -> "OLD." + c.quoted()))
+                .with("context_values", CONTEXT_VALUES)
+                .with("new_key_match", keyMatch("h.", "NEW."))
+                .with("key_list", keyList(""))
+                .render();
     }
 
     private String closeOpenVersion(String key, String indent) {
-        return indent + "UPDATE " + history + " AS h\n"
-                + indent + "   SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')\n"
-                + indent + " WHERE " + key + " AND h.valid_to = 'infinity'\n"
-                + indent + "RETURNING h.valid_to, h.chain_no INTO _closed_at, _chain;\n";
+        return SqlTemplate.of("""
+                {{indent}}UPDATE {{history}} AS h
+                {{indent}}   SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
+                {{indent}} WHERE {{key}} AND h.valid_to = 'infinity'
+                {{indent}}RETURNING h.valid_to, h.chain_no INTO _closed_at, _chain;
+                """).with("indent", indent).with("history", history).with("key", key).render();
     }
 
     public SqlStep writeFunction() {
@@ -240,9 +257,8 @@ public final class HistorySql {
     public List<SqlStep> writeTriggers() {
         if (config.triggerMode() == TriggerMode.ROW) {
             return List.of(new SqlStep("Every row change of the table, whoever makes it, is recorded in the same statement.",
-                    "CREATE OR REPLACE TRIGGER " + PgName.quote(names.rowTrigger())
-                            + "\n    AFTER INSERT OR UPDATE OR DELETE ON " + table
-                            + "\n    FOR EACH ROW EXECUTE FUNCTION " + names.writeFunction().quoted() + "()"));
+                    trigger(names.rowTrigger(), "AFTER INSERT OR UPDATE OR DELETE ON " + table, "ROW",
+                            names.writeFunction())));
         }
         List<String> triggers = names.statementTriggers();
         return List.of(statementTrigger(triggers.get(0), "INSERT", "NEW TABLE AS new_rows",
@@ -253,9 +269,21 @@ public final class HistorySql {
     }
 
     private SqlStep statementTrigger(String name, String event, String referencing, String comment) {
-        return new SqlStep(comment, "CREATE OR REPLACE TRIGGER " + PgName.quote(name)
-                + "\n    AFTER " + event + " ON " + table + " REFERENCING " + referencing
-                + "\n    FOR EACH STATEMENT EXECUTE FUNCTION " + names.writeFunction().quoted() + "()");
+        return new SqlStep(comment, trigger(name, "AFTER " + event + " ON " + table + " REFERENCING " + referencing,
+                "STATEMENT", names.writeFunction()));
+    }
+
+    /** {@code CREATE OR REPLACE TRIGGER}: {@code when} is the timing, event and table, {@code each} ROW or STATEMENT. */
+    private static String trigger(String name, String when, String each, PgName function) {
+        return SqlTemplate.of("""
+                CREATE OR REPLACE TRIGGER {{name}}
+                    {{when}}
+                    FOR EACH {{each}} EXECUTE FUNCTION {{function}}()""")
+                .with("name", PgName.quote(name))
+                .with("when", when)
+                .with("each", each)
+                .with("function", function.quoted())
+                .render();
     }
 
     /** The triggers of the other mode, dropped when evolve switches modes. */
@@ -269,36 +297,41 @@ public final class HistorySql {
 
     public String truncateFunctionBody() {
         if (config.truncatePolicy() == TruncatePolicy.REFUSE) {
-            return "\n"
-                    + "BEGIN\n"
-                    + tableGuard()
-                    + "    RAISE EXCEPTION 'tidemark: TRUNCATE of %.% is refused because its history would lose track"
-                    + " of the rows', TG_TABLE_SCHEMA, TG_TABLE_NAME\n"
-                    + "          USING ERRCODE = 'feature_not_supported',\n"
-                    + "                HINT = 'DELETE the rows instead (history records each one), or configure"
-                    + " TruncatePolicy.CLOSE_VERSIONS.';\n"
-                    + "END;\n";
+            return SqlTemplate.of("""
+
+                    BEGIN
+                    {{table_guard}}    RAISE EXCEPTION 'tidemark: TRUNCATE of %.% is refused because its history would lose track of the rows', TG_TABLE_SCHEMA, TG_TABLE_NAME
+                              USING ERRCODE = 'feature_not_supported',
+                                    HINT = 'DELETE the rows instead (history records each one), or configure TruncatePolicy.CLOSE_VERSIONS.';
+                    END;
+                    """).with("table_guard", tableGuard()).render();
         }
-        String versionColumns = columnList(shape.versioned(), Column::quoted);
-        return "\n"
-                + contextDeclarations()
-                + "BEGIN\n"
-                + tableGuard()
-                + "    -- TRUNCATE deletes every row without firing row triggers: close every open version and\n"
-                + "    -- write its tombstone, exactly as a DELETE of each row would have.\n"
-                + "    WITH closed AS (\n"
-                + "        UPDATE " + history + " AS h\n"
-                + "           SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')\n"
-                + "         WHERE h.valid_to = 'infinity'\n"
-                + "        RETURNING " + columnList(shape.versioned(), c -> "h." + c.quoted()) + ", h.valid_to, h.chain_no\n"
-                + "    )\n"
-                + "    INSERT INTO " + history + " (" + versionColumns + ", valid_from, valid_to, operation, chain_no, "
-                + CONTEXT_COLUMNS + ")\n"
-                + "    SELECT " + columnList(shape.versioned(), c -> "c." + c.quoted())
-                + ", c.valid_to, c.valid_to, 3, c.chain_no, " + CONTEXT_VALUES + "\n"
-                + "      FROM closed AS c;\n"
-                + "    RETURN NULL;\n"
-                + "END;\n";
+        return SqlTemplate.of("""
+
+                {{context_declarations}}BEGIN
+                {{table_guard}}    -- TRUNCATE deletes every row without firing row triggers: close every open version and
+                    -- write its tombstone, exactly as a DELETE of each row would have.
+                    WITH closed AS (
+                        UPDATE {{history}} AS h
+                           SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
+                         WHERE h.valid_to = 'infinity'
+                        RETURNING {{returned}}, h.valid_to, h.chain_no
+                    )
+                    INSERT INTO {{history}} ({{columns}}, valid_from, valid_to, operation, chain_no, {{context_columns}})
+                    SELECT {{closed_values}}, c.valid_to, c.valid_to, 3, c.chain_no, {{context_values}}
+                      FROM closed AS c;
+                    RETURN NULL;
+                END;
+                """)
+                .with("context_declarations", contextDeclarations())
+                .with("table_guard", tableGuard())
+                .with("history", history)
+                .with("returned", columnList(shape.versioned(), c -> "h." + c.quoted()))
+                .with("columns", columnList(shape.versioned(), Column::quoted))
+                .with("context_columns", CONTEXT_COLUMNS)
+                .with("closed_values", columnList(shape.versioned(), c -> "c." + c.quoted()))
+                .with("context_values", CONTEXT_VALUES)
+                .render();
     }
 
     public SqlStep truncateFunction() {
@@ -316,9 +349,8 @@ public final class HistorySql {
     public SqlStep truncateTrigger() {
         String timing = config.truncatePolicy() == TruncatePolicy.REFUSE ? "BEFORE" : "AFTER";
         return new SqlStep("TRUNCATE policy: " + config.truncatePolicy() + ".",
-                "CREATE OR REPLACE TRIGGER " + PgName.quote(names.truncateTrigger())
-                        + "\n    " + timing + " TRUNCATE ON " + table
-                        + "\n    FOR EACH STATEMENT EXECUTE FUNCTION " + names.truncateFunction().quoted() + "()");
+                trigger(names.truncateTrigger(), timing + " TRUNCATE ON " + table, "STATEMENT",
+                        names.truncateFunction()));
     }
 
     // --- point-in-time -------------------------------------------------------------------------------------------
@@ -328,35 +360,49 @@ public final class HistorySql {
                 .map(c -> shape.isVersioned(c.name()) ? "h." + c.quoted()
                         : "NULL::" + c.type() + " AS " + c.quoted())
                 .collect(Collectors.joining(", "));
-        return "\n"
-                + "DECLARE\n"
-                + "    _horizon timestamptz;\n"
-                + "BEGIN\n"
-                + "    -- Before the retention horizon, versions may have been pruned: refuse rather than answer wrong.\n"
-                + "    SELECT r.pruned_before INTO _horizon\n"
-                + "      FROM " + REGISTRY + " AS r\n"
-                + "     WHERE r.source_schema = " + PgName.literal(shape.table().schema().orElseThrow())
-                + " AND r.source_table = " + PgName.literal(shape.table().name()) + ";\n"
-                + "    IF at < _horizon THEN\n"
-                + "        RAISE EXCEPTION 'tidemark: history of " + escapeFormat(shape.table().toString())
-                + " before % was pruned; ask for an instant at or after it', _horizon\n"
-                + "              USING ERRCODE = 'data_exception';\n"
-                + "    END IF;\n"
-                + "    RETURN QUERY\n"
-                + "    SELECT " + select + "\n"
-                + "      FROM " + history + " AS h\n"
-                + "     WHERE tstzrange(h.valid_from, h.valid_to) @> at;\n"
-                + "END;\n";
+        return SqlTemplate.of("""
+
+                DECLARE
+                    _horizon timestamptz;
+                BEGIN
+                    -- Before the retention horizon, versions may have been pruned: refuse rather than answer wrong.
+                    SELECT r.pruned_before INTO _horizon
+                      FROM {{registry}} AS r
+                     WHERE r.source_schema = {{schema}} AND r.source_table = {{table}};
+                    IF at < _horizon THEN
+                        RAISE EXCEPTION 'tidemark: history of {{table_in_format}} before % was pruned; ask for an instant at or after it', _horizon
+                              USING ERRCODE = 'data_exception';
+                    END IF;
+                    RETURN QUERY
+                    SELECT {{select}}
+                      FROM {{history}} AS h
+                     WHERE tstzrange(h.valid_from, h.valid_to) @> at;
+                END;
+                """)
+                .with("registry", REGISTRY)
+                .with("schema", PgName.literal(shape.table().schema().orElseThrow()))
+                .with("table", PgName.literal(shape.table().name()))
+                .with("table_in_format", escapeFormat(shape.table().toString()))
+                .with("select", select)
+                .with("history", history)
+                .render();
     }
 
     public SqlStep asOfFunction() {
         PgName fn = names.asOfFunction();
-        String sql = "CREATE OR REPLACE FUNCTION " + fn.quoted() + "(at timestamptz)\n"
-                + "    RETURNS SETOF " + table + "\n"
-                + "    LANGUAGE plpgsql\n"
-                + "    STABLE\n"
-                + "    SET search_path = " + PINNED_SEARCH_PATH + "\n"
-                + "AS " + TAG + asOfFunctionBody() + TAG;
+        String sql = SqlTemplate.of("""
+                CREATE OR REPLACE FUNCTION {{function}}(at timestamptz)
+                    RETURNS SETOF {{table}}
+                    LANGUAGE plpgsql
+                    STABLE
+                    SET search_path = {{search_path}}
+                AS {{tag}}{{body}}{{tag}}""")
+                .with("function", fn.quoted())
+                .with("table", table)
+                .with("search_path", PINNED_SEARCH_PATH)
+                .with("tag", TAG)
+                .with("body", asOfFunctionBody())
+                .render();
         return new SqlStep("The table as it was at an instant, as its own row type, so point-in-time joins are plain\n"
                 + "SQL: SELECT * FROM " + fn + "('2024-01-01') AS p JOIN ... Runs with the caller's rights.", sql);
     }
@@ -375,10 +421,16 @@ public final class HistorySql {
                 .orElse("pg_catalog.now()");
         return new SqlStep("Every existing row becomes an open version (operation 1), dated "
                 + config.seedValidFromColumn().map(c -> "from column " + c).orElse("at install time") + ".",
-                "INSERT INTO " + history + " (" + columnList(shape.versioned(), Column::quoted)
-                        + ", valid_from, valid_to, operation, chain_no)\n"
-                        + "SELECT " + columnList(shape.versioned(), c -> "t." + c.quoted()) + ", " + from
-                        + ", 'infinity', 1, 1\n  FROM " + table + " AS t");
+                SqlTemplate.of("""
+                        INSERT INTO {{history}} ({{columns}}, valid_from, valid_to, operation, chain_no)
+                        SELECT {{values}}, {{from}}, 'infinity', 1, 1
+                          FROM {{table}} AS t""")
+                        .with("history", history)
+                        .with("columns", columnList(shape.versioned(), Column::quoted))
+                        .with("values", columnList(shape.versioned(), c -> "t." + c.quoted()))
+                        .with("from", from)
+                        .with("table", table)
+                        .render());
     }
 
     public static List<SqlStep> createRegistry() {
@@ -388,92 +440,112 @@ public final class HistorySql {
                 + "versioned columns, the hash of its generated function (verify() reports drift against it) and the\n"
                 + "retention horizon. Created by the first installation (CREATE on the database, once); later ones\n"
                 + "need only USAGE on the schema and SELECT, INSERT, UPDATE, DELETE on the table.",
-                "DO $tidemark$\n"
-                        + "BEGIN\n"
-                        + "    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = 'tidemark') THEN\n"
-                        + "        CREATE SCHEMA \"tidemark\";\n"
-                        + "    END IF;\n"
-                        + "    IF pg_catalog.to_regclass('\"tidemark\".\"temporal_tables\"') IS NULL THEN\n"
-                        + "        CREATE TABLE " + REGISTRY + " (\n"
-                        + "            source_schema     text        NOT NULL,\n"
-                        + "            source_table      text        NOT NULL,\n"
-                        + "            history_schema    text        NOT NULL,\n"
-                        + "            history_table     text        NOT NULL,\n"
-                        + "            key_columns       jsonb       NOT NULL,\n"
-                        + "            versioned_columns jsonb       NOT NULL,\n"
-                        + "            orphan_columns    jsonb       NOT NULL DEFAULT '[]',\n"
-                        + "            options           jsonb       NOT NULL,\n"
-                        + "            function_hash     text        NOT NULL,\n"
-                        + "            installed_at      timestamptz NOT NULL DEFAULT pg_catalog.now(),\n"
-                        + "            evolved_at        timestamptz,\n"
-                        + "            pruned_before     timestamptz,\n"
-                        + "            PRIMARY KEY (source_schema, source_table),\n"
-                        + "            UNIQUE (history_schema, history_table)\n"
-                        + "        );\n"
-                        + "    END IF;\n"
-                        + "END\n"
-                        + "$tidemark$"));
+                SqlTemplate.of("""
+                        DO $tidemark$
+                        BEGIN
+                            IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = 'tidemark') THEN
+                                CREATE SCHEMA "tidemark";
+                            END IF;
+                            IF pg_catalog.to_regclass('"tidemark"."temporal_tables"') IS NULL THEN
+                                CREATE TABLE {{registry}} (
+                                    source_schema     text        NOT NULL,
+                                    source_table      text        NOT NULL,
+                                    history_schema    text        NOT NULL,
+                                    history_table     text        NOT NULL,
+                                    key_columns       jsonb       NOT NULL,
+                                    versioned_columns jsonb       NOT NULL,
+                                    orphan_columns    jsonb       NOT NULL DEFAULT '[]',
+                                    options           jsonb       NOT NULL,
+                                    function_hash     text        NOT NULL,
+                                    installed_at      timestamptz NOT NULL DEFAULT pg_catalog.now(),
+                                    evolved_at        timestamptz,
+                                    pruned_before     timestamptz,
+                                    PRIMARY KEY (source_schema, source_table),
+                                    UNIQUE (history_schema, history_table)
+                                );
+                            END IF;
+                        END
+                        $tidemark$""").with("registry", REGISTRY).render()));
     }
 
     /** Inserts or refreshes this table's registry row. Literals come from the catalog and the configuration. */
     public SqlStep register(RegistryEntry entry) {
         return new SqlStep("Register the table, its versioned columns and the hash of its generated function.",
-                "INSERT INTO " + REGISTRY + " (source_schema, source_table, history_schema, history_table,\n"
-                        + "        key_columns, versioned_columns, orphan_columns, options, function_hash)\n"
-                        + "VALUES (" + PgName.literal(entry.table().schema().orElseThrow()) + ", "
-                        + PgName.literal(entry.table().name()) + ", "
-                        + PgName.literal(entry.historyTable().schema().orElseThrow()) + ", "
-                        + PgName.literal(entry.historyTable().name()) + ",\n"
-                        + "        " + PgName.literal(entry.keyColumnsJson()) + ",\n"
-                        + "        " + PgName.literal(entry.versionedColumnsJson()) + ",\n"
-                        + "        " + PgName.literal(entry.orphanColumnsJson()) + ",\n"
-                        + "        " + PgName.literal(entry.optionsJson()) + ",\n"
-                        + "        " + PgName.literal(entry.functionHash()) + ")\n"
-                        + "ON CONFLICT (source_schema, source_table) DO UPDATE\n"
-                        + "   SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,\n"
-                        + "       orphan_columns = EXCLUDED.orphan_columns, options = EXCLUDED.options,\n"
-                        + "       function_hash = EXCLUDED.function_hash, evolved_at = pg_catalog.now()");
+                SqlTemplate.of("""
+                        INSERT INTO {{registry}} (source_schema, source_table, history_schema, history_table,
+                                key_columns, versioned_columns, orphan_columns, options, function_hash)
+                        VALUES ({{source_schema}}, {{source_table}}, {{history_schema}}, {{history_table}},
+                                {{key_columns}},
+                                {{versioned_columns}},
+                                {{orphan_columns}},
+                                {{options}},
+                                {{function_hash}})
+                        ON CONFLICT (source_schema, source_table) DO UPDATE
+                           SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,
+                               orphan_columns = EXCLUDED.orphan_columns, options = EXCLUDED.options,
+                               function_hash = EXCLUDED.function_hash, evolved_at = pg_catalog.now()""")
+                        .with("registry", REGISTRY)
+                        .with("source_schema", PgName.literal(entry.table().schema().orElseThrow()))
+                        .with("source_table", PgName.literal(entry.table().name()))
+                        .with("history_schema", PgName.literal(entry.historyTable().schema().orElseThrow()))
+                        .with("history_table", PgName.literal(entry.historyTable().name()))
+                        .with("key_columns", PgName.literal(entry.keyColumnsJson()))
+                        .with("versioned_columns", PgName.literal(entry.versionedColumnsJson()))
+                        .with("orphan_columns", PgName.literal(entry.orphanColumnsJson()))
+                        .with("options", PgName.literal(entry.optionsJson()))
+                        .with("function_hash", PgName.literal(entry.functionHash()))
+                        .render());
     }
 
     // --- helpers -------------------------------------------------------------------------------------------------
 
     private SqlStep function(PgName name, String body, String comment) {
-        String sql = "CREATE OR REPLACE FUNCTION " + name.quoted() + "()\n"
-                + "    RETURNS trigger\n"
-                + "    LANGUAGE plpgsql\n"
-                + "    SECURITY DEFINER\n"
-                + "    SET search_path = " + PINNED_SEARCH_PATH + "\n"
-
-                + "AS " + TAG + body + TAG;
-        return new SqlStep(comment, sql);
+        return new SqlStep(comment, SqlTemplate.of("""
+                CREATE OR REPLACE FUNCTION {{function}}()
+                    RETURNS trigger
+                    LANGUAGE plpgsql
+                    SECURITY DEFINER
+                    SET search_path = {{search_path}}
+                AS {{tag}}{{body}}{{tag}}""")
+                .with("function", name.quoted())
+                .with("search_path", PINNED_SEARCH_PATH)
+                .with("tag", TAG)
+                .with("body", body)
+                .render());
     }
 
     String contextDeclarations() {
         String p = config.settingsPrefix();
-        return "DECLARE\n"
-                + "    -- Change context: transaction-local settings pushed by the application; '' means absent.\n"
-                + "    _now             timestamptz := pg_catalog.now();\n"
-                + "    _changed_by      text  := NULLIF(pg_catalog.current_setting(" + PgName.literal(p + ".changed_by")
-                + ", true), '');\n"
-                + "    _changed_by_name text  := NULLIF(pg_catalog.current_setting("
-                + PgName.literal(p + ".changed_by_name") + ", true), '');\n"
-                + "    _correlation_id  text  := NULLIF(pg_catalog.current_setting("
-                + PgName.literal(p + ".correlation_id") + ", true), '');\n"
-                + "    _reason          text  := NULLIF(pg_catalog.current_setting(" + PgName.literal(p + ".reason")
-                + ", true), '');\n"
-                + "    _extra           jsonb := NULLIF(pg_catalog.current_setting(" + PgName.literal(p + ".extra")
-                + ", true), '')::jsonb;\n";
+        return SqlTemplate.of("""
+                DECLARE
+                    -- Change context: transaction-local settings pushed by the application; '' means absent.
+                    _now             timestamptz := pg_catalog.now();
+                    _changed_by      text  := NULLIF(pg_catalog.current_setting({{changed_by}}, true), '');
+                    _changed_by_name text  := NULLIF(pg_catalog.current_setting({{changed_by_name}}, true), '');
+                    _correlation_id  text  := NULLIF(pg_catalog.current_setting({{correlation_id}}, true), '');
+                    _reason          text  := NULLIF(pg_catalog.current_setting({{reason}}, true), '');
+                    _extra           jsonb := NULLIF(pg_catalog.current_setting({{extra}}, true), '')::jsonb;
+                """)
+                .with("changed_by", PgName.literal(p + ".changed_by"))
+                .with("changed_by_name", PgName.literal(p + ".changed_by_name"))
+                .with("correlation_id", PgName.literal(p + ".correlation_id"))
+                .with("reason", PgName.literal(p + ".reason"))
+                .with("extra", PgName.literal(p + ".extra"))
+                .render();
     }
 
     /** Refuses to run for another table: defence in depth on top of the REVOKE. */
     String tableGuard() {
-        String schema = shape.table().schema().orElseThrow();
-        return "    IF TG_TABLE_SCHEMA <> " + PgName.literal(schema) + " OR TG_TABLE_NAME <> "
-                + PgName.literal(shape.table().name()) + " THEN\n"
-                + "        RAISE EXCEPTION 'tidemark: % was generated for " + escapeFormat(shape.table().toString())
-                + ", not for %.%', TG_NAME, TG_TABLE_SCHEMA, TG_TABLE_NAME\n"
-                + "              USING ERRCODE = 'insufficient_privilege';\n"
-                + "    END IF;\n";
+        return SqlTemplate.of("""
+                    IF TG_TABLE_SCHEMA <> {{schema}} OR TG_TABLE_NAME <> {{table}} THEN
+                        RAISE EXCEPTION 'tidemark: % was generated for {{table_in_format}}, not for %.%', TG_NAME, TG_TABLE_SCHEMA, TG_TABLE_NAME
+                              USING ERRCODE = 'insufficient_privilege';
+                    END IF;
+                """)
+                .with("schema", PgName.literal(shape.table().schema().orElseThrow()))
+                .with("table", PgName.literal(shape.table().name()))
+                .with("table_in_format", escapeFormat(shape.table().toString()))
+                .render();
     }
 
     String keyMatch(String left, String right) {
