@@ -1,7 +1,10 @@
 package io.tidemark.history.internal.ddl;
 
 import io.tidemark.history.internal.catalog.Column;
+import io.tidemark.sync.internal.sql.SqlTemplate;
+
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * The body of the write function for {@link io.tidemark.history.TriggerMode#STATEMENT}: the same rules as the row
@@ -45,8 +48,11 @@ final class StatementTriggerSql {
 
         /** Wraps one statement (without its semicolon) to run in this style. */
         String run(String statement) {
-            return this == STATIC ? statement + ";\n"
-                    : "        EXECUTE $sql$\n" + statement + "\n        $sql$ USING _now, " + HistorySql.CONTEXT_VALUES + ";\n";
+            return this == STATIC ? statement + ";\n" : SqlTemplate.of("""
+                            EXECUTE $sql$
+                    {{statement}}
+                            $sql$ USING _now, {{context}};
+                    """).with("statement", statement).with("context", HistorySql.CONTEXT_VALUES).render();
         }
     }
 
@@ -57,34 +63,43 @@ final class StatementTriggerSql {
                 + sql.keyMatch("n.", "o.") + ")";
         String allNew = "SELECT n.* FROM new_rows AS n";
         String allOld = "SELECT o.* FROM old_rows AS o";
-        return "\n"
-                + sql.contextDeclarations()
-                + "    _written         bigint;\n"
-                + "    _expected        bigint;\n"
-                + "BEGIN\n"
-                + sql.tableGuard()
-                + "\n"
-                + "    IF TG_OP = 'INSERT' THEN\n"
-                + bySize("new_rows", style -> chainStarts(allNew, style))
-                + "    ELSIF TG_OP = 'UPDATE' THEN\n"
-                + "        -- Old and new rows are paired by primary key. A key that only the old rows have was\n"
-                + "        -- moved away (its chain ends with a tombstone); one that only the new rows have starts a chain.\n"
-                + bySize("new_rows", style -> tombstones(goneKeysOnly, style) + nextVersions(style)
-                        + chainStarts(newKeysOnly, style))
-                + "    ELSE\n"
-                + "        -- DELETE\n"
-                + bySize("old_rows", style -> tombstones(allOld, style))
-                + "    END IF;\n"
-                + "    RETURN NULL;\n"
-                + "END;\n";
+        return SqlTemplate.of("""
+
+                {{context_declarations}}    _written         bigint;
+                    _expected        bigint;
+                BEGIN
+                {{table_guard}}
+                    IF TG_OP = 'INSERT' THEN
+                {{inserts}}    ELSIF TG_OP = 'UPDATE' THEN
+                        -- Old and new rows are paired by primary key. A key that only the old rows have was
+                        -- moved away (its chain ends with a tombstone); one that only the new rows have starts a chain.
+                {{updates}}    ELSE
+                        -- DELETE
+                {{deletes}}    END IF;
+                    RETURN NULL;
+                END;
+                """)
+                .with("context_declarations", sql.contextDeclarations())
+                .with("table_guard", sql.tableGuard())
+                .with("inserts", bySize("new_rows", style -> chainStarts(allNew, style)))
+                .with("updates", bySize("new_rows", style -> tombstones(goneKeysOnly, style) + nextVersions(style)
+                        + chainStarts(newKeysOnly, style)))
+                .with("deletes", bySize("old_rows", style -> tombstones(allOld, style)))
+                .render();
     }
 
-    private static String bySize(String transitionTable, java.util.function.Function<Style, String> block) {
-        return "        IF (SELECT pg_catalog.count(*) FROM " + transitionTable + ") <= " + SMALL + " THEN\n"
-                + indent(block.apply(Style.STATIC))
-                + "        ELSE\n"
-                + indent(block.apply(Style.DYNAMIC))
-                + "        END IF;\n";
+    /** Set-based static SQL for small transition tables, dynamic SQL (planned for the real size) above. */
+    private static String bySize(String transitionTable, Function<Style, String> block) {
+        return SqlTemplate.of("""
+                        IF (SELECT pg_catalog.count(*) FROM {{transition_table}}) <= {{small}} THEN
+                {{static}}        ELSE
+                {{dynamic}}        END IF;
+                """)
+                .with("transition_table", transitionTable)
+                .with("small", SMALL)
+                .with("static", indent(block.apply(Style.STATIC)))
+                .with("dynamic", indent(block.apply(Style.DYNAMIC)))
+                .render();
     }
 
     private static String indent(String lines) {
@@ -93,30 +108,47 @@ final class StatementTriggerSql {
 
     /** Closes the open version of every row of {@code source} and writes its tombstone, as a DELETE does. */
     private String tombstones(String source, Style style) {
-        return style.run("        WITH gone AS (" + source + "),\n"
-                + "             closed AS (\n"
-                + close("gone", style)
-                + "        INSERT INTO " + history + " (" + insertColumns + ")\n"
-                + "        SELECT " + prefixed("g.") + ", COALESCE(c.valid_to, " + style.now + "), COALESCE(c.valid_to, "
-                + style.now + "), 3, COALESCE(c.chain_no, 1), " + style.context + "\n"
-                + "          FROM gone AS g LEFT JOIN closed AS c ON " + sql.keyMatch("c.", "g."));
+        return style.run(SqlTemplate.of("""
+                        WITH gone AS ({{source}}),
+                             closed AS (
+                {{close}}        INSERT INTO {{history}} ({{insert_columns}})
+                        SELECT {{gone_values}}, COALESCE(c.valid_to, {{now}}), COALESCE(c.valid_to, {{now}}), 3, COALESCE(c.chain_no, 1), {{context}}
+                          FROM gone AS g LEFT JOIN closed AS c ON {{key_match}}""")
+                .with("source", source)
+                .with("close", close("gone", style))
+                .with("history", history)
+                .with("insert_columns", insertColumns)
+                .with("gone_values", prefixed("g."))
+                .with("now", style.now)
+                .with("context", style.context)
+                .with("key_match", sql.keyMatch("c.", "g."))
+                .render());
     }
 
     /** For rows whose versioned columns changed: close the open version and open the next exactly there. */
     private String nextVersions(Style style) {
         return "        -- Rows where no versioned column changed write nothing (json, xml, ... compared as text).\n"
-                + style.run("        WITH changed AS (\n"
-                + "                 SELECT n.* FROM new_rows AS n\n"
-                + "                  WHERE EXISTS (SELECT 1 FROM old_rows AS o WHERE " + sql.keyMatch("o.", "n.") + "\n"
-                + "                                   AND " + HistorySql.row(sql.shape.versioned(), "n.", true)
-                + "\n                                       IS DISTINCT FROM " + HistorySql.row(sql.shape.versioned(), "o.", true)
-                + ")),\n"
-                + "             closed AS (\n"
-                + close("changed", style)
-                + "        INSERT INTO " + history + " (" + insertColumns + ")\n"
-                + "        SELECT " + prefixed("g.") + ", COALESCE(c.valid_to, " + style.now + "), 'infinity', 2,"
-                + " COALESCE(c.chain_no, 1), " + style.context + "\n"
-                + "          FROM changed AS g LEFT JOIN closed AS c ON " + sql.keyMatch("c.", "g."));
+                + style.run(SqlTemplate.of("""
+                        WITH changed AS (
+                                 SELECT n.* FROM new_rows AS n
+                                  WHERE EXISTS (SELECT 1 FROM old_rows AS o WHERE {{key_match_old}}
+                                                   AND {{new_row}}
+                                                       IS DISTINCT FROM {{old_row}})),
+                             closed AS (
+                {{close}}        INSERT INTO {{history}} ({{insert_columns}})
+                        SELECT {{changed_values}}, COALESCE(c.valid_to, {{now}}), 'infinity', 2, COALESCE(c.chain_no, 1), {{context}}
+                          FROM changed AS g LEFT JOIN closed AS c ON {{key_match}}""")
+                .with("key_match_old", sql.keyMatch("o.", "n."))
+                .with("new_row", HistorySql.row(sql.shape.versioned(), "n.", true))
+                .with("old_row", HistorySql.row(sql.shape.versioned(), "o.", true))
+                .with("close", close("changed", style))
+                .with("history", history)
+                .with("insert_columns", insertColumns)
+                .with("changed_values", prefixed("g."))
+                .with("now", style.now)
+                .with("context", style.context)
+                .with("key_match", sql.keyMatch("c.", "g."))
+                .render());
     }
 
     /**
@@ -126,25 +158,38 @@ final class StatementTriggerSql {
      */
     private String chainStarts(String source, Style style) {
         String count = "SELECT pg_catalog.count(*) FROM (" + source + ") AS s";
-        return style.run("        INSERT INTO " + history + " (" + insertColumns + ")\n"
-                + "        SELECT " + prefixed("s.") + ", GREATEST(" + style.now + ", l.valid_to), 'infinity', 1,"
-                + " COALESCE(l.chain_no, 0) + 1, " + style.context + "\n"
-                + "          FROM (" + source + ") AS s\n"
-                + "          LEFT JOIN LATERAL (\n"
-                + "                SELECT h.valid_to, h.chain_no FROM " + history + " AS h\n"
-                + "                 WHERE " + sql.keyMatch("h.", "s.") + "\n"
-                + "                 ORDER BY h.valid_from DESC, h.valid_to DESC\n"
-                + "                 LIMIT 1\n"
-                + "                   FOR UPDATE) AS l ON true\n"
-                + "        ON CONFLICT (" + sql.keyList("") + ", chain_no) WHERE operation = 1 DO NOTHING")
-                + "        GET DIAGNOSTICS _written = ROW_COUNT;\n"
-                + (style == Style.STATIC ? "        _expected := (" + count + ");\n"
+        String insert = SqlTemplate.of("""
+                        INSERT INTO {{history}} ({{insert_columns}})
+                        SELECT {{source_values}}, GREATEST({{now}}, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) + 1, {{context}}
+                          FROM ({{source}}) AS s
+                          LEFT JOIN LATERAL (
+                                SELECT h.valid_to, h.chain_no FROM {{history}} AS h
+                                 WHERE {{key_match}}
+                                 ORDER BY h.valid_from DESC, h.valid_to DESC
+                                 LIMIT 1
+                                   FOR UPDATE) AS l ON true
+                        ON CONFLICT ({{key_list}}, chain_no) WHERE operation = 1 DO NOTHING\
+                """)
+                .with("history", history)
+                .with("insert_columns", insertColumns)
+                .with("source_values", prefixed("s."))
+                .with("now", style.now)
+                .with("context", style.context)
+                .with("source", source)
+                .with("key_match", sql.keyMatch("h.", "s."))
+                .with("key_list", sql.keyList(""))
+                .render();
+        return SqlTemplate.of("""
+                {{insert}}        GET DIAGNOSTICS _written = ROW_COUNT;
+                {{expected}}        IF _written < _expected THEN
+                            RAISE EXCEPTION 'tidemark: a concurrent transaction started a history chain of %.% that this statement also starts', TG_TABLE_SCHEMA, TG_TABLE_NAME
+                                  USING ERRCODE = 'serialization_failure';
+                        END IF;
+                """)
+                .with("insert", style.run(insert))
+                .with("expected", style == Style.STATIC ? "        _expected := (" + count + ");\n"
                         : "        EXECUTE $sql$" + count + "$sql$ INTO _expected;\n")
-                + "        IF _written < _expected THEN\n"
-                + "            RAISE EXCEPTION 'tidemark: a concurrent transaction started a history chain of %.% that"
-                + " this statement also starts', TG_TABLE_SCHEMA, TG_TABLE_NAME\n"
-                + "                  USING ERRCODE = 'serialization_failure';\n"
-                + "        END IF;\n";
+                .render();
     }
 
     /**
@@ -158,10 +203,17 @@ final class StatementTriggerSql {
                 ? "h." + keys.get(0).quoted() + " = ANY (ARRAY(SELECT g." + keys.get(0).quoted() + " FROM " + source
                 + " AS g))"
                 : "(" + sql.keyList("h.") + ") IN (SELECT " + sql.keyList("g.") + " FROM " + source + " AS g)";
-        return "                 UPDATE " + history + " AS h\n"
-                + "                    SET valid_to = GREATEST(" + style.now + ", h.valid_from + interval '1 microsecond')\n"
-                + "                  WHERE " + keyMatch + " AND h.valid_to = 'infinity'\n"
-                + "                 RETURNING " + sql.keyList("h.") + ", h.valid_to, h.chain_no)\n";
+        return SqlTemplate.of("""
+                                 UPDATE {{history}} AS h
+                                    SET valid_to = GREATEST({{now}}, h.valid_from + interval '1 microsecond')
+                                  WHERE {{key_match}} AND h.valid_to = 'infinity'
+                                 RETURNING {{keys}}, h.valid_to, h.chain_no)
+                """)
+                .with("history", history)
+                .with("now", style.now)
+                .with("key_match", keyMatch)
+                .with("keys", sql.keyList("h."))
+                .render();
     }
 
     private String prefixed(String alias) {
