@@ -2,6 +2,8 @@ package io.tidemark.sync.internal.sql;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
+import java.util.function.UnaryOperator;
 
 /**
  * Splits a possibly qualified SQL name ({@code part.part}) into its parts, the way both PostgreSQL and SQL Server
@@ -11,25 +13,20 @@ import java.util.List;
  */
 final class NameParts {
 
-    /** What differs between dialects. */
-    interface Syntax {
-        char open();
-
-        char close();
-
-        /** Checks a delimited part, taken as written. */
-        String delimited(String part);
-
-        /** Checks (and, for PostgreSQL, folds) a plain part; throws when it is not a plain identifier. */
-        String plain(String raw);
-
-        /** An error about the whole text: {@code why} it was refused. */
-        RuntimeException invalid(String why);
-
-        /** How the errors name a delimited part and its delimiter: "quoted part", "double quote". */
-        String delimitedPartName();
-
-        String delimiterName();
+    /**
+     * What differs between dialects.
+     *
+     * @param open              the opening delimiter of a delimited part
+     * @param close             its closing delimiter (doubled inside the part to stand for itself)
+     * @param delimitedPartName how errors name a delimited part: "quoted part"
+     * @param delimiterName     how errors name the delimiter: "double quote"
+     * @param delimited         checks a delimited part, taken as written
+     * @param plain             checks (and, for PostgreSQL, folds) a plain part; throws when it is not one
+     * @param invalid           an error about the whole text, saying why it was refused
+     */
+    record Syntax(char open, char close, String delimitedPartName, String delimiterName,
+                  UnaryOperator<String> delimited, UnaryOperator<String> plain,
+                  Function<String, RuntimeException> invalid) {
     }
 
     private NameParts() {
@@ -41,14 +38,14 @@ final class NameParts {
         int n = text.length();
         while (true) {
             if (i >= n) {
-                throw syntax.invalid("a part is missing");
+                throw syntax.invalid().apply("a part is missing");
             }
             if (text.charAt(i) == syntax.open()) {
                 StringBuilder part = new StringBuilder();
                 i++;
                 while (true) {
                     if (i >= n) {
-                        throw syntax.invalid("a " + syntax.delimiterName() + " is not closed");
+                        throw syntax.invalid().apply("a " + syntax.delimiterName() + " is not closed");
                     }
                     char c = text.charAt(i);
                     if (c == syntax.close()) {
@@ -61,24 +58,24 @@ final class NameParts {
                         break;
                     }
                     if (Character.isISOControl(c)) {
-                        throw syntax.invalid("it contains a control character");
+                        throw syntax.invalid().apply("it contains a control character");
                     }
                     part.append(c);
                     i++;
                 }
-                parts.add(syntax.delimited(part.toString()));
+                parts.add(syntax.delimited().apply(part.toString()));
             } else {
                 int start = i;
                 while (i < n && text.charAt(i) != '.') {
                     i++;
                 }
-                parts.add(syntax.plain(text.substring(start, i)));
+                parts.add(syntax.plain().apply(text.substring(start, i)));
             }
             if (i == n) {
                 return parts;
             }
             if (text.charAt(i) != '.') {
-                throw syntax.invalid("unexpected character '" + text.charAt(i) + "' after a "
+                throw syntax.invalid().apply("unexpected character '" + text.charAt(i) + "' after a "
                         + syntax.delimitedPartName());
             }
             i++;

@@ -5,8 +5,6 @@ import io.tidemark.sync.TidemarkException;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Objects;
-import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
@@ -17,19 +15,15 @@ import java.util.regex.Pattern;
  * <p>{@link #quoted()} renders the name with every part double-quoted, so it is always safe to splice into a
  * statement and always means the same object.
  */
-public final class PgName {
+public final class PgName extends QualifiedName {
 
     /** PostgreSQL's NAMEDATALEN - 1: longer identifiers are silently truncated by the server. */
     public static final int MAX_IDENTIFIER_BYTES = 63;
 
     private static final Pattern UNQUOTED = Pattern.compile("[A-Za-z_][A-Za-z0-9_$]*");
 
-    private final String schema;
-    private final String name;
-
     private PgName(String schema, String name) {
-        this.schema = schema;
-        this.name = name;
+        super(schema, name);
     }
 
     /**
@@ -84,88 +78,27 @@ public final class PgName {
         return '\'' + value.replace("'", "''") + '\'';
     }
 
-    public Optional<String> schema() {
-        return Optional.ofNullable(schema);
-    }
-
-    public String name() {
-        return name;
-    }
-
     /** The same name with {@code defaultSchema} filled in when no schema was given. */
     public PgName withDefaultSchema(String defaultSchema) {
-        return schema != null ? this : new PgName(checkPart(defaultSchema, "schema"), name);
-    }
-
-    /** The name with every part quoted: {@code "schema"."name"} or {@code "name"}. */
-    public String quoted() {
-        return schema == null ? quote(name) : quote(schema) + '.' + quote(name);
-    }
-
-    /** Human-readable form, for messages: {@code schema.name}. */
-    @Override
-    public String toString() {
-        return schema == null ? name : schema + '.' + name;
+        return schema().isPresent() ? this : new PgName(checkPart(defaultSchema, "schema"), name());
     }
 
     @Override
-    public boolean equals(Object o) {
-        if (this == o) {
-            return true;
-        }
-        if (!(o instanceof PgName)) {
-            return false;
-        }
-        PgName that = (PgName) o;
-        return Objects.equals(schema, that.schema) && name.equals(that.name);
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash(schema, name);
+    String quotePart(String part) {
+        return quote(part);
     }
 
     private static List<String> split(String text, String what) {
-        return NameParts.split(text, new NameParts.Syntax() {
-            @Override
-            public char open() {
-                return '"';
-            }
-
-            @Override
-            public char close() {
-                return '"';
-            }
-
-            @Override
-            public String delimited(String part) {
-                return checkPart(part, what);
-            }
-
-            @Override
-            public String plain(String raw) {
-                if (!UNQUOTED.matcher(raw).matches()) {
-                    throw invalid("\"" + raw + "\" is not a plain identifier (letters, digits, _ and $, not starting"
-                            + " with a digit); double-quote it if the name really is like that");
-                }
-                return checkPart(raw.toLowerCase(java.util.Locale.ROOT), what);
-            }
-
-            @Override
-            public TidemarkException invalid(String why) {
-                return PgName.invalid(text, what, why);
-            }
-
-            @Override
-            public String delimitedPartName() {
-                return "quoted part";
-            }
-
-            @Override
-            public String delimiterName() {
-                return "double quote";
-            }
-        });
+        return NameParts.split(text, new NameParts.Syntax('"', '"', "quoted part", "double quote",
+                part -> checkPart(part, what),
+                raw -> {
+                    if (!UNQUOTED.matcher(raw).matches()) {
+                        throw invalid(text, what, "\"" + raw + "\" is not a plain identifier (letters, digits, _ and"
+                                + " $, not starting with a digit); double-quote it if the name really is like that");
+                    }
+                    return checkPart(raw.toLowerCase(java.util.Locale.ROOT), what);
+                },
+                why -> invalid(text, what, why)));
     }
 
     private static TidemarkException invalid(String text, String what, String why) {

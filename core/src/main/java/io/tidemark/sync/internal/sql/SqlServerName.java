@@ -4,8 +4,6 @@ import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 
 import java.util.List;
-import java.util.Objects;
-import java.util.Optional;
 
 /**
  * A SQL Server name, optionally schema-qualified, parsed the way SQL Server reads one: a regular identifier
@@ -20,17 +18,13 @@ import java.util.Optional;
  * <p>{@link #quoted()} renders the name with every part bracketed, {@code [schema].[name]}, so it is always safe
  * to splice into a statement and always means the same object.
  */
-public final class SqlServerName {
+public final class SqlServerName extends QualifiedName {
 
     /** {@code sysname} is {@code NVARCHAR(128)}: longer identifiers are refused by the server. */
     public static final int MAX_IDENTIFIER_LENGTH = 128;
 
-    private final String schema;
-    private final String name;
-
     private SqlServerName(String schema, String name) {
-        this.schema = schema;
-        this.name = name;
+        super(schema, name);
     }
 
     /**
@@ -94,92 +88,31 @@ public final class SqlServerName {
         return "N'" + value.replace("'", "''") + '\'';
     }
 
-    public Optional<String> schema() {
-        return Optional.ofNullable(schema);
-    }
-
-    public String name() {
-        return name;
-    }
-
     /** The same name with {@code defaultSchema} filled in when no schema was given. */
     public SqlServerName withDefaultSchema(String defaultSchema) {
-        return schema != null ? this : new SqlServerName(checkPart(defaultSchema, "schema"), name);
-    }
-
-    /** The name with every part bracketed: {@code [schema].[name]} or {@code [name]}. */
-    public String quoted() {
-        return schema == null ? quote(name) : quote(schema) + '.' + quote(name);
-    }
-
-    /** Human-readable form, for messages: {@code schema.name}. */
-    @Override
-    public String toString() {
-        return schema == null ? name : schema + '.' + name;
+        return schema().isPresent() ? this : new SqlServerName(checkPart(defaultSchema, "schema"), name());
     }
 
     @Override
-    public boolean equals(Object o) {
-        if (this == o) {
-            return true;
-        }
-        if (!(o instanceof SqlServerName)) {
-            return false;
-        }
-        SqlServerName that = (SqlServerName) o;
-        return Objects.equals(schema, that.schema) && name.equals(that.name);
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash(schema, name);
+    String quotePart(String part) {
+        return quote(part);
     }
 
     private static List<String> split(String text, String what) {
-        return NameParts.split(text, new NameParts.Syntax() {
-            @Override
-            public char open() {
-                return '[';
-            }
-
-            @Override
-            public char close() {
-                return ']';
-            }
-
-            @Override
-            public String delimited(String part) {
-                return checkPart(part, what);
-            }
-
-            @Override
-            public String plain(String raw) {
-                if (raw.isEmpty()) {
-                    throw invalid("a part is missing"); // ".p", "dbo..p": as before the parser was shared
-                }
-                if (!isRegularIdentifier(raw)) {
-                    throw invalid("\"" + printable(raw) + "\" is not a regular identifier (a letter or _ first, then"
-                            + " letters, digits, _, @, # or $); bracket it, [like this], if the name really is like"
-                            + " that");
-                }
-                return checkPart(raw, what);
-            }
-
-            @Override
-            public TidemarkException invalid(String why) {
-                return SqlServerName.invalid(text, what, why);
-            }
-
-            @Override
-            public String delimitedPartName() {
-                return "bracketed part";
-            }
-
-            @Override
-            public String delimiterName() {
-                return "bracket";
-            }
-        });
+        return NameParts.split(text, new NameParts.Syntax('[', ']', "bracketed part", "bracket",
+                part -> checkPart(part, what),
+                raw -> {
+                    if (raw.isEmpty()) {
+                        throw invalid(text, what, "a part is missing"); // ".p", "dbo..p": as before the parser was shared
+                    }
+                    if (!isRegularIdentifier(raw)) {
+                        throw invalid(text, what, "\"" + printable(raw) + "\" is not a regular identifier (a letter or _"
+                                + " first, then letters, digits, _, @, # or $); bracket it, [like this], if the name"
+                                + " really is like that");
+                    }
+                    return checkPart(raw, what);
+                },
+                why -> invalid(text, what, why)));
     }
 
     /**
