@@ -11,6 +11,7 @@ import io.tidemark.sync.internal.jdbc.SqlErrors;
 import javax.sql.DataSource;
 import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
+import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -163,64 +164,73 @@ public final class SqlServerErrors {
         return SqlErrors.connectionFailure(e, context);
     }
 
-    private static String explain(int number, String procedure, String detail) {
-        switch (number) {
-            case PROCEDURE_MISSING:
-                return "procedure " + procedure + " does not exist: " + detail + ". Create it (the script from"
-                        + " ChangeProcedureGenerator, or your own taking @Json NVARCHAR(MAX)), check its schema, and"
-                        + " check that the login connects to the database that holds it.";
-            case NOT_A_PARAMETER:
-            case PARAMETER_NOT_SUPPLIED:
-            case TOO_MANY_ARGUMENTS:
-            case OPERAND_TYPE_CLASH:
-                return "procedure " + procedure + " cannot be called as EXEC " + procedure + " @Json = ?: " + detail
-                        + ". A change procedure takes exactly one parameter, @Json NVARCHAR(MAX) (other parameters"
-                        + " need defaults; the name is case-sensitive under a case-sensitive collation).";
-            case INVALID_OBJECT:
-                return "procedure " + procedure + " refers to an object that does not exist: " + detail
-                        + ". Check the tables it reads, and that the login connects to the right database.";
-            case INVALID_COLUMN:
-                return "procedure " + procedure + " refers to a column that does not exist: " + detail
-                        + ". The table changed since the procedure was written: regenerate it (ChangeProcedureGenerator)"
-                        + " or fix it by hand.";
-            case SNAPSHOT_NOT_ALLOWED:
-                return "procedure " + procedure + " reads under snapshot isolation, and snapshot isolation is not"
-                        + " allowed in this database: " + detail + ". Snapshot isolation is what lets the procedure"
-                        + " read the version and the rows in one consistent snapshot. Have a DBA run ALTER DATABASE"
-                        + " CURRENT SET ALLOW_SNAPSHOT_ISOLATION ON (part of the ChangeTrackingSetup script).";
-            case SNAPSHOT_STARTED_LATE:
-                return "procedure " + procedure + " ran inside a transaction that did not start under snapshot"
-                        + " isolation: " + detail + ". Tidemark calls with auto-commit on; if a connection pool or a"
-                        + " wrapper opens a transaction first, turn that off for Tidemark's data source.";
-            case SNAPSHOT_DDL_CONFLICT:
-                return "procedure " + procedure + " read a table that DDL changed during the call: " + detail
-                        + ". Nothing was delivered; the next cycle tries again.";
-            case DEADLOCK_VICTIM:
-                return "the call to " + procedure + " was chosen as a deadlock victim: " + detail
-                        + ". Nothing was delivered; the next cycle tries again.";
-            case CHANGE_TRACKING_NOT_ON_TABLE:
-            case GENERATED_TABLE_NOT_TRACKED:
-                return "Change Tracking is not enabled on a table procedure " + procedure + " reads: " + detail
-                        + ". Enable it on the database and the table (the ChangeTrackingSetup script), and grant VIEW"
-                        + " CHANGE TRACKING on the table to the login.";
-            case GENERATED_DATABASE_NOT_TRACKED:
-                return "Change Tracking is not enabled on the database: " + detail + ". Run ALTER DATABASE CURRENT"
-                        + " SET CHANGE_TRACKING = ON (the ChangeTrackingSetup script does it).";
-            case GENERATED_COLUMN_MISSING:
-                return "procedure " + procedure + " was generated for a column that no longer exists: " + detail
-                        + ". Regenerate the procedure for the table as it is now.";
-            case GENERATED_BAD_REQUEST:
-                return "procedure " + procedure + " refused its request: " + detail + ".";
-            case CANNOT_OPEN_DATABASE:
-            case CANNOT_ACCESS_DATABASE:
-                return "the login cannot reach the database to call " + procedure + ": " + detail
-                        + ". Check the user name, the password and the database of the data source, and that the"
-                        + " login has a user in that database.";
-            default:
-                return "permission denied calling " + procedure + ": " + detail + ". Grant EXECUTE on the procedure"
-                        + " and VIEW CHANGE TRACKING on the tables it reads (the LeastPrivilegeRole script);"
-                        + " SqlServerProvider.preflight(...) lists what the login lacks.";
+    /**
+     * What each known error means and what to do about it: a format of the procedure ({@code %1$s}) and the
+     * server's detail ({@code %2$s}). A permission error without an entry of its own gets {@link #PERMISSION_HINT}.
+     */
+    private static final Map<Integer, String> EXPLANATIONS = explanations();
+
+    private static final String PERMISSION_HINT =
+            "permission denied calling %1$s: %2$s. Grant EXECUTE on the procedure and VIEW CHANGE TRACKING"
+            + " on the tables it reads (the LeastPrivilegeRole script); SqlServerProvider.preflight(...)"
+            + " lists what the login lacks.";
+
+    private static Map<Integer, String> explanations() {
+        Map<Integer, String> explanations = new HashMap<>();
+        explanations.put(PROCEDURE_MISSING,
+                "procedure %1$s does not exist: %2$s. Create it (the script from ChangeProcedureGenerator, or"
+                + " your own taking @Json NVARCHAR(MAX)), check its schema, and check that the login connects to"
+                + " the database that holds it.");
+        for (int number : new int[] {NOT_A_PARAMETER, PARAMETER_NOT_SUPPLIED, TOO_MANY_ARGUMENTS, OPERAND_TYPE_CLASH}) {
+            explanations.put(number,
+                    "procedure %1$s cannot be called as EXEC %1$s @Json = ?: %2$s. A change procedure takes exactly"
+                    + " one parameter, @Json NVARCHAR(MAX) (other parameters need defaults; the name is"
+                    + " case-sensitive under a case-sensitive collation).");
         }
+        explanations.put(INVALID_OBJECT,
+                "procedure %1$s refers to an object that does not exist: %2$s. Check the tables it reads, and"
+                + " that the login connects to the right database.");
+        explanations.put(INVALID_COLUMN,
+                "procedure %1$s refers to a column that does not exist: %2$s. The table changed since the"
+                + " procedure was written: regenerate it (ChangeProcedureGenerator) or fix it by hand.");
+        explanations.put(SNAPSHOT_NOT_ALLOWED,
+                "procedure %1$s reads under snapshot isolation, and snapshot isolation is not allowed in this"
+                + " database: %2$s. Snapshot isolation is what lets the procedure read the version and the rows"
+                + " in one consistent snapshot. Have a DBA run ALTER DATABASE CURRENT SET"
+                + " ALLOW_SNAPSHOT_ISOLATION ON (part of the ChangeTrackingSetup script).");
+        explanations.put(SNAPSHOT_STARTED_LATE,
+                "procedure %1$s ran inside a transaction that did not start under snapshot isolation: %2$s."
+                + " Tidemark calls with auto-commit on; if a connection pool or a wrapper opens a transaction"
+                + " first, turn that off for Tidemark's data source.");
+        explanations.put(SNAPSHOT_DDL_CONFLICT,
+                "procedure %1$s read a table that DDL changed during the call: %2$s. Nothing was delivered; the"
+                + " next cycle tries again.");
+        explanations.put(DEADLOCK_VICTIM,
+                "the call to %1$s was chosen as a deadlock victim: %2$s. Nothing was delivered; the next cycle"
+                + " tries again.");
+        for (int number : new int[] {CHANGE_TRACKING_NOT_ON_TABLE, GENERATED_TABLE_NOT_TRACKED}) {
+            explanations.put(number,
+                    "Change Tracking is not enabled on a table procedure %1$s reads: %2$s. Enable it on the"
+                    + " database and the table (the ChangeTrackingSetup script), and grant VIEW CHANGE TRACKING on"
+                    + " the table to the login.");
+        }
+        explanations.put(GENERATED_DATABASE_NOT_TRACKED,
+                "Change Tracking is not enabled on the database: %2$s. Run ALTER DATABASE CURRENT SET"
+                + " CHANGE_TRACKING = ON (the ChangeTrackingSetup script does it).");
+        explanations.put(GENERATED_COLUMN_MISSING,
+                "procedure %1$s was generated for a column that no longer exists: %2$s. Regenerate the"
+                + " procedure for the table as it is now.");
+        explanations.put(GENERATED_BAD_REQUEST, "procedure %1$s refused its request: %2$s.");
+        for (int number : new int[] {CANNOT_OPEN_DATABASE, CANNOT_ACCESS_DATABASE}) {
+            explanations.put(number,
+                    "the login cannot reach the database to call %1$s: %2$s. Check the user name, the password and"
+                    + " the database of the data source, and that the login has a user in that database.");
+        }
+        return Map.copyOf(explanations);
+    }
+
+    private static String explain(int number, String procedure, String detail) {
+        return String.format(EXPLANATIONS.getOrDefault(number, PERMISSION_HINT), procedure, detail);
     }
 
     private static TidemarkException unknown(SQLException e, TrackedObject object, String detail) {
