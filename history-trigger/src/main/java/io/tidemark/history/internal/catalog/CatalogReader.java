@@ -32,25 +32,25 @@ public final class CatalogReader {
     public static final String SESSION_USER_COLUMN = "db_session_user";
     public static final String TRANSACTION_ID_COLUMN = "transaction_id";
 
-    private static final String COLUMNS = ""
-            + "SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) AS type, a.atttypid,\n"
-            + "       CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation\n"
-            + "            THEN pg_catalog.quote_ident(cn.nspname) || '.' || pg_catalog.quote_ident(co.collname)\n"
-            + "       END AS collation\n"
-            + "  FROM pg_catalog.pg_attribute a\n"
-            + "  JOIN pg_catalog.pg_type t ON t.oid = a.atttypid\n"
-            + "  LEFT JOIN pg_catalog.pg_collation co ON co.oid = a.attcollation\n"
-            + "  LEFT JOIN pg_catalog.pg_namespace cn ON cn.oid = co.collnamespace\n"
-            + " WHERE a.attrelid = ? AND a.attnum > 0 AND NOT a.attisdropped\n"
-            + " ORDER BY a.attnum";
+    private static final String COLUMNS = """
+            SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) AS type, a.atttypid,
+                   CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation
+                        THEN pg_catalog.quote_ident(cn.nspname) || '.' || pg_catalog.quote_ident(co.collname)
+                   END AS collation
+              FROM pg_catalog.pg_attribute a
+              JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+              LEFT JOIN pg_catalog.pg_collation co ON co.oid = a.attcollation
+              LEFT JOIN pg_catalog.pg_namespace cn ON cn.oid = co.collnamespace
+             WHERE a.attrelid = ? AND a.attnum > 0 AND NOT a.attisdropped
+             ORDER BY a.attnum""";
 
-    private static final String PRIMARY_KEY = ""
-            + "SELECT a.attname\n"
-            + "  FROM pg_catalog.pg_constraint con\n"
-            + "  CROSS JOIN LATERAL pg_catalog.unnest(con.conkey) WITH ORDINALITY AS k(attnum, ord)\n"
-            + "  JOIN pg_catalog.pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.attnum\n"
-            + " WHERE con.conrelid = ? AND con.contype = 'p'\n"
-            + " ORDER BY k.ord";
+    private static final String PRIMARY_KEY = """
+            SELECT a.attname
+              FROM pg_catalog.pg_constraint con
+              CROSS JOIN LATERAL pg_catalog.unnest(con.conkey) WITH ORDINALITY AS k(attnum, ord)
+              JOIN pg_catalog.pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.attnum
+             WHERE con.conrelid = ? AND con.contype = 'p'
+             ORDER BY k.ord""";
 
     /**
      * Whether a type has a default equality the trigger's {@code IS DISTINCT FROM} can use: a default btree or hash
@@ -59,18 +59,18 @@ public final class CatalogReader {
      * base type and arrays to their element type by the caller; composites always compare as text because one field
      * without equality breaks the whole row. A type that passes is then probed with the parser itself.
      */
-    private static final String TYPE_INFO = ""
-            + "SELECT t.typtype, t.typbasetype, t.typelem, t.typsubscript = 'pg_catalog.array_subscript_handler'::regproc,\n"
-            + "       EXISTS (SELECT 1 FROM pg_catalog.pg_opclass oc JOIN pg_catalog.pg_am am ON am.oid = oc.opcmethod\n"
-            + "                WHERE oc.opcdefault AND am.amname IN ('btree', 'hash')\n"
-            + "                  AND (oc.opcintype = t.oid\n"
-            + "                       OR (t.typtype = 'e' AND oc.opcintype = 'pg_catalog.anyenum'::regtype)\n"
-            + "                       OR (t.typtype = 'r' AND oc.opcintype = 'pg_catalog.anyrange'::regtype)\n"
-            + "                       OR (t.typtype = 'm' AND oc.opcintype = 'pg_catalog.anymultirange'::regtype)\n"
-            + "                       OR EXISTS (SELECT 1 FROM pg_catalog.pg_cast ca WHERE ca.castsource = t.oid\n"
-            + "                                   AND ca.casttarget = oc.opcintype AND ca.castmethod = 'b'\n"
-            + "                                   AND ca.castcontext = 'i')))\n"
-            + "  FROM pg_catalog.pg_type t WHERE t.oid = ?";
+    private static final String TYPE_INFO = """
+            SELECT t.typtype, t.typbasetype, t.typelem, t.typsubscript = 'pg_catalog.array_subscript_handler'::regproc,
+                   EXISTS (SELECT 1 FROM pg_catalog.pg_opclass oc JOIN pg_catalog.pg_am am ON am.oid = oc.opcmethod
+                            WHERE oc.opcdefault AND am.amname IN ('btree', 'hash')
+                              AND (oc.opcintype = t.oid
+                                   OR (t.typtype = 'e' AND oc.opcintype = 'pg_catalog.anyenum'::regtype)
+                                   OR (t.typtype = 'r' AND oc.opcintype = 'pg_catalog.anyrange'::regtype)
+                                   OR (t.typtype = 'm' AND oc.opcintype = 'pg_catalog.anymultirange'::regtype)
+                                   OR EXISTS (SELECT 1 FROM pg_catalog.pg_cast ca WHERE ca.castsource = t.oid
+                                               AND ca.casttarget = oc.opcintype AND ca.castmethod = 'b'
+                                               AND ca.castcontext = 'i')))
+              FROM pg_catalog.pg_type t WHERE t.oid = ?""";
 
     private CatalogReader() {
     }
@@ -82,8 +82,9 @@ public final class CatalogReader {
 
     /** The table's oid, or empty when it does not exist. */
     public static Optional<Long> tableOid(Connection c, PgName table) throws SQLException {
-        List<Long> oids = Jdbc.query(c, "SELECT c.oid FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n"
-                        + " ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relname = ?",
+        List<Long> oids = Jdbc.query(c, """
+                        SELECT c.oid FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                         WHERE n.nspname = ? AND c.relname = ?""",
                 rs -> rs.getLong(1), table.schema().orElseThrow(), table.name());
         return oids.stream().findFirst();
     }
@@ -92,8 +93,10 @@ public final class CatalogReader {
     public static TableShape read(Connection c, TemporalTable config) throws SQLException {
         PgName table = HistoryNames.table(config);
         String object = table.toString();
-        List<Object[]> rel = Jdbc.query(c, "SELECT c.oid, c.relkind FROM pg_catalog.pg_class c"
-                        + " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relname = ?",
+        List<Object[]> rel = Jdbc.query(c, """
+                        SELECT c.oid, c.relkind FROM pg_catalog.pg_class c
+                          JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                         WHERE n.nspname = ? AND c.relname = ?""",
                 rs -> new Object[] {rs.getLong(1), rs.getString(2)}, table.schema().orElseThrow(), table.name());
         if (rel.isEmpty()) {
             throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, "table " + object + " does not"

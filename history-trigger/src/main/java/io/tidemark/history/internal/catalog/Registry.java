@@ -3,6 +3,7 @@ package io.tidemark.history.internal.catalog;
 import io.tidemark.sync.internal.jdbc.Jdbc;
 import io.tidemark.history.internal.ddl.HistorySql;
 import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -13,17 +14,25 @@ import java.util.Optional;
 /** Reads and writes {@code tidemark.temporal_tables}. */
 public final class Registry {
 
-    private static final String SELECT = "SELECT source_schema, source_table, history_schema, history_table,"
-            + " key_columns::text, versioned_columns::text, orphan_columns::text, options::text, function_hash"
-            + " FROM " + HistorySql.REGISTRY;
+    private static final String SELECT = registrySql("""
+            SELECT source_schema, source_table, history_schema, history_table,
+                   key_columns::text, versioned_columns::text, orphan_columns::text, options::text, function_hash
+              FROM {{registry}}""");
+    private static final String DELETE = registrySql("""
+            DELETE FROM {{registry}} WHERE source_schema = ? AND source_table = ?""");
+    private static final String ADVANCE_HORIZON = registrySql("""
+            UPDATE {{registry}} SET pruned_before = GREATEST(pruned_before, ?)
+             WHERE source_schema = ? AND source_table = ?
+            RETURNING pruned_before""");
 
     private Registry() {
     }
 
     /** Whether the registry table exists (it is created by the first install). */
     public static boolean exists(Connection c) throws SQLException {
-        return !Jdbc.query(c, "SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid ="
-                + " c.relnamespace WHERE n.nspname = 'tidemark' AND c.relname = 'temporal_tables'", rs -> 1).isEmpty();
+        return !Jdbc.query(c, """
+                SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                 WHERE n.nspname = 'tidemark' AND c.relname = 'temporal_tables'""", rs -> 1).isEmpty();
     }
 
     /** Serialises concurrent installers around creating the registry. */
@@ -54,15 +63,17 @@ public final class Registry {
     }
 
     public static void delete(Connection c, PgName table) throws SQLException {
-        Jdbc.update(c, "DELETE FROM " + HistorySql.REGISTRY + " WHERE source_schema = ? AND source_table = ?",
+        Jdbc.update(c, DELETE,
                 table.schema().orElseThrow(), table.name());
     }
 
     /** Moves the horizon forward (never back) and returns it. */
     public static Timestamp advanceHorizon(Connection c, PgName table, Timestamp cutoff) throws SQLException {
-        return Jdbc.query(c, "UPDATE " + HistorySql.REGISTRY + " SET pruned_before = GREATEST(pruned_before, ?)"
-                        + " WHERE source_schema = ? AND source_table = ? RETURNING pruned_before",
-                rs -> rs.getTimestamp(1), cutoff, table.schema().orElseThrow(), table.name()).get(0);
+        return Jdbc.query(c, ADVANCE_HORIZON, rs -> rs.getTimestamp(1), cutoff, table.schema().orElseThrow(), table.name()).get(0);
+    }
+
+    private static String registrySql(String template) {
+        return SqlTemplate.of(template).with("registry", HistorySql.REGISTRY).render();
     }
 
     private static <T> Optional<T> first(List<T> rows) {

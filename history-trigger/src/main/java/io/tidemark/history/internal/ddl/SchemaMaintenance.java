@@ -15,6 +15,7 @@ import io.tidemark.history.VerifyReport;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -113,7 +114,8 @@ public final class SchemaMaintenance {
         triggers.add(names.truncateTrigger());
         for (String trigger : triggers) {
             // CREATE OR REPLACE TRIGGER keeps a disabled trigger disabled.
-            Jdbc.execute(c, "ALTER TABLE " + HistoryNames.table(config).quoted() + " ENABLE TRIGGER " + PgName.quote(trigger));
+            Jdbc.execute(c, SqlTemplate.of("ALTER TABLE {{table}} ENABLE TRIGGER {{trigger}}")
+                    .with("table", HistoryNames.table(config).quoted()).with("trigger", PgName.quote(trigger)).render());
         }
         List<Column> orphans = orphans(entry, shape);
         Jdbc.execute(c, sql.register(RegistryEntry.of(config, shape, orphans, sql)).sql());
@@ -135,12 +137,19 @@ public final class SchemaMaintenance {
                 triggers.add(names.rowTrigger());
                 triggers.add(names.truncateTrigger());
                 for (String trigger : triggers) {
-                    Jdbc.execute(c, "DROP TRIGGER IF EXISTS " + PgName.quote(trigger) + " ON " + HistoryNames.table(config).quoted());
+                    Jdbc.execute(c, SqlTemplate.of("DROP TRIGGER IF EXISTS {{trigger}} ON {{table}}")
+                            .with("trigger", PgName.quote(trigger)).with("table", HistoryNames.table(config).quoted())
+                            .render());
                 }
             }
-            Jdbc.execute(c, "DROP FUNCTION IF EXISTS " + names.writeFunction().quoted() + "()");
-            Jdbc.execute(c, "DROP FUNCTION IF EXISTS " + names.truncateFunction().quoted() + "()");
-            Jdbc.execute(c, "DROP FUNCTION IF EXISTS " + names.asOfFunction().quoted() + "(timestamptz)");
+            Jdbc.execute(c, SqlTemplate.of("""
+                    DROP FUNCTION IF EXISTS {{write_function}}();
+                    DROP FUNCTION IF EXISTS {{truncate_function}}();
+                    DROP FUNCTION IF EXISTS {{as_of_function}}(timestamptz)""")
+                    .with("write_function", names.writeFunction().quoted())
+                    .with("truncate_function", names.truncateFunction().quoted())
+                    .with("as_of_function", names.asOfFunction().quoted())
+                    .render());
             if (Registry.exists(c)) {
                 Registry.delete(c, HistoryNames.table(config));
             }

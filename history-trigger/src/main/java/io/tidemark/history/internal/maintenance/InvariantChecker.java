@@ -10,6 +10,7 @@ import io.tidemark.history.internal.catalog.RegistryEntry;
 import io.tidemark.history.InvariantViolation;
 import io.tidemark.history.TemporalTable;
 import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import javax.sql.DataSource;
 import java.sql.Array;
@@ -49,52 +50,60 @@ public final class InvariantChecker {
     String sql(List<String> keyColumns) {
         String history = HistoryNames.history(config).quoted();
         String table = HistoryNames.table(config).quoted();
-        String keyText = list(keyColumns, "x.", "::text");
-        String chainKey = list(keyColumns, "h.", "");
-        return "WITH x AS (\n"
-                + "    SELECT h.history_id, " + chainKey + ", h.valid_from, h.valid_to, h.operation,\n"
-                + "           lag(h.valid_to) OVER w AS prev_to, lag(h.operation) OVER w AS prev_op,\n"
-                + "           lag(h.history_id) OVER w AS prev_id, lead(h.history_id) OVER w AS next_id\n"
-                + "      FROM " + history + " AS h\n"
-                + "    WINDOW w AS (PARTITION BY " + chainKey + " ORDER BY h.valid_from, h.valid_to, h.history_id)\n"
-                + ")\n"
-                + "SELECT * FROM (\n"
-                + "    SELECT 'NEGATIVE_PERIOD', ARRAY[" + keyText + "], ARRAY[x.history_id],\n"
-                + "           'period [' || x.valid_from || ', ' || x.valid_to || ') ends before it starts'\n"
-                + "      FROM x WHERE x.valid_to < x.valid_from\n"
-                + "    UNION ALL\n"
-                + "    SELECT 'OVERLAP', ARRAY[" + keyText + "], ARRAY[x.prev_id, x.history_id],\n"
-                + "           'version ' || x.history_id || ' starts at ' || x.valid_from || ' before version '\n"
-                + "           || x.prev_id || ' ends at ' || x.prev_to\n"
-                + "      FROM x WHERE x.prev_to > x.valid_from\n"
-                + "    UNION ALL\n"
-                + "    SELECT 'GAP', ARRAY[" + keyText + "], ARRAY[x.prev_id, x.history_id],\n"
-                + "           'version ' || x.prev_id || ' ends at ' || x.prev_to || ' but the next row starts at '\n"
-                + "           || x.valid_from\n"
-                + "      FROM x WHERE x.prev_op <> 3 AND x.prev_to < x.valid_from\n"
-                + "    UNION ALL\n"
-                + "    SELECT 'CHAIN_NOT_TERMINATED', ARRAY[" + keyText + "], ARRAY[x.history_id],\n"
-                + "           'version ' || x.history_id || ' was closed at ' || x.valid_to\n"
-                + "           || ' but neither a next version nor a tombstone follows'\n"
-                + "      FROM x WHERE x.next_id IS NULL AND x.operation <> 3 AND x.valid_to <> 'infinity'\n"
-                + "    UNION ALL\n"
-                + "    SELECT 'MULTIPLE_OPEN', ARRAY[" + keyText + "],\n"
-                + "           pg_catalog.array_agg(x.history_id ORDER BY x.history_id), pg_catalog.count(*) || ' open versions'\n"
-                + "      FROM x WHERE x.valid_to = 'infinity'\n"
-                + "     GROUP BY " + list(keyColumns, "x.", "") + " HAVING pg_catalog.count(*) > 1\n"
-                + "    UNION ALL\n"
-                + "    SELECT 'OPEN_VERSION_WITHOUT_ROW', ARRAY[" + keyText + "], ARRAY[x.history_id],\n"
-                + "           'version ' || x.history_id || ' is open but the table has no such row'\n"
-                + "      FROM x WHERE x.valid_to = 'infinity'\n"
-                + "       AND NOT EXISTS (SELECT 1 FROM " + table + " AS t WHERE " + match(keyColumns, "x.") + ")\n"
-                + "    UNION ALL\n"
-                + "    SELECT 'ROW_WITHOUT_OPEN_VERSION', ARRAY[" + list(keyColumns, "t.", "::text") + "], '{}'::bigint[],\n"
-                + "           'the row has no open version in history'\n"
-                + "      FROM " + table + " AS t\n"
-                + "     WHERE NOT EXISTS (SELECT 1 FROM " + history + " AS h WHERE " + match(keyColumns, "h.")
-                + " AND h.valid_to = 'infinity')\n"
-                + ") AS v(kind, key, ids, detail)\n"
-                + "LIMIT " + LIMIT;
+        return SqlTemplate.of("""
+                WITH x AS (
+                    SELECT h.history_id, {{chain_key}}, h.valid_from, h.valid_to, h.operation,
+                           lag(h.valid_to) OVER w AS prev_to, lag(h.operation) OVER w AS prev_op,
+                           lag(h.history_id) OVER w AS prev_id, lead(h.history_id) OVER w AS next_id
+                      FROM {{history}} AS h
+                    WINDOW w AS (PARTITION BY {{chain_key}} ORDER BY h.valid_from, h.valid_to, h.history_id)
+                )
+                SELECT * FROM (
+                    SELECT 'NEGATIVE_PERIOD', ARRAY[{{key_text}}], ARRAY[x.history_id],
+                           'period [' || x.valid_from || ', ' || x.valid_to || ') ends before it starts'
+                      FROM x WHERE x.valid_to < x.valid_from
+                    UNION ALL
+                    SELECT 'OVERLAP', ARRAY[{{key_text}}], ARRAY[x.prev_id, x.history_id],
+                           'version ' || x.history_id || ' starts at ' || x.valid_from || ' before version '
+                           || x.prev_id || ' ends at ' || x.prev_to
+                      FROM x WHERE x.prev_to > x.valid_from
+                    UNION ALL
+                    SELECT 'GAP', ARRAY[{{key_text}}], ARRAY[x.prev_id, x.history_id],
+                           'version ' || x.prev_id || ' ends at ' || x.prev_to || ' but the next row starts at '
+                           || x.valid_from
+                      FROM x WHERE x.prev_op <> 3 AND x.prev_to < x.valid_from
+                    UNION ALL
+                    SELECT 'CHAIN_NOT_TERMINATED', ARRAY[{{key_text}}], ARRAY[x.history_id],
+                           'version ' || x.history_id || ' was closed at ' || x.valid_to
+                           || ' but neither a next version nor a tombstone follows'
+                      FROM x WHERE x.next_id IS NULL AND x.operation <> 3 AND x.valid_to <> 'infinity'
+                    UNION ALL
+                    SELECT 'MULTIPLE_OPEN', ARRAY[{{key_text}}],
+                           pg_catalog.array_agg(x.history_id ORDER BY x.history_id), pg_catalog.count(*) || ' open versions'
+                      FROM x WHERE x.valid_to = 'infinity'
+                     GROUP BY {{x_keys}} HAVING pg_catalog.count(*) > 1
+                    UNION ALL
+                    SELECT 'OPEN_VERSION_WITHOUT_ROW', ARRAY[{{key_text}}], ARRAY[x.history_id],
+                           'version ' || x.history_id || ' is open but the table has no such row'
+                      FROM x WHERE x.valid_to = 'infinity'
+                       AND NOT EXISTS (SELECT 1 FROM {{table}} AS t WHERE {{x_matches_t}})
+                    UNION ALL
+                    SELECT 'ROW_WITHOUT_OPEN_VERSION', ARRAY[{{t_key_text}}], '{}'::bigint[],
+                           'the row has no open version in history'
+                      FROM {{table}} AS t
+                     WHERE NOT EXISTS (SELECT 1 FROM {{history}} AS h WHERE {{h_matches_t}} AND h.valid_to = 'infinity')
+                ) AS v(kind, key, ids, detail)
+                LIMIT {{limit}}""")
+                .with("chain_key", list(keyColumns, "h.", ""))
+                .with("history", history)
+                .with("table", table)
+                .with("key_text", list(keyColumns, "x.", "::text"))
+                .with("x_keys", list(keyColumns, "x.", ""))
+                .with("x_matches_t", match(keyColumns, "x."))
+                .with("t_key_text", list(keyColumns, "t.", "::text"))
+                .with("h_matches_t", match(keyColumns, "h."))
+                .with("limit", LIMIT)
+                .render();
     }
 
     private static String list(List<String> columns, String prefix, String suffix) {

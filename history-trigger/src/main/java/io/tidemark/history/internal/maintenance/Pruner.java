@@ -8,6 +8,7 @@ import io.tidemark.history.PruneReport;
 import io.tidemark.history.TemporalTable;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import javax.sql.DataSource;
 import java.sql.Timestamp;
@@ -41,9 +42,11 @@ public final class Pruner {
                     Timestamp.from(cutoff.truncatedTo(java.time.temporal.ChronoUnit.MICROS)));
         });
         String history = HistoryNames.history(config).quoted();
-        String delete = "DELETE FROM " + history + " WHERE history_id IN ("
-                + "SELECT history_id FROM " + history
-                + " WHERE history_id > ? AND valid_to < ? ORDER BY history_id LIMIT ?) RETURNING history_id";
+        String delete = SqlTemplate.of("""
+                DELETE FROM {{history}} WHERE history_id IN (
+                    SELECT history_id FROM {{history}}
+                     WHERE history_id > ? AND valid_to < ? ORDER BY history_id LIMIT ?)
+                RETURNING history_id""").with("history", history).render();
         long after = 0;
         long deleted = 0;
         int batches = 0;

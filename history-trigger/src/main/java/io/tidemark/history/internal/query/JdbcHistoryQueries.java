@@ -16,6 +16,7 @@ import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.Operation;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -221,10 +222,14 @@ public final class JdbcHistoryQueries implements HistoryQueries {
 
         /** Selects history rows {@code where}, then reads the registry row in the same round trip and checks it. */
         List<HistoryRow> select(String where, Object... params) throws SQLException {
-            String sql = "SELECT h.history_id, h.operation, h.valid_from, h.valid_to, h.changed_by, h.changed_by_name,"
-                    + " h.correlation_id, h.reason, h.extra::text, "
-                    + layout.columns.stream().map(col -> "h." + PgName.quote(col)).collect(Collectors.joining(", "))
-                    + " FROM " + layout.history + " AS h " + where;
+            String sql = SqlTemplate.of("""
+                    SELECT h.history_id, h.operation, h.valid_from, h.valid_to, h.changed_by, h.changed_by_name, \
+                    h.correlation_id, h.reason, h.extra::text, {{columns}} FROM {{history}} AS h {{where}}""")
+                    .with("columns", layout.columns.stream().map(col -> "h." + PgName.quote(col))
+                            .collect(Collectors.joining(", ")))
+                    .with("history", layout.history)
+                    .with("where", where)
+                    .render();
             statementListener.accept(sql, params);
             try (PreparedStatement ps = c.prepareStatement(sql + "; " + REGISTRY_CHECK)) {
                 for (int i = 0; i < params.length; i++) {
