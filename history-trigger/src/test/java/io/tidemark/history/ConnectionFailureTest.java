@@ -10,6 +10,9 @@ import org.postgresql.ds.PGSimpleDataSource;
 import javax.sql.DataSource;
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Instant;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -31,7 +34,7 @@ class ConnectionFailureTest {
 
     @Test
     void installing_on_a_closed_port_is_a_connection_failure_naming_table_and_url() throws IOException {
-        TidemarkException e = catchThrowableOfType(() -> POLICIES.install(closedPort()), TidemarkException.class);
+        TidemarkException e = catchThrowableOfType(TidemarkException.class, () -> POLICIES.install(closedPort()));
         assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
         assertThat(e.objectName()).contains("public.policies");
         assertThat(e.getMessage())
@@ -43,22 +46,33 @@ class ConnectionFailureTest {
     @Test
     void queries_and_maintenance_on_a_closed_port_are_connection_failures() throws IOException {
         DataSource closed = closedPort();
-        assertThat(catchThrowableOfType(() -> POLICIES.queries(closed).asOf(java.time.Instant.now()), TidemarkException.class).code())
+        assertThat(catchThrowableOfType(TidemarkException.class, () -> POLICIES.queries(closed).asOf(Instant.now()))
+                .code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
+        assertThat(catchThrowableOfType(TidemarkException.class, () -> POLICIES.verify(closed)).code())
                 .isEqualTo(ErrorCode.CONNECTION_FAILED);
-        assertThat(catchThrowableOfType(() -> POLICIES.verify(closed), TidemarkException.class).code())
-                .isEqualTo(ErrorCode.CONNECTION_FAILED);
-        assertThat(catchThrowableOfType(() -> POLICIES.prune(closed, java.time.Instant.now()), TidemarkException.class).code())
+        assertThat(catchThrowableOfType(TidemarkException.class, () -> POLICIES.prune(closed, Instant.now())).code())
                 .isEqualTo(ErrorCode.CONNECTION_FAILED);
     }
 
     @Test
     void a_refused_login_is_a_connection_failure_that_says_credentials() {
-        TidemarkException e = catchThrowableOfType(() -> POLICIES.install(
-                database.dataSourceFor("no_such_login", "s3cret")), TidemarkException.class);
+        TidemarkException e = catchThrowableOfType(TidemarkException.class, () -> POLICIES.install(
+                database.dataSourceFor("no_such_login", "s3cret")));
         assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
         assertThat(e.getMessage()).contains("could not log in to jdbc:postgresql://localhost:" + database.port())
                 .contains("Check the credentials (user name and password)")
                 .doesNotContain("s3cret");
+    }
+
+    @Test
+    void pushing_context_on_a_connection_that_is_gone_is_a_connection_failure_not_an_internal_error()
+            throws SQLException {
+        Connection gone = database.dataSource().getConnection();
+        gone.close();
+        TidemarkException e = catchThrowableOfType(TidemarkException.class,
+                () -> ContextualDataSource.push(gone, ChangeContext.builder().changedBy("u-1").build(), "tidemark"));
+        assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
+        assertThat(e.getMessage()).contains("while pushing the change context");
     }
 
     private static DataSource closedPort() throws IOException {

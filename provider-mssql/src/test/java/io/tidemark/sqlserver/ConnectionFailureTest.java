@@ -29,8 +29,8 @@ class ConnectionFailureTest {
     @Test
     void a_call_to_a_closed_port_is_a_connection_failure_naming_the_url_without_the_password() throws IOException {
         SqlServerProvider provider = SqlServerProvider.create(closedPort());
-        TidemarkException e = catchThrowableOfType(() -> provider.invoke(ITEMS, ChangeRequest.sync(1),
-                CallContext.none()), TidemarkException.class);
+        TidemarkException e = catchThrowableOfType(TidemarkException.class, () -> provider.invoke(ITEMS, ChangeRequest.sync(1),
+                CallContext.none()));
         assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
         assertThat(e.objectName()).contains("Items");
         assertThat(e.getMessage())
@@ -42,8 +42,8 @@ class ConnectionFailureTest {
 
     @Test
     void installing_a_setup_script_on_a_closed_port_is_a_connection_failure() throws IOException {
-        TidemarkException e = catchThrowableOfType(() -> LeastPrivilegeRole.named("tidemark_sync")
-                .procedure("dbo.get_item_changes").build().install(closedPort()), TidemarkException.class);
+        TidemarkException e = catchThrowableOfType(TidemarkException.class, () -> LeastPrivilegeRole.named("tidemark_sync")
+                .procedure("dbo.get_item_changes").build().install(closedPort()));
         assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
         assertThat(e.getMessage()).startsWith("Could not connect to jdbc:sqlserver://127.0.0.1:")
                 .contains("while installing role [tidemark_sync]").doesNotContain("s3cret");

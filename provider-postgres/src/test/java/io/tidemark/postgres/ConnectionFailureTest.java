@@ -36,8 +36,8 @@ class ConnectionFailureTest {
     @Test
     void a_call_to_a_closed_port_is_a_connection_failure_that_names_the_url_without_the_password() throws IOException {
         DataSource closed = closedPort();
-        TidemarkException e = catchThrowableOfType(() -> PostgresProvider.builder(closed).listen(false).build()
-                .invoke(ITEMS, ChangeRequest.sync(0), CallContext.none()), TidemarkException.class);
+        TidemarkException e = catchThrowableOfType(TidemarkException.class, () -> PostgresProvider.builder(closed).listen(false).build()
+                .invoke(ITEMS, ChangeRequest.sync(0), CallContext.none()));
         assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
         assertThat(e.objectName()).contains("Items");
         assertThat(e.getMessage())
@@ -50,8 +50,8 @@ class ConnectionFailureTest {
     @Test
     void installing_an_outbox_on_a_closed_port_is_a_connection_failure() throws IOException {
         DataSource closed = closedPort();
-        TidemarkException e = catchThrowableOfType(() -> PostgresOutbox.forTable("public.items").build()
-                .install(closed), TidemarkException.class);
+        TidemarkException e = catchThrowableOfType(TidemarkException.class, () -> PostgresOutbox.forTable("public.items").build()
+                .install(closed));
         assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
         assertThat(e.getMessage())
                 .startsWith("Could not connect to jdbc:postgresql://127.0.0.1:")
@@ -63,15 +63,15 @@ class ConnectionFailureTest {
     @Test
     void a_login_the_server_refuses_is_a_connection_failure_that_says_credentials() {
         DataSource stranger = database.dataSourceFor("no_such_login", "s3cret");
-        TidemarkException call = catchThrowableOfType(() -> PostgresProvider.builder(stranger).listen(false).build()
-                .invoke(ITEMS, ChangeRequest.sync(0), CallContext.none()), TidemarkException.class);
+        TidemarkException call = catchThrowableOfType(TidemarkException.class, () -> PostgresProvider.builder(stranger).listen(false).build()
+                .invoke(ITEMS, ChangeRequest.sync(0), CallContext.none()));
         assertThat(call.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
         assertThat(call.getMessage()).contains("could not log in to jdbc:postgresql://localhost:" + database.port())
                 .contains("no_such_login").contains("Check the credentials (user name and password)")
                 .doesNotContain("s3cret");
 
-        TidemarkException install = catchThrowableOfType(() -> PostgresOutbox.forTable("public.items").build()
-                .install(stranger), TidemarkException.class);
+        TidemarkException install = catchThrowableOfType(TidemarkException.class, () -> PostgresOutbox.forTable("public.items").build()
+                .install(stranger));
         assertThat(install.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
         assertThat(install.getMessage()).contains("Check the credentials");
     }
