@@ -4,12 +4,10 @@ import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.TestDatabase;
+import io.tidemark.testing.UnreachableDatabase;
 import org.junit.jupiter.api.Test;
-import org.postgresql.ds.PGSimpleDataSource;
 
 import javax.sql.DataSource;
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Instant;
@@ -33,19 +31,20 @@ class ConnectionFailureTest {
     }
 
     @Test
-    void installing_on_a_closed_port_is_a_connection_failure_naming_table_and_url() throws IOException {
-        TidemarkException e = catchThrowableOfType(TidemarkException.class, () -> POLICIES.install(closedPort()));
+    void installing_on_a_closed_port_is_a_connection_failure_naming_table_and_url() {
+        TidemarkException e = catchThrowableOfType(TidemarkException.class,
+                () -> POLICIES.install(UnreachableDatabase.postgres()));
         assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
         assertThat(e.objectName()).contains("public.policies");
         assertThat(e.getMessage())
                 .startsWith("[public.policies] could not connect to jdbc:postgresql://127.0.0.1:")
                 .contains("Check the JDBC URL, the credentials and the network")
-                .doesNotContain("s3cret");
+                .doesNotContain(UnreachableDatabase.PASSWORD);
     }
 
     @Test
-    void queries_and_maintenance_on_a_closed_port_are_connection_failures() throws IOException {
-        DataSource closed = closedPort();
+    void queries_and_maintenance_on_a_closed_port_are_connection_failures() {
+        DataSource closed = UnreachableDatabase.postgres();
         assertThat(catchThrowableOfType(TidemarkException.class, () -> POLICIES.queries(closed).asOf(Instant.now()))
                 .code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
         assertThat(catchThrowableOfType(TidemarkException.class, () -> POLICIES.verify(closed)).code())
@@ -57,11 +56,11 @@ class ConnectionFailureTest {
     @Test
     void a_refused_login_is_a_connection_failure_that_says_credentials() {
         TidemarkException e = catchThrowableOfType(TidemarkException.class, () -> POLICIES.install(
-                database.dataSourceFor("no_such_login", "s3cret")));
+                database.dataSourceFor("no_such_login", UnreachableDatabase.PASSWORD)));
         assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
         assertThat(e.getMessage()).contains("could not log in to jdbc:postgresql://localhost:" + database.port())
                 .contains("Check the credentials (user name and password)")
-                .doesNotContain("s3cret");
+                .doesNotContain(UnreachableDatabase.PASSWORD);
     }
 
     @Test
@@ -73,19 +72,5 @@ class ConnectionFailureTest {
                 () -> ContextualDataSource.push(gone, ChangeContext.builder().changedBy("u-1").build(), "tidemark"));
         assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
         assertThat(e.getMessage()).contains("while pushing the change context");
-    }
-
-    private static DataSource closedPort() throws IOException {
-        int port;
-        try (ServerSocket socket = new ServerSocket(0)) {
-            port = socket.getLocalPort();
-        }
-        PGSimpleDataSource ds = new PGSimpleDataSource();
-        ds.setServerNames(new String[] {"127.0.0.1"});
-        ds.setPortNumbers(new int[] {port});
-        ds.setDatabaseName("shop");
-        ds.setUser("app");
-        ds.setPassword("s3cret");
-        return ds;
     }
 }

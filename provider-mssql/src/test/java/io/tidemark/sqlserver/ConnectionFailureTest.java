@@ -1,16 +1,14 @@
 package io.tidemark.sqlserver;
 
-import com.microsoft.sqlserver.jdbc.SQLServerDataSource;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeRequest;
+import io.tidemark.testing.UnreachableDatabase;
 import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
-import java.io.IOException;
-import java.net.ServerSocket;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -27,9 +25,10 @@ class ConnectionFailureTest {
     private static final TrackedObject ITEMS = TrackedObject.of("Items", "dbo.get_item_changes");
 
     @Test
-    void a_call_to_a_closed_port_is_a_connection_failure_naming_the_url_without_the_password() throws IOException {
-        SqlServerProvider provider = SqlServerProvider.create(closedPort());
-        TidemarkException e = catchThrowableOfType(TidemarkException.class, () -> provider.invoke(ITEMS, ChangeRequest.sync(1),
+    void a_call_to_a_closed_port_is_a_connection_failure_naming_the_url_without_the_password() {
+        SqlServerProvider provider = SqlServerProvider.create(UnreachableDatabase.sqlServer());
+        TidemarkException e = catchThrowableOfType(TidemarkException.class,
+                () -> provider.invoke(ITEMS, ChangeRequest.sync(1),
                 CallContext.none()));
         assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
         assertThat(e.objectName()).contains("Items");
@@ -37,38 +36,26 @@ class ConnectionFailureTest {
                 .startsWith("[Items] could not connect to jdbc:sqlserver://127.0.0.1:")
                 .contains("while calling dbo.get_item_changes")
                 .contains("Check the JDBC URL, the credentials and the network")
-                .doesNotContain("s3cret");
+                .doesNotContain(UnreachableDatabase.PASSWORD);
     }
 
     @Test
-    void installing_a_setup_script_on_a_closed_port_is_a_connection_failure() throws IOException {
-        TidemarkException e = catchThrowableOfType(TidemarkException.class, () -> LeastPrivilegeRole.named("tidemark_sync")
-                .procedure("dbo.get_item_changes").build().install(closedPort()));
+    void installing_a_setup_script_on_a_closed_port_is_a_connection_failure() {
+        TidemarkException e = catchThrowableOfType(TidemarkException.class,
+                () -> LeastPrivilegeRole.named("tidemark_sync")
+                        .procedure("dbo.get_item_changes").build().install(UnreachableDatabase.sqlServer()));
         assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
         assertThat(e.getMessage()).startsWith("Could not connect to jdbc:sqlserver://127.0.0.1:")
-                .contains("while installing role [tidemark_sync]").doesNotContain("s3cret");
+                .contains("while installing role [tidemark_sync]").doesNotContain(UnreachableDatabase.PASSWORD);
     }
 
     @Test
-    void the_preflight_reports_a_closed_port_as_a_connection_failure() throws IOException {
-        PreflightReport report = SqlServerProvider.create(closedPort()).preflight(ITEMS);
+    void the_preflight_reports_a_closed_port_as_a_connection_failure() {
+        PreflightReport report = SqlServerProvider.create(UnreachableDatabase.sqlServer()).preflight(ITEMS);
         assertThat(report.failures()).singleElement().satisfies(check -> {
             assertThat(check.code()).contains(ErrorCode.CONNECTION_FAILED);
             assertThat(check.message()).startsWith("Could not connect to jdbc:sqlserver://127.0.0.1:")
-                    .doesNotContain("s3cret");
+                    .doesNotContain(UnreachableDatabase.PASSWORD);
         });
-    }
-
-    private static DataSource closedPort() throws IOException {
-        int port;
-        try (ServerSocket socket = new ServerSocket(0)) {
-            port = socket.getLocalPort();
-        }
-        SQLServerDataSource ds = new SQLServerDataSource();
-        ds.setURL("jdbc:sqlserver://127.0.0.1:" + port + ";databaseName=shop;encrypt=false");
-        ds.setUser("app");
-        ds.setPassword("s3cret");
-        ds.setLoginTimeout(3);
-        return ds;
     }
 }

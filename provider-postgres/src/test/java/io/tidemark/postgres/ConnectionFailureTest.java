@@ -7,12 +7,10 @@ import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.TestDatabase;
+import io.tidemark.testing.UnreachableDatabase;
 import org.junit.jupiter.api.Test;
-import org.postgresql.ds.PGSimpleDataSource;
 
 import javax.sql.DataSource;
-import java.io.IOException;
-import java.net.ServerSocket;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -34,61 +32,49 @@ class ConnectionFailureTest {
     }
 
     @Test
-    void a_call_to_a_closed_port_is_a_connection_failure_that_names_the_url_without_the_password() throws IOException {
-        DataSource closed = closedPort();
-        TidemarkException e = catchThrowableOfType(TidemarkException.class, () -> PostgresProvider.builder(closed).listen(false).build()
-                .invoke(ITEMS, ChangeRequest.sync(0), CallContext.none()));
+    void a_call_to_a_closed_port_is_a_connection_failure_that_names_the_url_without_the_password() {
+        DataSource closed = UnreachableDatabase.postgres();
+        TidemarkException e = catchThrowableOfType(TidemarkException.class,
+                () -> PostgresProvider.builder(closed).listen(false).build()
+                        .invoke(ITEMS, ChangeRequest.sync(0), CallContext.none()));
         assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
         assertThat(e.objectName()).contains("Items");
         assertThat(e.getMessage())
                 .startsWith("[Items] could not connect to jdbc:postgresql://127.0.0.1:")
                 .contains("while calling public.items_changes")
                 .contains("Check the JDBC URL, the credentials and the network")
-                .doesNotContain("s3cret");
+                .doesNotContain(UnreachableDatabase.PASSWORD);
     }
 
     @Test
-    void installing_an_outbox_on_a_closed_port_is_a_connection_failure() throws IOException {
-        DataSource closed = closedPort();
-        TidemarkException e = catchThrowableOfType(TidemarkException.class, () -> PostgresOutbox.forTable("public.items").build()
-                .install(closed));
+    void installing_an_outbox_on_a_closed_port_is_a_connection_failure() {
+        DataSource closed = UnreachableDatabase.postgres();
+        TidemarkException e = catchThrowableOfType(TidemarkException.class,
+                () -> PostgresOutbox.forTable("public.items").build()
+                        .install(closed));
         assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
         assertThat(e.getMessage())
                 .startsWith("Could not connect to jdbc:postgresql://127.0.0.1:")
                 .contains("while trying to install the outbox of public.items")
                 .contains("Check the JDBC URL, the credentials and the network")
-                .doesNotContain("s3cret");
+                .doesNotContain(UnreachableDatabase.PASSWORD);
     }
 
     @Test
     void a_login_the_server_refuses_is_a_connection_failure_that_says_credentials() {
-        DataSource stranger = database.dataSourceFor("no_such_login", "s3cret");
-        TidemarkException call = catchThrowableOfType(TidemarkException.class, () -> PostgresProvider.builder(stranger).listen(false).build()
-                .invoke(ITEMS, ChangeRequest.sync(0), CallContext.none()));
+        DataSource stranger = database.dataSourceFor("no_such_login", UnreachableDatabase.PASSWORD);
+        TidemarkException call = catchThrowableOfType(TidemarkException.class,
+                () -> PostgresProvider.builder(stranger).listen(false).build()
+                        .invoke(ITEMS, ChangeRequest.sync(0), CallContext.none()));
         assertThat(call.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
         assertThat(call.getMessage()).contains("could not log in to jdbc:postgresql://localhost:" + database.port())
                 .contains("no_such_login").contains("Check the credentials (user name and password)")
-                .doesNotContain("s3cret");
+                .doesNotContain(UnreachableDatabase.PASSWORD);
 
-        TidemarkException install = catchThrowableOfType(TidemarkException.class, () -> PostgresOutbox.forTable("public.items").build()
-                .install(stranger));
+        TidemarkException install = catchThrowableOfType(TidemarkException.class,
+                () -> PostgresOutbox.forTable("public.items").build()
+                        .install(stranger));
         assertThat(install.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
         assertThat(install.getMessage()).contains("Check the credentials");
-    }
-
-    /** A data source for a loopback port nothing listens on (bound, then closed), with a password to hide. */
-    static DataSource closedPort() throws IOException {
-        int port;
-        try (ServerSocket socket = new ServerSocket(0)) {
-            port = socket.getLocalPort();
-        }
-        PGSimpleDataSource ds = new PGSimpleDataSource();
-        ds.setServerNames(new String[] {"127.0.0.1"});
-        ds.setPortNumbers(new int[] {port});
-        ds.setDatabaseName("shop");
-        ds.setUser("app");
-        ds.setPassword("s3cret");
-        ds.setConnectTimeout(5);
-        return ds;
     }
 }
