@@ -44,7 +44,7 @@ public final class SqlServerErrors {
     static final int PERMISSION_DENIED_SECURABLE = 300;  // %ls permission was denied on object '%.*ls' ...
     static final int CANNOT_ACCESS_DATABASE = 916;       // The server principal ... is not able to access the database
     static final int CANNOT_OPEN_DATABASE = 4060;        // Cannot open database "%.*ls" requested by the login.
-    static final int LOGIN_FAILED = 18456;               // Login failed for user '%.*ls'.
+    // Login failed for user (18456) is a connection failure, recognised by the shared SqlErrors.
 
     /**
      * The errors the generated change procedures raise with {@code THROW}, so that they are told apart from
@@ -150,17 +150,11 @@ public final class SqlServerErrors {
     }
 
     /**
-     * {@link ErrorCode#CONNECTION_FAILED} when SQL Server could not be reached or refused the login (error 18456,
-     * which mssql-jdbc reports without a class-28 SQLState), else null. The shared rules ({@link SqlErrors}) cover
-     * the rest: SQLState class 08 (mssql-jdbc's "The TCP/IP connection to the host ... has failed", a login
-     * timeout, a broken connection) and the socket errors among the causes.
+     * {@link ErrorCode#CONNECTION_FAILED} when SQL Server could not be reached or refused the login, else null: the
+     * shared rules ({@link SqlErrors}), which know mssql-jdbc's SQLState class 08 ("The TCP/IP connection to the host
+     * ... has failed", a login timeout, a broken connection), the socket errors among the causes and error 18456.
      */
     public static TidemarkException connectionFailure(SQLException e, SqlContext context) {
-        for (SQLException next = e; next != null; next = next.getNextException()) {
-            if (next.getErrorCode() == LOGIN_FAILED) {
-                return SqlErrors.authenticationFailed(next, context);
-            }
-        }
         return SqlErrors.connectionFailure(e, context);
     }
 

@@ -25,6 +25,8 @@ public final class SqlErrors {
     /** SQLState 28000 invalid authorization specification; PostgreSQL's 28P01 invalid password. */
     private static final String AUTHORIZATION_CLASS = "28";
     private static final String INSUFFICIENT_PRIVILEGE = "42501";
+    /** SQL Server: Login failed for user '%.*ls'. */
+    private static final int SQL_SERVER_LOGIN_FAILED = 18456;
     /** pgjdbc's wording when it cannot open a connection (it wraps the socket error). */
     private static final String PG_CONNECTION_ATTEMPT_FAILED = "connection attempt failed";
     /** Where pgjdbc and mssql-jdbc name the server they tried: "to localhost:5432", "host localhost, port 1433". */
@@ -70,11 +72,18 @@ public final class SqlErrors {
         return false;
     }
 
-    /** Whether the server refused the login: SQLState class 28 (PostgreSQL 28P01 and 28000) in the chain. */
+    /**
+     * Whether the server refused the login: SQLState class 28 (PostgreSQL 28P01 and 28000) in the chain, or SQL
+     * Server's "Login failed for user" (error 18456, which mssql-jdbc reports with SQLState S0001, not class 28).
+     */
     public static boolean isAuthenticationFailure(Throwable failure) {
         for (Throwable t = failure; t != null; t = next(t)) {
-            if (t instanceof SQLException && state((SQLException) t).startsWith(AUTHORIZATION_CLASS)) {
-                return true;
+            if (t instanceof SQLException) {
+                SQLException e = (SQLException) t;
+                if (state(e).startsWith(AUTHORIZATION_CLASS)
+                        || e.getErrorCode() == SQL_SERVER_LOGIN_FAILED && state(e).startsWith("S")) {
+                    return true;
+                }
             }
         }
         return false;

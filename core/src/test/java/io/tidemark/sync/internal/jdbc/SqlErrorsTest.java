@@ -72,6 +72,17 @@ class SqlErrorsTest {
     }
 
     @Test
+    void sql_server_login_failed_is_an_authentication_failure_though_its_sqlstate_is_not_class_28() {
+        // mssql-jdbc: "Login failed for user 'app'.", error 18456, SQLState S0001 (as a JDBC store on SQL Server
+        // sees it, without the SQL Server provider's mapper).
+        SQLException loginFailed = new SQLException("Login failed for user 'app'.", "S0001", 18456);
+        TidemarkException mapped = SqlErrors.connectionFailure(loginFailed, CONTEXT);
+        assertThat(mapped.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
+        assertThat(mapped.getMessage()).contains("could not log in to").contains("Check the credentials");
+        assertThat(SqlErrors.isAuthenticationFailure(new SQLException("no such table", "S0002", 208))).isFalse();
+    }
+
+    @Test
     void the_host_and_port_the_driver_reported_are_added_when_the_target_has_no_url() {
         SqlContext noUrl = new SqlContext(null, "installing the outbox", "the data source com.example.Pool");
         TidemarkException mapped = SqlErrors.connectionFailed(new SQLException("The TCP/IP connection to the host"
