@@ -77,7 +77,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
                     (System.nanoTime() - started) / 1_000_000);
             return new EmbeddedPostgresServer(postgres);
         } catch (IOException | RuntimeException e) {
-            throw new TidemarkException(ErrorCode.INTERNAL, "Could not start the embedded PostgreSQL server: " + e
+            throw new TidemarkException(ErrorCode.IO_FAILED, "Could not start the embedded PostgreSQL server: " + e
                     + ". When running as root, PostgreSQL is started through 'unshare -U', which needs util-linux"
                     + " and user namespaces enabled.", e);
         }
@@ -98,7 +98,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         try {
             postgres.close();
         } catch (IOException e) {
-            throw new TidemarkException(ErrorCode.INTERNAL, "Could not stop the embedded PostgreSQL server: " + e, e);
+            throw new TidemarkException(ErrorCode.IO_FAILED, "Could not stop the embedded PostgreSQL server: " + e, e);
         }
     }
 
@@ -160,11 +160,11 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
 
     /** Creates a fresh, empty database; fails if one of that name exists. */
     public TestDatabase createDatabase(String name) {
-        io.tidemark.sync.sql.PgName.checkPart(name, "database");
+        io.tidemark.sync.internal.sql.PgName.checkPart(name, "database");
         try (Connection c = adminDataSource().getConnection(); Statement s = c.createStatement()) {
-            s.execute("CREATE DATABASE " + io.tidemark.sync.sql.PgName.quote(name));
+            s.execute("CREATE DATABASE " + io.tidemark.sync.internal.sql.PgName.quote(name));
         } catch (SQLException e) {
-            throw new TidemarkException(ErrorCode.INTERNAL, "Could not create test database " + name + ": "
+            throw new TidemarkException(ErrorCode.DATABASE_ERROR, "Could not create test database " + name + ": "
                     + e.getMessage(), e);
         }
         return new TestDatabase(this, name);

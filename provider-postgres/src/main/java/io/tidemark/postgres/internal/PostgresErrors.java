@@ -5,6 +5,10 @@ import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.spi.CallContext;
 
+import io.tidemark.sync.internal.jdbc.SqlContext;
+import io.tidemark.sync.internal.jdbc.SqlErrors;
+
+import javax.sql.DataSource;
 import java.sql.SQLException;
 
 /** Turns what PostgreSQL says into errors that tell the user what to fix. */
@@ -13,11 +17,20 @@ public final class PostgresErrors {
     private PostgresErrors() {
     }
 
-    public static TidemarkException map(SQLException e, TrackedObject object, CallContext context, int timeoutSeconds) {
-        String state = e.getSQLState() == null ? "" : e.getSQLState();
+    /**
+     * Maps a failure of calling {@code object}'s change function on {@code dataSource}: a connection or login
+     * failure by the shared rules ({@link SqlErrors}), then what PostgreSQL says about the function.
+     */
+    public static TidemarkException map(SQLException e, DataSource dataSource, TrackedObject object,
+                                        CallContext context, int timeoutSeconds) {
         String function = object.procedure();
-        String detail = e.getMessage() + (state.isEmpty() ? "" : " (SQLState " + state + ")");
-        switch (state) {
+        TidemarkException connection = SqlErrors.connectionFailure(e,
+                SqlContext.of(dataSource, object.name(), "calling " + function));
+        if (connection != null) {
+            return connection;
+        }
+        String detail = SqlErrors.detail(e);
+        switch (SqlErrors.state(e)) {
             case "42883": // undefined_function
                 return error(ErrorCode.PROCEDURE_NOT_FOUND, object, "function " + function + "(json) does not exist: "
                         + detail + ". Create a FUNCTION taking one json argument and returning json, jsonb or"
@@ -40,10 +53,6 @@ public final class PostgresErrors {
                         + " Make it faster (index the outbox on its version), ask for fewer rows with maxRows,"
                         + " or raise the timeout.", e);
             default:
-                if (state.startsWith("08")) {
-                    return error(ErrorCode.PROCEDURE_FAILED, object, "could not reach the database to call "
-                            + function + ": " + detail, e);
-                }
                 return error(ErrorCode.PROCEDURE_FAILED, object, "calling " + function + " failed: " + detail, e);
         }
     }
