@@ -5,6 +5,7 @@ import io.tidemark.history.InstallReport;
 import io.tidemark.history.TemporalTable;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.PostgresVersions;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -63,6 +64,7 @@ public final class Installer {
 
     public InstallReport install(DataSource dataSource) {
         return Jdbc.inTransaction(dataSource, object, "installing history", c -> {
+            PostgresVersions.requireSupported(c, object, "history");
             CatalogReader.pinSearchPath(c);
             ensureRegistry(c);
             if (CatalogReader.tableOid(c, config.table()).isEmpty()) {

@@ -2,6 +2,7 @@ package io.tidemark.postgres.internal.outbox;
 
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.PostgresVersions;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -22,6 +23,7 @@ public final class OutboxInstaller {
 
     public static void install(DataSource dataSource, String table, ScriptSource source) {
         inTransaction(dataSource, "install the outbox of " + table, connection -> {
+            PostgresVersions.requireSupported(connection, table, "the outbox");
             try (Statement s = connection.createStatement()) {
                 s.execute(source.script(connection));
             }
