@@ -111,11 +111,20 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         return queryAdmin("SHOW server_version");
     }
 
+    /** The server's major version, such as 18: for tests of what only some versions have. */
+    public int serverMajor() {
+        return serverVersionNum() / 10_000;
+    }
+
+    private int serverVersionNum() {
+        return Integer.parseInt(queryAdmin("SHOW server_version_num"));
+    }
+
     /** Stops this server and fails when it is not of the {@code expected} major (null or blank: any major). */
     private void requireExpectedMajor(String expected) {
         String version = serverVersion();
         LOG.info("Embedded PostgreSQL {} on port {}", version, port());
-        String problem = majorMismatch(expected, Integer.parseInt(queryAdmin("SHOW server_version_num")), version);
+        String problem = majorMismatch(expected, serverVersionNum(), version);
         if (problem != null) {
             close();
             throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, problem);

@@ -1,18 +1,18 @@
 package io.tidemark.history.internal.ddl;
 
+import io.tidemark.history.InstallReport;
+import io.tidemark.history.TemporalTable;
 import io.tidemark.history.internal.HistoryTransactions;
-import io.tidemark.sync.internal.jdbc.Jdbc;
 import io.tidemark.history.internal.catalog.CatalogObjects;
 import io.tidemark.history.internal.catalog.CatalogReader;
 import io.tidemark.history.internal.catalog.Column;
 import io.tidemark.history.internal.catalog.Registry;
 import io.tidemark.history.internal.catalog.RegistryEntry;
 import io.tidemark.history.internal.catalog.TableShape;
-import io.tidemark.history.internal.ddl.HistoryNames;
-import io.tidemark.history.InstallReport;
-import io.tidemark.history.TemporalTable;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.PostgresVersions;
+import io.tidemark.sync.internal.jdbc.Jdbc;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -71,6 +71,7 @@ public final class Installer {
 
     public InstallReport install(DataSource dataSource) {
         return HistoryTransactions.inTransaction(dataSource, object, "installing history", c -> {
+            PostgresVersions.requireSupported(c, object, "history");
             CatalogReader.pinSearchPath(c);
             ensureRegistry(c);
             if (CatalogReader.tableOid(c, HistoryNames.table(config)).isEmpty()) {

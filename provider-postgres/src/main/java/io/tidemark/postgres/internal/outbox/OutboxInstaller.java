@@ -2,6 +2,7 @@ package io.tidemark.postgres.internal.outbox;
 
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.PostgresVersions;
 import io.tidemark.sync.internal.jdbc.Jdbc;
 import io.tidemark.sync.internal.jdbc.SqlContext;
 import io.tidemark.sync.internal.jdbc.SqlErrors;
@@ -28,8 +29,10 @@ public final class OutboxInstaller {
     }
 
     public static void install(DataSource dataSource, String table, ScriptSource source) {
-        run(dataSource, "install the outbox of " + table, connection -> Jdbc.execute(connection,
-                source.script(connection)));
+        run(dataSource, "install the outbox of " + table, connection -> {
+            PostgresVersions.requireSupported(connection, table, "the outbox");
+            Jdbc.execute(connection, source.script(connection));
+        });
     }
 
     public static void uninstall(DataSource dataSource, OutboxNames names) {
