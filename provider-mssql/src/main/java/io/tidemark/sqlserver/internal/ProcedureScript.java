@@ -240,8 +240,10 @@ public final class ProcedureScript {
         for (int i = 0; i < columns.size(); i++) {
             String column = SqlServerName.quote(columns.get(i));
             if (columnLevel) {
-                select.add("CASE WHEN ct.SYS_CHANGE_OPERATION = N'I' OR " + inMask("ct", i) + "\n"
-                        + I5 + "THEN t." + column + " END AS " + column);
+                select.add(SqlTemplate.of("""
+                                CASE WHEN ct.SYS_CHANGE_OPERATION = N'I' OR {{in_mask}}
+                                {{indent}}THEN t.{{column}} END AS {{column}}""")
+                        .with("in_mask", inMask("ct", i)).with("indent", I5).with("column", column).render());
             } else {
                 select.add("t." + column + " AS " + column);
             }
@@ -364,25 +366,31 @@ public final class ProcedureScript {
     private String changed() {
         StringJoiner values = new StringJoiner(", ");
         for (int i = 0; i < columns.size(); i++) {
-            values.add("(" + (i + 1) + ", " + SqlServerName.literal(TSqlScript.jsonString(columns.get(i))) + ", "
-                    + columnId(i) + ")");
+            values.add(SqlTemplate.of("({{ordinal}}, {{name}}, {{column_id}})")
+                    .with("ordinal", i + 1)
+                    .with("name", SqlServerName.literal(TSqlScript.jsonString(columns.get(i))))
+                    .with("column_id", columnId(i))
+                    .render());
         }
-        return "-- \"$changed\": the columns the update changed, by their names in this document.\n"
-                + I4 + "CASE WHEN ct.SYS_CHANGE_OPERATION = N'U' THEN JSON_QUERY(N'[' + ISNULL((\n"
-                + I5 + "SELECT STRING_AGG(CAST(c.name AS NVARCHAR(MAX)), N',') WITHIN GROUP (ORDER BY c.ordinal)\n"
-                + I5 + "FROM (VALUES " + values + ") AS c (ordinal, name, column_id)\n"
-                + I5 + "WHERE ct.SYS_CHANGE_COLUMNS IS NULL\n"
-                + I5 + I1 + "OR CHANGE_TRACKING_IS_COLUMN_IN_MASK(c.column_id, ct.SYS_CHANGE_COLUMNS) = 1\n"
-                + I4 + "), N'') + N']') END AS [$changed]";
+        // The first line follows the select list's indent; the rest sit at fixed depths inside it.
+        return SqlTemplate.of("""
+                -- "$changed": the columns the update changed, by their names in this document.
+                                CASE WHEN ct.SYS_CHANGE_OPERATION = N'U' THEN JSON_QUERY(N'[' + ISNULL((
+                                    SELECT STRING_AGG(CAST(c.name AS NVARCHAR(MAX)), N',') WITHIN GROUP (ORDER BY c.ordinal)
+                                    FROM (VALUES {{values}}) AS c (ordinal, name, column_id)
+                                    WHERE ct.SYS_CHANGE_COLUMNS IS NULL
+                                        OR CHANGE_TRACKING_IS_COLUMN_IN_MASK(c.column_id, ct.SYS_CHANGE_COLUMNS) = 1
+                                ), N'') + N']') END AS [$changed]""").with("values", values.toString()).render();
     }
 
     private String inMask(String alias, int column) {
-        return "(" + alias + ".SYS_CHANGE_COLUMNS IS NULL OR CHANGE_TRACKING_IS_COLUMN_IN_MASK(" + columnId(column)
-                + ", " + alias + ".SYS_CHANGE_COLUMNS) = 1)";
+        return SqlTemplate.of("""
+                ({{alias}}.SYS_CHANGE_COLUMNS IS NULL OR CHANGE_TRACKING_IS_COLUMN_IN_MASK({{column_id}}, \
+                {{alias}}.SYS_CHANGE_COLUMNS) = 1)""").with("alias", alias).with("column_id", columnId(column)).render();
     }
 
     private String maskBit(String alias, int column) {
-        return "CASE WHEN " + inMask(alias, column) + " THEN 1 ELSE 0 END";
+        return SqlTemplate.of("CASE WHEN {{in_mask}} THEN 1 ELSE 0 END").with("in_mask", inMask(alias, column)).render();
     }
 
     private String keyJoin(String left, String right) {
