@@ -357,7 +357,8 @@ public final class HistorySql {
     public SqlStep truncateTrigger() {
         String timing = config.truncatePolicy() == TruncatePolicy.REFUSE ? "BEFORE" : "AFTER";
         return new SqlStep("TRUNCATE policy: " + config.truncatePolicy() + ".",
-                trigger(names.truncateTrigger(), timing + " TRUNCATE ON " + table, "STATEMENT",
+                trigger(names.truncateTrigger(), SqlTemplate.of("{{timing}} TRUNCATE ON {{table}}")
+                                .with("timing", timing).with("table", table).render(), "STATEMENT",
                         names.truncateFunction()));
     }
 
@@ -366,7 +367,8 @@ public final class HistorySql {
     public String asOfFunctionBody() {
         String select = shape.allColumns().stream()
                 .map(c -> shape.isVersioned(c.name()) ? "h." + c.quoted()
-                        : "NULL::" + c.type() + " AS " + c.quoted())
+                        : SqlTemplate.of("NULL::{{type}} AS {{column}}")
+                                .with("type", c.type()).with("column", c.quoted()).render())
                 .collect(Collectors.joining(", "));
         return SqlTemplate.of("""
 
