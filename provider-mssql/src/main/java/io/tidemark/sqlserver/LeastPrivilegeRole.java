@@ -104,7 +104,10 @@ public final class LeastPrivilegeRole {
                     GRANT SELECT, INSERT, UPDATE, DELETE ON SCHEMA::{{schema}} TO {{role}};
                     """).with("schema", SqlServerName.quote(storeSchema)).with("role", quoted).render());
         }
-        return blocks.isEmpty() ? "" : String.join("\n", blocks) + "GO\n\n";
+        return blocks.isEmpty() ? "" : SqlTemplate.of("""
+                {{blocks}}GO
+
+                """).with("blocks", String.join("\n", blocks)).render();
     }
 
     /** One grant line on one object, ending with its newline. */

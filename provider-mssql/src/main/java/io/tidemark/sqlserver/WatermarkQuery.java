@@ -58,9 +58,10 @@ public final class WatermarkQuery {
      */
     public static WatermarkQuery sequence(String sequenceName) {
         String quoted = SqlServerName.parse(sequenceName, "sequence").quoted();
-        return new WatermarkQuery(SqlTemplate.of(
-                        "SELECT CAST(s.current_value AS BIGINT) FROM sys.sequences AS s WHERE s.object_id = "
-                        + "OBJECT_ID({{sequence}}, N'SO')").with("sequence", SqlServerName.literal(quoted)).render(),
+        return new WatermarkQuery(SqlTemplate.of("""
+                        SELECT CAST(s.current_value AS BIGINT) FROM sys.sequences AS s \
+                        WHERE s.object_id = OBJECT_ID({{sequence}}, N'SO')""")
+                        .with("sequence", SqlServerName.literal(quoted)).render(),
                 "sequence " + quoted);
     }
 

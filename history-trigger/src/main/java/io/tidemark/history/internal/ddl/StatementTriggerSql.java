@@ -49,7 +49,8 @@ final class StatementTriggerSql {
 
         /** Wraps one statement (without its semicolon) to run in this style. */
         String run(String statement) {
-            return this == STATIC ? statement + ";\n" : SqlTemplate.of("""
+            return this == STATIC ? SqlTemplate.of("{{statement}};\n").with("statement", statement).render()
+                    : SqlTemplate.of("""
                             EXECUTE $sql$
                     {{statement}}
                             $sql$ USING _now, {{context}};
