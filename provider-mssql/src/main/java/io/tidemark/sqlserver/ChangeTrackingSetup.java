@@ -167,12 +167,16 @@ public final class ChangeTrackingSetup {
     String retentionText() {
         long minutes = retention.toMinutes();
         if (minutes % (24 * 60) == 0) {
-            return minutes / (24 * 60) + " DAYS";
+            return retention(minutes / (24 * 60), "DAYS");
         }
         if (minutes % 60 == 0) {
-            return minutes / 60 + " HOURS";
+            return retention(minutes / 60, "HOURS");
         }
-        return minutes + " MINUTES";
+        return retention(minutes, "MINUTES");
+    }
+
+    private static String retention(long amount, String unit) {
+        return SqlTemplate.of("{{amount}} {{unit}}").with("amount", amount).with("unit", unit).render();
     }
 
     /** Configures a {@link ChangeTrackingSetup}. */

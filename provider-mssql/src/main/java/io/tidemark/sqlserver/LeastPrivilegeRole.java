@@ -84,17 +84,19 @@ public final class LeastPrivilegeRole {
     private String grants(String quoted) {
         List<String> blocks = new ArrayList<>();
         if (!procedures.isEmpty()) {
-            blocks.add("-- Run the change procedures.\n" + procedures.stream()
-                    .map(procedure -> "GRANT EXECUTE ON OBJECT::" + procedure.quoted() + " TO " + quoted + ";\n")
-                    .collect(Collectors.joining()));
+            blocks.add(SqlTemplate.of("""
+                    -- Run the change procedures.
+                    {{grants}}""").with("grants", procedures.stream()
+                    .map(procedure -> grant("EXECUTE", procedure.quoted(), quoted))
+                    .collect(Collectors.joining())).render());
         }
         if (!tables.isEmpty()) {
-            blocks.add("""
+            blocks.add(SqlTemplate.of("""
                     -- Read the Change Tracking data of the tables: CHANGETABLE and CHANGE_TRACKING_MIN_VALID_VERSION
                     -- check VIEW CHANGE TRACKING themselves, inside a procedure too.
-                    """ + tables.stream()
-                    .map(table -> "GRANT VIEW CHANGE TRACKING ON OBJECT::" + table.quoted() + " TO " + quoted + ";\n")
-                    .collect(Collectors.joining()));
+                    {{grants}}""").with("grants", tables.stream()
+                    .map(table -> grant("VIEW CHANGE TRACKING", table.quoted(), quoted))
+                    .collect(Collectors.joining())).render());
         }
         if (storeSchema != null) {
             blocks.add(SqlTemplate.of("""
@@ -102,7 +104,16 @@ public final class LeastPrivilegeRole {
                     GRANT SELECT, INSERT, UPDATE, DELETE ON SCHEMA::{{schema}} TO {{role}};
                     """).with("schema", SqlServerName.quote(storeSchema)).with("role", quoted).render());
         }
-        return blocks.isEmpty() ? "" : String.join("\n", blocks) + "GO\n\n";
+        return blocks.isEmpty() ? "" : SqlTemplate.of("""
+                {{blocks}}GO
+
+                """).with("blocks", String.join("\n", blocks)).render();
+    }
+
+    /** One grant line on one object, ending with its newline. */
+    private static String grant(String permission, String quotedObject, String quotedRole) {
+        return SqlTemplate.of("GRANT {{permission}} ON OBJECT::{{object}} TO {{role}};\n")
+                .with("permission", permission).with("object", quotedObject).with("role", quotedRole).render();
     }
 
     private String member(String quoted, String member) {

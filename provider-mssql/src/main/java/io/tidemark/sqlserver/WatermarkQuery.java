@@ -3,6 +3,7 @@ package io.tidemark.sqlserver;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.internal.sql.SqlServerName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import java.util.Objects;
 
@@ -57,8 +58,11 @@ public final class WatermarkQuery {
      */
     public static WatermarkQuery sequence(String sequenceName) {
         String quoted = SqlServerName.parse(sequenceName, "sequence").quoted();
-        return new WatermarkQuery("SELECT CAST(s.current_value AS BIGINT) FROM sys.sequences AS s WHERE s.object_id = "
-                + "OBJECT_ID(" + SqlServerName.literal(quoted) + ", N'SO')", "sequence " + quoted);
+        return new WatermarkQuery(SqlTemplate.of("""
+                        SELECT CAST(s.current_value AS BIGINT) FROM sys.sequences AS s \
+                        WHERE s.object_id = OBJECT_ID({{sequence}}, N'SO')""")
+                        .with("sequence", SqlServerName.literal(quoted)).render(),
+                "sequence " + quoted);
     }
 
     /**
@@ -67,7 +71,8 @@ public final class WatermarkQuery {
      */
     public static WatermarkQuery identity(String tableName) {
         String quoted = SqlServerName.parse(tableName, "table").quoted();
-        return new WatermarkQuery("SELECT CAST(IDENT_CURRENT(" + SqlServerName.literal(quoted) + ") AS BIGINT)",
+        return new WatermarkQuery(SqlTemplate.of("SELECT CAST(IDENT_CURRENT({{table}}) AS BIGINT)")
+                        .with("table", SqlServerName.literal(quoted)).render(),
                 "identity of " + quoted);
     }
 

@@ -2,6 +2,8 @@ package io.tidemark.testing;
 
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -169,9 +171,9 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
 
     /** Creates a fresh, empty database; fails if one of that name exists. */
     public TestDatabase createDatabase(String name) {
-        io.tidemark.sync.internal.sql.PgName.checkPart(name, "database");
+        PgName.checkPart(name, "database");
         try (Connection c = adminDataSource().getConnection(); Statement s = c.createStatement()) {
-            s.execute("CREATE DATABASE " + io.tidemark.sync.internal.sql.PgName.quote(name));
+            s.execute(SqlTemplate.of("CREATE DATABASE {{database}}").with("database", PgName.quote(name)).render());
         } catch (SQLException e) {
             throw new TidemarkException(ErrorCode.DATABASE_ERROR, "Could not create test database " + name + ": "
                     + e.getMessage(), e);

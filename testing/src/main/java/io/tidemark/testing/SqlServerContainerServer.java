@@ -4,6 +4,7 @@ import com.microsoft.sqlserver.jdbc.SQLServerDataSource;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.internal.sql.SqlServerName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.testcontainers.DockerClientFactory;
@@ -105,7 +106,8 @@ public final class SqlServerContainerServer {
     /** Creates a fresh, empty database; fails if one of that name exists. */
     public SqlServerDatabase createDatabase(String name) {
         SqlServerName.checkPart(name, "database");
-        execute(adminDataSource(), "CREATE DATABASE " + SqlServerName.quote(name));
+        execute(adminDataSource(), SqlTemplate.of("CREATE DATABASE {{database}}")
+                .with("database", SqlServerName.quote(name)).render());
         return new SqlServerDatabase(this, name);
     }
 

@@ -5,6 +5,7 @@ import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.internal.jdbc.Transactions;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.sync.spi.ResponsePayload;
@@ -49,7 +50,8 @@ public final class ProcedureCall {
 
     /** The batch sent for a procedure whose bracket-quoted name is {@code quotedProcedure}. */
     public static String sql(String quotedProcedure) {
-        return "SET NOCOUNT ON; EXEC " + quotedProcedure + " @Json = ?";
+        return SqlTemplate.of("SET NOCOUNT ON; EXEC {{procedure}} @Json = ?")
+                .with("procedure", quotedProcedure).render();
     }
 
     public ResponsePayload invoke(String sql, TrackedObject object, ChangeRequest request, CallContext context) {

@@ -205,15 +205,16 @@ public final class ProcedureScript {
         select.add("N'I' AS [$operation]");
         select.add("@currentVersion AS [$version]");
         for (String key : keys) {
-            select.add("t." + SqlServerName.quote(key) + " AS " + SqlServerName.quote(key));
+            select.add(selectItem("t", SqlServerName.quote(key)));
         }
         for (String column : columns) {
-            select.add("t." + SqlServerName.quote(column) + " AS " + SqlServerName.quote(column));
+            select.add(selectItem("t", SqlServerName.quote(column)));
         }
         String document = document(I2, new String[] {"@currentVersion", "N'Full'",
                 "CASE WHEN @initial = 1 THEN 0 ELSE 1 END"}, List.of(), select, List.of(
-                "FROM " + table + " AS t",
-                "ORDER BY " + join(keys, k -> "t." + SqlServerName.quote(k))), List.of());
+                fromTable(),
+                SqlTemplate.of("ORDER BY {{keys}}").with("keys", join(keys, k -> qualified("t", k))).render()),
+                List.of());
         return SqlTemplate.of("""
                     -- A first export asks for everything. A version older than Change Tracking keeps cannot be diffed
                     -- from: the changes after it are gone. Both get a full snapshot of the table, as of
@@ -235,15 +236,17 @@ public final class ProcedureScript {
         select.add("ct.SYS_CHANGE_VERSION AS [$version]");
         for (String key : keys) {
             // From CHANGETABLE, not from the table: a deleted row is gone from the table but its key is here.
-            select.add("ct." + SqlServerName.quote(key) + " AS " + SqlServerName.quote(key));
+            select.add(selectItem("ct", SqlServerName.quote(key)));
         }
         for (int i = 0; i < columns.size(); i++) {
             String column = SqlServerName.quote(columns.get(i));
             if (columnLevel) {
-                select.add("CASE WHEN ct.SYS_CHANGE_OPERATION = N'I' OR " + inMask("ct", i) + "\n"
-                        + I5 + "THEN t." + column + " END AS " + column);
+                select.add(SqlTemplate.of("""
+                                CASE WHEN ct.SYS_CHANGE_OPERATION = N'I' OR {{in_mask}}
+                                {{indent}}THEN t.{{column}} END AS {{column}}""")
+                        .with("in_mask", inMask("ct", i)).with("indent", I5).with("column", column).render());
             } else {
-                select.add("t." + column + " AS " + column);
+                select.add(selectItem("t", column));
             }
         }
         if (!columns.isEmpty()) {
@@ -255,11 +258,14 @@ public final class ProcedureScript {
                 : List.of();
         String document = document(I1, new String[] {"@toVersion", "N'Diff'", "0"}, comments, select, List.of(
                 "-- RIGHT OUTER JOIN keeps deletes: their rows are gone from the table, only CHANGETABLE has them.",
-                "FROM " + table + " AS t",
-                "RIGHT OUTER JOIN CHANGETABLE(CHANGES " + table + ", @fromVersion) AS ct",
-                I1 + "ON " + keyJoin("t", "ct"),
+                fromTable(),
+                SqlTemplate.of("RIGHT OUTER JOIN CHANGETABLE(CHANGES {{table}}, @fromVersion) AS ct")
+                        .with("table", table).render(),
+                SqlTemplate.of("{{indent}}ON {{key_join}}").with("indent", I1).with("key_join", keyJoin("t", "ct"))
+                        .render(),
                 "WHERE ct.SYS_CHANGE_VERSION <= @toVersion",
-                "ORDER BY ct.SYS_CHANGE_VERSION, " + join(keys, k -> "ct." + SqlServerName.quote(k))), List.of(
+                SqlTemplate.of("ORDER BY ct.SYS_CHANGE_VERSION, {{keys}}")
+                        .with("keys", join(keys, k -> qualified("ct", k))).render()), List.of(
                 "-- No INCLUDE_NULL_VALUES: with it, an unchanged column (NULL in a column-level row) and a",
                 "-- column cleared to NULL would look the same. \"$changed\" tells them apart."));
         return SqlTemplate.of("""
@@ -311,10 +317,12 @@ public final class ProcedureScript {
      * for the next call would come back described less fully than now.
      */
     private String maxRows() {
+        // One condition per column, each on its own lines after the operation comparison.
         StringBuilder masks = new StringBuilder();
         for (int i = 0; i < columns.size(); i++) {
-            masks.append('\n').append(I5).append("OR ").append(maskBit("later", i))
-                    .append('\n').append(I5).append("   <> ").append(maskBit("ct", i));
+            masks.append(SqlTemplate.of("\n{{indent}}OR {{later}}\n{{indent}}   <> {{current}}")
+                    .with("indent", I5).with("later", maskBit("later", i)).with("current", maskBit("ct", i))
+                    .render());
         }
         return SqlTemplate.of("""
                     -- maxRows, when sent, ends the result early at a version boundary: all rows of a version (one
@@ -364,30 +372,52 @@ public final class ProcedureScript {
     private String changed() {
         StringJoiner values = new StringJoiner(", ");
         for (int i = 0; i < columns.size(); i++) {
-            values.add("(" + (i + 1) + ", " + SqlServerName.literal(TSqlScript.jsonString(columns.get(i))) + ", "
-                    + columnId(i) + ")");
+            values.add(SqlTemplate.of("({{ordinal}}, {{name}}, {{column_id}})")
+                    .with("ordinal", i + 1)
+                    .with("name", SqlServerName.literal(TSqlScript.jsonString(columns.get(i))))
+                    .with("column_id", columnId(i))
+                    .render());
         }
-        return "-- \"$changed\": the columns the update changed, by their names in this document.\n"
-                + I4 + "CASE WHEN ct.SYS_CHANGE_OPERATION = N'U' THEN JSON_QUERY(N'[' + ISNULL((\n"
-                + I5 + "SELECT STRING_AGG(CAST(c.name AS NVARCHAR(MAX)), N',') WITHIN GROUP (ORDER BY c.ordinal)\n"
-                + I5 + "FROM (VALUES " + values + ") AS c (ordinal, name, column_id)\n"
-                + I5 + "WHERE ct.SYS_CHANGE_COLUMNS IS NULL\n"
-                + I5 + I1 + "OR CHANGE_TRACKING_IS_COLUMN_IN_MASK(c.column_id, ct.SYS_CHANGE_COLUMNS) = 1\n"
-                + I4 + "), N'') + N']') END AS [$changed]";
+        // The first line follows the select list's indent; the rest sit at fixed depths inside it.
+        return SqlTemplate.of("""
+                -- "$changed": the columns the update changed, by their names in this document.
+                                CASE WHEN ct.SYS_CHANGE_OPERATION = N'U' THEN JSON_QUERY(N'[' + ISNULL((
+                                    SELECT STRING_AGG(CAST(c.name AS NVARCHAR(MAX)), N',') WITHIN GROUP (ORDER BY c.ordinal)
+                                    FROM (VALUES {{values}}) AS c (ordinal, name, column_id)
+                                    WHERE ct.SYS_CHANGE_COLUMNS IS NULL
+                                        OR CHANGE_TRACKING_IS_COLUMN_IN_MASK(c.column_id, ct.SYS_CHANGE_COLUMNS) = 1
+                                ), N'') + N']') END AS [$changed]""").with("values", values.toString()).render();
     }
 
     private String inMask(String alias, int column) {
-        return "(" + alias + ".SYS_CHANGE_COLUMNS IS NULL OR CHANGE_TRACKING_IS_COLUMN_IN_MASK(" + columnId(column)
-                + ", " + alias + ".SYS_CHANGE_COLUMNS) = 1)";
+        return SqlTemplate.of("""
+                ({{alias}}.SYS_CHANGE_COLUMNS IS NULL OR CHANGE_TRACKING_IS_COLUMN_IN_MASK({{column_id}}, \
+                {{alias}}.SYS_CHANGE_COLUMNS) = 1)""").with("alias", alias).with("column_id", columnId(column)).render();
     }
 
     private String maskBit(String alias, int column) {
-        return "CASE WHEN " + inMask(alias, column) + " THEN 1 ELSE 0 END";
+        return SqlTemplate.of("CASE WHEN {{in_mask}} THEN 1 ELSE 0 END").with("in_mask", inMask(alias, column)).render();
     }
 
     private String keyJoin(String left, String right) {
-        return join(keys, k -> left + "." + SqlServerName.quote(k) + " = " + right + "." + SqlServerName.quote(k),
-                " AND ");
+        return join(keys, k -> SqlTemplate.of("{{left}} = {{right}}")
+                .with("left", qualified(left, k)).with("right", qualified(right, k)).render(), " AND ");
+    }
+
+    private String fromTable() {
+        return SqlTemplate.of("FROM {{table}} AS t").with("table", table).render();
+    }
+
+    /** {@code alias.[column]} for an unquoted column name. */
+    private static String qualified(String alias, String column) {
+        return SqlTemplate.of("{{alias}}.{{column}}").with("alias", alias).with("column", SqlServerName.quote(column))
+                .render();
+    }
+
+    /** {@code alias.[column] AS [column]} for an already quoted column name. */
+    private static String selectItem(String alias, String quotedColumn) {
+        return SqlTemplate.of("{{alias}}.{{column}} AS {{column}}").with("alias", alias).with("column", quotedColumn)
+                .render();
     }
 
     /** Each line on its own line after {@code indent}. */

@@ -8,6 +8,7 @@ import io.tidemark.sync.internal.contract.ResponseScanner;
 import io.tidemark.sync.internal.contract.ResponseSummary;
 import io.tidemark.sync.spi.ResponsePayload;
 import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -32,7 +33,8 @@ public final class ContractClient implements AutoCloseable {
     public ContractClient(DataSource dataSource, String function, int timeoutSeconds) {
         this.dataSource = dataSource;
         this.function = function;
-        this.sql = "SELECT " + PgName.parse(function, "function").quoted() + "(?::json)::text";
+        this.sql = SqlTemplate.of("SELECT {{function}}(?::json)::text")
+                .with("function", PgName.parse(function, "function").quoted()).render();
         this.timeoutSeconds = timeoutSeconds;
     }
 

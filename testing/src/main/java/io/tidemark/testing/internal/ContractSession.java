@@ -1,5 +1,6 @@
 package io.tidemark.testing.internal;
 
+import io.tidemark.sync.internal.sql.SqlTemplate;
 import io.tidemark.testing.ProcedureContractVerifier.RowAction;
 
 import javax.sql.DataSource;
@@ -44,8 +45,10 @@ final class ContractSession implements AutoCloseable {
             try (Statement s = c.createStatement()) {
                 c.setAutoCommit(true);
                 // Never wait forever on a lock the scenario itself holds.
-                s.execute("SET statement_timeout = '" + timeoutSeconds + "s'");
-                s.execute("SET lock_timeout = '" + timeoutSeconds + "s'");
+                s.execute(SqlTemplate.of("SET statement_timeout = '{{seconds}}s'")
+                        .with("seconds", timeoutSeconds).render());
+                s.execute(SqlTemplate.of("SET lock_timeout = '{{seconds}}s'")
+                        .with("seconds", timeoutSeconds).render());
             }
             c.setAutoCommit(!transaction);
             return new ContractSession(name, c, transcript);

@@ -6,6 +6,7 @@ import io.tidemark.history.TemporalTable;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -177,7 +178,8 @@ public final class CatalogReader {
         String type = Jdbc.query(c, "SELECT pg_catalog.format_type(?::oid, NULL)", rs -> rs.getString(1), typeOid).get(0);
         java.sql.Savepoint savepoint = c.setSavepoint();
         try {
-            Jdbc.execute(c, "EXPLAIN SELECT NULL::" + type + " IS DISTINCT FROM NULL::" + type);
+            Jdbc.execute(c, SqlTemplate.of("EXPLAIN SELECT NULL::{{type}} IS DISTINCT FROM NULL::{{type}}")
+                    .with("type", type).render());
             c.releaseSavepoint(savepoint);
             return true;
         } catch (SQLException e) {

@@ -14,10 +14,12 @@ import java.util.Optional;
 /** Reads and writes {@code tidemark.temporal_tables}. */
 public final class Registry {
 
-    private static final String SELECT = registrySql("""
+    private static final String SELECT = """
             SELECT source_schema, source_table, history_schema, history_table,
                    key_columns::text, versioned_columns::text, orphan_columns::text, options::text, function_hash
-              FROM {{registry}}""");
+              FROM {{registry}} WHERE {{where}}""";
+    private static final String SELECT_BY_TABLE = select("source_schema = ? AND source_table = ?");
+    private static final String SELECT_BY_HISTORY = select("history_schema = ? AND history_table = ?");
     private static final String DELETE = registrySql("""
             DELETE FROM {{registry}} WHERE source_schema = ? AND source_table = ?""");
     private static final String ADVANCE_HORIZON = registrySql("""
@@ -50,7 +52,7 @@ public final class Registry {
 
     /** {@link #find} when the registry is known to exist: one round trip instead of two. */
     public static Optional<RegistryEntry> findExisting(Connection c, PgName table) throws SQLException {
-        return first(Jdbc.query(c, SELECT + " WHERE source_schema = ? AND source_table = ?", Registry::map,
+        return first(Jdbc.query(c, SELECT_BY_TABLE, Registry::map,
                 table.schema().orElseThrow(), table.name()));
     }
 
@@ -58,7 +60,7 @@ public final class Registry {
         if (!exists(c)) {
             return Optional.empty();
         }
-        return first(Jdbc.query(c, SELECT + " WHERE history_schema = ? AND history_table = ?", Registry::map,
+        return first(Jdbc.query(c, SELECT_BY_HISTORY, Registry::map,
                 history.schema().orElseThrow(), history.name()));
     }
 
@@ -70,6 +72,10 @@ public final class Registry {
     /** Moves the horizon forward (never back) and returns it. */
     public static Timestamp advanceHorizon(Connection c, PgName table, Timestamp cutoff) throws SQLException {
         return Jdbc.query(c, ADVANCE_HORIZON, rs -> rs.getTimestamp(1), cutoff, table.schema().orElseThrow(), table.name()).get(0);
+    }
+
+    private static String select(String where) {
+        return SqlTemplate.of(SELECT).with("registry", HistorySql.REGISTRY).with("where", where).render();
     }
 
     private static String registrySql(String template) {

@@ -2,6 +2,7 @@ package io.tidemark.history.internal.context;
 
 import io.tidemark.history.ChangeContext;
 import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -9,6 +10,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.function.Function;
+import java.util.function.IntFunction;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 /**
  * The statement that hands a {@link ChangeContext} to the trigger: five {@code set_config(..., true)} calls in
@@ -31,17 +35,22 @@ public final class ContextSql {
 
     public ContextSql(String settingsPrefix) {
         this.prefix = settingsPrefix;
-        StringBuilder sql = new StringBuilder("SELECT ");
-        for (int i = 0; i < KEYS.size(); i++) {
-            sql.append(i == 0 ? "" : ", ").append("pg_catalog.set_config(")
-                    .append(PgName.literal(prefix + "." + KEYS.get(i))).append(", ?, true)");
-        }
-        this.select = sql.toString();
+        this.select = SqlTemplate.of("SELECT {{settings}}").with("settings", settings(i -> "?")).render();
     }
 
     /** The push with five bind parameters, ending in "; " so a statement can follow in the same round trip. */
     public String preparedPrefix() {
-        return select + "; ";
+        return SqlTemplate.of("{{select}}; ").with("select", select).render();
+    }
+
+    /** The five {@code set_config} calls, each setting its key to {@code value.apply(index)}. */
+    private String settings(IntFunction<String> value) {
+        return IntStream.range(0, KEYS.size())
+                .mapToObj(i -> SqlTemplate.of("pg_catalog.set_config({{name}}, {{value}}, true)")
+                        .with("name", PgName.literal(prefix + "." + KEYS.get(i)))
+                        .with("value", value.apply(i))
+                        .render())
+                .collect(Collectors.joining(", "));
     }
 
     /** Binds the context's values to parameters {@code first .. first + 4}. */
@@ -56,14 +65,9 @@ public final class ContextSql {
      * The tag is chosen so that no value contains it, which makes the quoting exact whatever the value holds.
      */
     public String literalPrefix(ChangeContext context) {
-        StringBuilder sql = new StringBuilder("SELECT ");
-        for (int i = 0; i < KEYS.size(); i++) {
-            String value = VALUES.get(i).apply(context).orElse("");
-            sql.append(i == 0 ? "" : ", ").append("pg_catalog.set_config(")
-                    .append(PgName.literal(prefix + "." + KEYS.get(i))).append(", ").append(dollarQuote(value))
-                    .append(", true)");
-        }
-        return sql.append("; ").toString();
+        return SqlTemplate.of("SELECT {{settings}}; ")
+                .with("settings", settings(i -> dollarQuote(VALUES.get(i).apply(context).orElse(""))))
+                .render();
     }
 
     /** Pushes the context in a statement of its own: one round trip. */

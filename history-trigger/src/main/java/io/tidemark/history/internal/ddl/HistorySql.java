@@ -92,7 +92,8 @@ public final class HistorySql {
     /** {@code ALTER TABLE history ADD COLUMN}, for evolution. */
     public SqlStep addHistoryColumn(String definition) {
         return new SqlStep("A column new to the table (or an opt-in column) joins history; older versions have NULL.",
-                "ALTER TABLE " + history + " ADD COLUMN " + definition);
+                SqlTemplate.of("ALTER TABLE {{history}} ADD COLUMN {{definition}}")
+                        .with("history", history).with("definition", definition).render());
     }
 
     public List<SqlStep> createIndexes() {
@@ -109,18 +110,18 @@ public final class HistorySql {
     SqlStep keyIndex() {
         return index("Versions of one key, newest first: the trigger's lookups and as-of queries for one key.\n"
                 + "valid_to DESC breaks the tie between a tombstone and a re-insert that starts at the same instant.",
-                false, names.keyIndex(), "(" + keyList("") + ", valid_from DESC, valid_to DESC)");
+                false, names.keyIndex(), SqlTemplate.of("({{keys}}, valid_from DESC, valid_to DESC)").with("keys", keyList("")).render());
     }
 
     SqlStep openVersionIndex() {
         return index("At most one open version per key, enforced by the database itself.",
-                true, names.openIndex(), "(" + keyList("") + ") WHERE valid_to = 'infinity'");
+                true, names.openIndex(), SqlTemplate.of("({{keys}}) WHERE valid_to = 'infinity'").with("keys", keyList("")).render());
     }
 
     SqlStep chainStartIndex() {
         return index("One start per life of a key: two transactions that cannot see each other's history (REPEATABLE\n"
                 + "READ) cannot both start the same chain; the later one fails with a serialization error instead.",
-                true, names.chainIndex(), "(" + keyList("") + ", chain_no) WHERE operation = 1");
+                true, names.chainIndex(), SqlTemplate.of("({{keys}}, chain_no) WHERE operation = 1").with("keys", keyList("")).render());
     }
 
     SqlStep periodIndex() {
@@ -250,14 +251,15 @@ public final class HistorySql {
 
     public SqlStep revokeWriteFunction() {
         return new SqlStep("Nobody else may attach this SECURITY DEFINER function to a table of their own.",
-                "REVOKE ALL ON FUNCTION " + names.writeFunction().quoted() + "() FROM PUBLIC");
+                revokeFromPublic(names.writeFunction().quoted()));
     }
 
     /** The triggers that call the write function: one row trigger, or three statement triggers. */
     public List<SqlStep> writeTriggers() {
         if (config.triggerMode() == TriggerMode.ROW) {
             return List.of(new SqlStep("Every row change of the table, whoever makes it, is recorded in the same statement.",
-                    trigger(names.rowTrigger(), "AFTER INSERT OR UPDATE OR DELETE ON " + table, "ROW",
+                    trigger(names.rowTrigger(), SqlTemplate.of("AFTER INSERT OR UPDATE OR DELETE ON {{table}}")
+                                    .with("table", table).render(), "ROW",
                             names.writeFunction())));
         }
         List<String> triggers = names.statementTriggers();
@@ -269,7 +271,8 @@ public final class HistorySql {
     }
 
     private SqlStep statementTrigger(String name, String event, String referencing, String comment) {
-        return new SqlStep(comment, trigger(name, "AFTER " + event + " ON " + table + " REFERENCING " + referencing,
+        return new SqlStep(comment, trigger(name, SqlTemplate.of("AFTER {{event}} ON {{table}} REFERENCING {{referencing}}")
+                        .with("event", event).with("table", table).with("referencing", referencing).render(),
                 "STATEMENT", names.writeFunction()));
     }
 
@@ -290,7 +293,8 @@ public final class HistorySql {
     public List<SqlStep> dropOtherModeTriggers() {
         TriggerMode other = config.triggerMode() == TriggerMode.ROW ? TriggerMode.STATEMENT : TriggerMode.ROW;
         return names.writeTriggers(other).stream().map(t -> new SqlStep("Switching trigger mode.",
-                "DROP TRIGGER IF EXISTS " + PgName.quote(t) + " ON " + table)).toList();
+                SqlTemplate.of("DROP TRIGGER IF EXISTS {{trigger}} ON {{table}}")
+                        .with("trigger", PgName.quote(t)).with("table", table).render())).toList();
     }
 
     // --- TRUNCATE ------------------------------------------------------------------------------------------------
@@ -343,13 +347,18 @@ public final class HistorySql {
 
     public SqlStep revokeTruncateFunction() {
         return new SqlStep("Nobody else may attach this SECURITY DEFINER function to a table of their own.",
-                "REVOKE ALL ON FUNCTION " + names.truncateFunction().quoted() + "() FROM PUBLIC");
+                revokeFromPublic(names.truncateFunction().quoted()));
+    }
+
+    private static String revokeFromPublic(String function) {
+        return SqlTemplate.of("REVOKE ALL ON FUNCTION {{function}}() FROM PUBLIC").with("function", function).render();
     }
 
     public SqlStep truncateTrigger() {
         String timing = config.truncatePolicy() == TruncatePolicy.REFUSE ? "BEFORE" : "AFTER";
         return new SqlStep("TRUNCATE policy: " + config.truncatePolicy() + ".",
-                trigger(names.truncateTrigger(), timing + " TRUNCATE ON " + table, "STATEMENT",
+                trigger(names.truncateTrigger(), SqlTemplate.of("{{timing}} TRUNCATE ON {{table}}")
+                                .with("timing", timing).with("table", table).render(), "STATEMENT",
                         names.truncateFunction()));
     }
 
@@ -358,7 +367,8 @@ public final class HistorySql {
     public String asOfFunctionBody() {
         String select = shape.allColumns().stream()
                 .map(c -> shape.isVersioned(c.name()) ? "h." + c.quoted()
-                        : "NULL::" + c.type() + " AS " + c.quoted())
+                        : SqlTemplate.of("NULL::{{type}} AS {{column}}")
+                                .with("type", c.type()).with("column", c.quoted()).render())
                 .collect(Collectors.joining(", "));
         return SqlTemplate.of("""
 
@@ -412,7 +422,7 @@ public final class HistorySql {
     public SqlStep lockTable() {
         return new SqlStep("Keep writers out until the trigger is in place, so no change slips between the seed and\n"
                 + "the trigger. Readers are not blocked.",
-                "LOCK TABLE " + table + " IN SHARE ROW EXCLUSIVE MODE");
+                SqlTemplate.of("LOCK TABLE {{table}} IN SHARE ROW EXCLUSIVE MODE").with("table", table).render());
     }
 
     public SqlStep seed() {

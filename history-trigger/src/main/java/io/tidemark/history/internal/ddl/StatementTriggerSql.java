@@ -29,8 +29,9 @@ final class StatementTriggerSql {
     StatementTriggerSql(HistorySql sql) {
         this.sql = sql;
         this.history = sql.history;
-        this.insertColumns = HistorySql.columnList(sql.shape.versioned(), Column::quoted)
-                + ", valid_from, valid_to, operation, chain_no, " + HistorySql.CONTEXT_COLUMNS;
+        this.insertColumns = SqlTemplate.of("{{versioned}}, valid_from, valid_to, operation, chain_no, {{context}}")
+                .with("versioned", HistorySql.columnList(sql.shape.versioned(), Column::quoted))
+                .with("context", HistorySql.CONTEXT_COLUMNS).render();
     }
 
     /** Static SQL reads the function's variables; dynamic SQL gets them as $1 (now) and $2..$6 (context). */
@@ -48,7 +49,8 @@ final class StatementTriggerSql {
 
         /** Wraps one statement (without its semicolon) to run in this style. */
         String run(String statement) {
-            return this == STATIC ? statement + ";\n" : SqlTemplate.of("""
+            return this == STATIC ? SqlTemplate.of("{{statement}};\n").with("statement", statement).render()
+                    : SqlTemplate.of("""
                             EXECUTE $sql$
                     {{statement}}
                             $sql$ USING _now, {{context}};
@@ -57,10 +59,12 @@ final class StatementTriggerSql {
     }
 
     String body() {
-        String newKeysOnly = "SELECT n.* FROM new_rows AS n WHERE NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE "
-                + sql.keyMatch("o.", "n.") + ")";
-        String goneKeysOnly = "SELECT o.* FROM old_rows AS o WHERE NOT EXISTS (SELECT 1 FROM new_rows AS n WHERE "
-                + sql.keyMatch("n.", "o.") + ")";
+        String newKeysOnly = SqlTemplate.of(
+                        "SELECT n.* FROM new_rows AS n WHERE NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE {{match}})")
+                .with("match", sql.keyMatch("o.", "n.")).render();
+        String goneKeysOnly = SqlTemplate.of(
+                        "SELECT o.* FROM old_rows AS o WHERE NOT EXISTS (SELECT 1 FROM new_rows AS n WHERE {{match}})")
+                .with("match", sql.keyMatch("n.", "o.")).render();
         String allNew = "SELECT n.* FROM new_rows AS n";
         String allOld = "SELECT o.* FROM old_rows AS o";
         return SqlTemplate.of("""
@@ -157,7 +161,7 @@ final class StatementTriggerSql {
      * unseen; this statement then fails with a serialization error rather than skip a row.
      */
     private String chainStarts(String source, Style style) {
-        String count = "SELECT pg_catalog.count(*) FROM (" + source + ") AS s";
+        String count = SqlTemplate.of("SELECT pg_catalog.count(*) FROM ({{source}}) AS s").with("source", source).render();
         String insert = SqlTemplate.of("""
                         INSERT INTO {{history}} ({{insert_columns}})
                         SELECT {{source_values}}, GREATEST({{now}}, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) + 1, {{context}}
@@ -187,8 +191,10 @@ final class StatementTriggerSql {
                         END IF;
                 """)
                 .with("insert", style.run(insert))
-                .with("expected", style == Style.STATIC ? "        _expected := (" + count + ");\n"
-                        : "        EXECUTE $sql$" + count + "$sql$ INTO _expected;\n")
+                .with("expected", SqlTemplate.of(style == Style.STATIC
+                                ? "        _expected := ({{count}});\n"
+                                : "        EXECUTE $sql${{count}}$sql$ INTO _expected;\n")
+                        .with("count", count).render())
                 .render();
     }
 
@@ -200,9 +206,11 @@ final class StatementTriggerSql {
     private String close(String source, Style style) {
         List<Column> keys = sql.shape.keyColumns();
         String keyMatch = keys.size() == 1
-                ? "h." + keys.get(0).quoted() + " = ANY (ARRAY(SELECT g." + keys.get(0).quoted() + " FROM " + source
-                + " AS g))"
-                : "(" + sql.keyList("h.") + ") IN (SELECT " + sql.keyList("g.") + " FROM " + source + " AS g)";
+                ? SqlTemplate.of("h.{{key}} = ANY (ARRAY(SELECT g.{{key}} FROM {{source}} AS g))")
+                        .with("key", keys.get(0).quoted()).with("source", source).render()
+                : SqlTemplate.of("({{history_keys}}) IN (SELECT {{source_keys}} FROM {{source}} AS g)")
+                        .with("history_keys", sql.keyList("h.")).with("source_keys", sql.keyList("g."))
+                        .with("source", source).render();
         return SqlTemplate.of("""
                                  UPDATE {{history}} AS h
                                     SET valid_to = GREATEST({{now}}, h.valid_from + interval '1 microsecond')

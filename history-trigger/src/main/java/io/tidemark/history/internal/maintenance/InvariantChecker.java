@@ -111,7 +111,8 @@ public final class InvariantChecker {
     }
 
     private static String match(List<String> columns, String alias) {
-        return columns.stream().map(k -> alias + PgName.quote(k) + " = t." + PgName.quote(k))
+        return columns.stream().map(k -> SqlTemplate.of("{{alias}}{{column}} = t.{{column}}")
+                        .with("alias", alias).with("column", PgName.quote(k)).render())
                 .collect(Collectors.joining(" AND "));
     }
 

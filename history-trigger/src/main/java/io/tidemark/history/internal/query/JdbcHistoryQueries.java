@@ -64,9 +64,9 @@ public final class JdbcHistoryQueries implements HistoryQueries {
 
     @Override
     public List<HistoryRow> asOf(Instant at) {
-        return run("an as-of query", at, call -> call.select(
-                "WHERE tstzrange(h.valid_from, h.valid_to) @> ?::timestamptz ORDER BY " + call.layout.keyOrder(),
-                ts(at)));
+        return run("an as-of query", at, call -> call.select(SqlTemplate.of(
+                        "WHERE tstzrange(h.valid_from, h.valid_to) @> ?::timestamptz ORDER BY {{key_order}}")
+                .with("key_order", call.layout.keyOrder()).render(), ts(at)));
     }
 
     @Override
@@ -75,22 +75,25 @@ public final class JdbcHistoryQueries implements HistoryQueries {
             List<Object> params = call.layout.keyParams(key);
             params.add(ts(at));
             params.add(ts(at));
-            return call.select("WHERE " + call.layout.keyMatch() + " AND h.valid_from <= ? AND h.valid_to > ?"
-                    + " ORDER BY h.valid_from DESC, h.valid_to DESC LIMIT 1", params.toArray()).stream().findFirst();
+            return call.select(SqlTemplate.of("""
+                            WHERE {{key_match}} AND h.valid_from <= ? AND h.valid_to > ? \
+                            ORDER BY h.valid_from DESC, h.valid_to DESC LIMIT 1""")
+                    .with("key_match", call.layout.keyMatch()).render(), params.toArray()).stream().findFirst();
         });
     }
 
     @Override
     public List<HistoryRow> versions(Object... key) {
-        return run("a versions query", null, call -> call.select("WHERE " + call.layout.keyMatch()
-                + " AND h.operation <> 3 ORDER BY h.valid_from, h.valid_to, h.history_id",
-                call.layout.keyParams(key).toArray()));
+        return run("a versions query", null, call -> call.select(SqlTemplate.of(
+                        "WHERE {{key_match}} AND h.operation <> 3 ORDER BY h.valid_from, h.valid_to, h.history_id")
+                .with("key_match", call.layout.keyMatch()).render(), call.layout.keyParams(key).toArray()));
     }
 
     @Override
     public List<HistoryRow> history(Object... key) {
-        return run("a history query", null, call -> call.select("WHERE " + call.layout.keyMatch()
-                + " ORDER BY h.valid_from, h.valid_to, h.history_id", call.layout.keyParams(key).toArray()));
+        return run("a history query", null, call -> call.select(SqlTemplate.of(
+                        "WHERE {{key_match}} ORDER BY h.valid_from, h.valid_to, h.history_id")
+                .with("key_match", call.layout.keyMatch()).render(), call.layout.keyParams(key).toArray()));
     }
 
     @Override
@@ -107,8 +110,9 @@ public final class JdbcHistoryQueries implements HistoryQueries {
     /** Versions whose period relates to the window by {@code predicate}, written on the range the GiST index holds. */
     private List<HistoryRow> window(String predicate, Instant from, Instant to) {
         checkWindow(from, to);
-        return run("a window query", from, call -> call.select("WHERE tstzrange(h.valid_from, h.valid_to) "
-                + predicate + " ORDER BY " + call.layout.keyOrder() + ", h.valid_from", ts(from), ts(to)));
+        return run("a window query", from, call -> call.select(SqlTemplate.of(
+                        "WHERE tstzrange(h.valid_from, h.valid_to) {{predicate}} ORDER BY {{key_order}}, h.valid_from")
+                .with("predicate", predicate).with("key_order", call.layout.keyOrder()).render(), ts(from), ts(to)));
     }
 
     @Override
@@ -122,11 +126,12 @@ public final class JdbcHistoryQueries implements HistoryQueries {
             HistoryRow to = rows.stream().filter(r -> r.historyId() == toHistoryId).findFirst()
                     .orElseThrow(() -> missing(toHistoryId));
             // jsonb images compare by value: numeric 1.0 = 1.00, json by content; works for every type.
-            String sql = "SELECT c.name FROM pg_catalog.unnest(?::text[]) WITH ORDINALITY AS c(name, ord), "
-                    + layout.history + " AS a, " + layout.history + " AS b"
-                    + " WHERE a.history_id = ? AND b.history_id = ?"
-                    + " AND (pg_catalog.to_jsonb(a) -> c.name) IS DISTINCT FROM (pg_catalog.to_jsonb(b) -> c.name)"
-                    + " ORDER BY c.ord";
+            String sql = SqlTemplate.of("""
+                    SELECT c.name FROM pg_catalog.unnest(?::text[]) WITH ORDINALITY AS c(name, ord), \
+                    {{history}} AS a, {{history}} AS b \
+                    WHERE a.history_id = ? AND b.history_id = ? \
+                    AND (pg_catalog.to_jsonb(a) -> c.name) IS DISTINCT FROM (pg_catalog.to_jsonb(b) -> c.name) \
+                    ORDER BY c.ord""").with("history", layout.history).render();
             List<String> changed = Jdbc.query(c, sql, rs -> rs.getString(1),
                     c.createArrayOf("text", layout.columns.toArray()), fromHistoryId, toHistoryId);
             Map<String, VersionDiff.Change> changes = new LinkedHashMap<>();
@@ -156,8 +161,9 @@ public final class JdbcHistoryQueries implements HistoryQueries {
         T run(Call call) throws SQLException;
     }
 
-    private static final String REGISTRY_CHECK = "SELECT r.pruned_before, r.versioned_columns::text,"
-            + " r.orphan_columns::text FROM " + HistorySql.REGISTRY + " AS r WHERE r.source_schema = ? AND r.source_table = ?";
+    private static final String REGISTRY_CHECK = SqlTemplate.of("""
+            SELECT r.pruned_before, r.versioned_columns::text, r.orphan_columns::text FROM {{registry}} AS r \
+            WHERE r.source_schema = ? AND r.source_table = ?""").with("registry", HistorySql.REGISTRY).render();
 
     /**
      * Runs a query. Each statement is sent together with a read of this table's registry row, in one round trip
@@ -322,7 +328,8 @@ public final class JdbcHistoryQueries implements HistoryQueries {
         }
 
         String keyMatch() {
-            return keys.stream().map(k -> "h." + PgName.quote(k) + " = ?").collect(Collectors.joining(" AND "));
+            return keys.stream().map(k -> SqlTemplate.of("h.{{key}} = ?").with("key", PgName.quote(k)).render())
+                    .collect(Collectors.joining(" AND "));
         }
 
         String keyOrder() {

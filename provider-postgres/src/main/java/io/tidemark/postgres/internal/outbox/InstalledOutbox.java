@@ -3,6 +3,7 @@ package io.tidemark.postgres.internal.outbox;
 import io.tidemark.postgres.internal.FunctionNames;
 import io.tidemark.sync.internal.jdbc.Jdbc;
 import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import java.sql.Array;
 import java.sql.Connection;
@@ -183,7 +184,8 @@ final class InstalledOutbox {
 
     /** The text every generated change function over this outbox holds, and no other function does. */
     static String changeFunctionMark(OutboxNames names) {
-        return "FROM " + names.requestFunction().quoted() + "(payload))";
+        return SqlTemplate.of("FROM {{request_function}}(payload))")
+                .with("request_function", names.requestFunction().quoted()).render();
     }
 
     private static Optional<Function> function(Connection c, String signature) throws SQLException {

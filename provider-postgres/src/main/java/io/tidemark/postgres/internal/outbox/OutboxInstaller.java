@@ -40,7 +40,8 @@ public final class OutboxInstaller {
         // The table may be gone already; its triggers went with it.
         String dropTriggers = Stream.of(names.insertTrigger(), names.updateTrigger(), names.deleteTrigger(),
                         names.truncateTrigger())
-                .map(trigger -> "    DROP TRIGGER IF EXISTS " + PgName.quote(trigger) + " ON " + table + ";\n")
+                .map(trigger -> SqlTemplate.of("    DROP TRIGGER IF EXISTS {{trigger}} ON {{table}};\n")
+                        .with("trigger", PgName.quote(trigger)).with("table", table).render())
                 .collect(Collectors.joining());
         String sql = SqlTemplate.of("""
                 DO $uninstall$ BEGIN

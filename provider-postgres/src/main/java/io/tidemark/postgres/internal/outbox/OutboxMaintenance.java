@@ -162,9 +162,12 @@ public final class OutboxMaintenance {
                 .with("lock", OutboxScript.lockStatement(names))
                 .with("drops", drops.isEmpty() ? "-- (nothing)" : String.join("\n", drops))
                 .with("script", d.script.render())
-                .with("enable", enable.isEmpty() ? "" : "\n-- Generated triggers that were disabled (or set to fire in"
-                        + " replica sessions) by hand: CREATE OR REPLACE TRIGGER keeps that state.\n"
-                        + String.join("\n", enable) + "\n")
+                .with("enable", enable.isEmpty() ? "" : SqlTemplate.of("""
+
+                        -- Generated triggers that were disabled (or set to fire in replica sessions) by hand: \
+                        CREATE OR REPLACE TRIGGER keeps that state.
+                        {{statements}}
+                        """).with("statements", String.join("\n", enable)).render())
                 .render();
     }
 

@@ -222,8 +222,8 @@ public final class OutboxScript {
                         ? "refused with an error (TruncatePolicy.REFUSE)"
                         : "recorded as a delete of every row (TruncatePolicy.RECORD_DELETES)")
                 .with("wakeup", channel == null ? "none (the poll interval only)"
-                        : comment("pg_notify(" + PgName.literal(channel) + ", " + notifyPayload()
-                                + ") once per statement that changes rows"))
+                        : comment(SqlTemplate.of("pg_notify({{channel}}, {{payload}}) once per statement that changes rows")
+                                .with("channel", PgName.literal(channel)).with("payload", notifyPayload()).render()))
                 .render();
     }
 
@@ -401,10 +401,12 @@ public final class OutboxScript {
                 .with("version", VERSION_EXPRESSION)
                 .with("insert_rows", rowsCapture("I", "inserted", shape.columns()))
                 .with("notify", notifyStatement())
-                .with("key_join", shape.key().stream().map(k -> "(n." + k.quotedName() + ")::text = (o."
-                        + k.quotedName() + ")::text").collect(Collectors.joining(" AND ")))
-                .with("new_key_null", "n." + shape.key().get(0).quotedName() + " IS NULL")
-                .with("old_key_null", "o." + shape.key().get(0).quotedName() + " IS NULL")
+                .with("key_join", shape.key().stream()
+                        .map(k -> SqlTemplate.of("(n.{{column}})::text = (o.{{column}})::text")
+                                .with("column", k.quotedName()).render())
+                        .collect(Collectors.joining(" AND ")))
+                .with("new_key_null", keyIsNull("n"))
+                .with("old_key_null", keyIsNull("o"))
                 .with("changed_names", changedNames(shape.nonKeyColumns(), 32))
                 .with("old_key_columns", projection(shape.key(), "o", 49))
                 .with("new_columns", projection(shape.columns(), "n", 49))
@@ -458,8 +460,18 @@ public final class OutboxScript {
                     .with("outbox", PgName.literal(names.outbox().toString()))
                     .render();
         }
-        return "        -- TruncatePolicy.RECORD_DELETES: the key of every row, read before the table is emptied.\n"
-                + rowsCapture("D", "ONLY " + names.table().quoted(), shape.key());
+        return SqlTemplate.of("""
+                        -- TruncatePolicy.RECORD_DELETES: the key of every row, read before the table is emptied.
+                {{capture}}""")
+                .with("capture", rowsCapture("D", SqlTemplate.of("ONLY {{table}}")
+                        .with("table", names.table().quoted()).render(), shape.key()))
+                .render();
+    }
+
+    /** {@code r."first key column" IS NULL}: a transition-table row with no match on the other side. */
+    private String keyIsNull(String row) {
+        return SqlTemplate.of("{{row}}.{{column}} IS NULL")
+                .with("row", row).with("column", shape.key().get(0).quotedName()).render();
     }
 
     private String triggers() {
@@ -739,7 +751,8 @@ public final class OutboxScript {
         if (channel == null) {
             return "NULL; -- notifications are off";
         }
-        return "PERFORM pg_notify(" + PgName.literal(channel) + ", " + notifyPayload() + ");";
+        return SqlTemplate.of("PERFORM pg_notify({{channel}}, {{payload}});")
+                .with("channel", PgName.literal(channel)).with("payload", notifyPayload()).render();
     }
 
     /**
@@ -748,7 +761,8 @@ public final class OutboxScript {
      */
     private static String projection(List<OutboxColumn> columns, String row, int indent) {
         return columns.stream()
-                .map(c -> row + "." + c.quotedName() + " AS " + c.quotedKey())
+                .map(c -> SqlTemplate.of("{{row}}.{{column}} AS {{key}}")
+                        .with("row", row).with("column", c.quotedName()).with("key", c.quotedKey()).render())
                 .collect(Collectors.joining(",\n" + " ".repeat(indent)));
     }
 
@@ -761,11 +775,17 @@ public final class OutboxScript {
             return "'{}'::text[]";
         }
         String pad = " ".repeat(indent);
-        return "array_remove(ARRAY[\n" + columns.stream()
-                .map(c -> pad + "    CASE WHEN (o." + c.quotedName() + ")::text IS DISTINCT FROM (n."
-                        + c.quotedName() + ")::text\n" + pad + "         THEN " + PgName.literal(c.payloadKey())
-                        + " END")
-                .collect(Collectors.joining(",\n")) + "\n" + pad + "], NULL)";
+        String cases = columns.stream()
+                .map(c -> SqlTemplate.of("""
+                                {{pad}}    CASE WHEN (o.{{column}})::text IS DISTINCT FROM (n.{{column}})::text
+                                {{pad}}         THEN {{key}} END""")
+                        .with("pad", pad).with("column", c.quotedName()).with("key", PgName.literal(c.payloadKey()))
+                        .render())
+                .collect(Collectors.joining(",\n"));
+        return SqlTemplate.of("""
+                array_remove(ARRAY[
+                {{cases}}
+                {{pad}}], NULL)""").with("cases", cases).with("pad", pad).render();
     }
 
     private static String literals(List<OutboxColumn> columns, Function<OutboxColumn, String> part) {

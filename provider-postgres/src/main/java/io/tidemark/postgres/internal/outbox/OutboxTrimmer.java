@@ -1,5 +1,7 @@
 package io.tidemark.postgres.internal.outbox;
 
+import io.tidemark.sync.internal.sql.SqlTemplate;
+
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -20,7 +22,8 @@ public final class OutboxTrimmer {
     }
 
     public static Outcome trim(DataSource dataSource, OutboxNames names, long throughVersion, int batchSize) {
-        String sql = "SELECT " + names.trimFunction().quoted() + "(?, ?)";
+        String sql = SqlTemplate.of("SELECT {{trim_function}}(?, ?)")
+                .with("trim_function", names.trimFunction().quoted()).render();
         long deleted = 0;
         int batches = 0;
         try (Connection connection = dataSource.getConnection()) {
