@@ -181,8 +181,8 @@ public final class DefaultSyncEngine implements SyncEngine {
     @Override
     public ObjectStatus status(String objectName) {
         TrackedObject object = object(objectName);
-        WatermarkState stored = config.watermarks().load(objectName)
-                .orElseGet(() -> new WatermarkState(objectName, null, false, null, null, null));
+        WatermarkState stored = withLastPoll(config.watermarks().load(objectName)
+                .orElseGet(() -> new WatermarkState(objectName, null, false, null, null, null)));
         ObjectReport last = lastReports.get(objectName);
         return new ObjectStatus(object, stored, last, last == null ? List.of() : last.diagnostics());
     }
@@ -192,12 +192,26 @@ public final class DefaultSyncEngine implements SyncEngine {
         Map<String, WatermarkState> all = config.watermarks().loadAll();
         List<ObjectStatus> statuses = new ArrayList<>(objects.size());
         for (TrackedObject object : objects.values()) {
-            WatermarkState stored = all.getOrDefault(object.name(),
-                    new WatermarkState(object.name(), null, false, null, null, null));
+            WatermarkState stored = withLastPoll(all.getOrDefault(object.name(),
+                    new WatermarkState(object.name(), null, false, null, null, null)));
             ObjectReport last = lastReports.get(object.name());
             statuses.add(new ObjectStatus(object, stored, last, last == null ? List.of() : last.diagnostics()));
         }
         return statuses;
+    }
+
+    /**
+     * The stored state with this engine's own last poll of the object, which is kept in memory (the store is
+     * written only when the version moves or the error changes), when it is the later one.
+     */
+    private WatermarkState withLastPoll(WatermarkState stored) {
+        Optional<Instant> polled = runner.lastPolled(stored.objectName());
+        if (polled.isEmpty() || stored.lastPolledAt().map(p -> !p.isBefore(polled.get())).orElse(false)) {
+            return stored;
+        }
+        return new WatermarkState(stored.objectName(), stored.version().isPresent() ? stored.version().getAsLong()
+                : null, stored.paused(), stored.lastMovedAt().orElse(null), polled.get(),
+                stored.lastError().orElse(null), stored.source().orElse(null));
     }
 
     @Override
