@@ -13,6 +13,7 @@ import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeProvider;
+import io.tidemark.sync.internal.jdbc.ReachabilityProbe;
 import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.sync.internal.config.Checks;
 import io.tidemark.sync.internal.config.Defaults;
@@ -202,6 +203,12 @@ public final class PostgresProvider implements ChangeProvider {
     public List<Diagnostic> diagnose(TrackedObject object, OptionalLong storedVersion) {
         return horizon.diagnose(object.name(), clock.instant(),
                 (h, heldSince) -> HorizonHolder.describe(dataSource, h, heldSince));
+    }
+
+    /** {@code SELECT 1} on a connection from the data source: whether the database answers now. */
+    @Override
+    public Reachability probe(Duration timeout) {
+        return ReachabilityProbe.selectOne(dataSource, timeout);
     }
 
     /** LISTENs for the objects' functions on a dedicated connection, unless {@code listen(false)}. */

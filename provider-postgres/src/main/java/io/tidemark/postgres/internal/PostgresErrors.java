@@ -3,6 +3,7 @@ package io.tidemark.postgres.internal;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.jdbc.ConnectionLoss;
 import io.tidemark.sync.spi.CallContext;
 
 import java.sql.SQLException;
@@ -40,9 +41,10 @@ public final class PostgresErrors {
                         + " Make it faster (index the outbox on its version), ask for fewer rows with maxRows,"
                         + " or raise the timeout.", e);
             default:
-                if (state.startsWith("08")) {
-                    return error(ErrorCode.PROCEDURE_FAILED, object, "could not reach the database to call "
-                            + function + ": " + detail, e);
+                if (ConnectionLoss.isConnectionLoss(e)) {
+                    return error(ErrorCode.CONNECTION_FAILED, object, "could not reach the database to call "
+                            + function + ": " + ConnectionLoss.describe(e) + ". Check the data source's URL, the"
+                            + " credentials and the network; the engine retries as soon as the database answers.", e);
                 }
                 return error(ErrorCode.PROCEDURE_FAILED, object, "calling " + function + " failed: " + detail, e);
         }

@@ -164,9 +164,9 @@ final class CycleRunner {
                 throw TidemarkException.forObject(ErrorCode.WATERMARK_REGRESSION, object.name(),
                         "the response would move the watermark back from " + stored.getAsLong() + " to " + next
                                 + " (highest $version " + describe(summary.highestRowVersion())
-                                + ", Metadata.Sync.Version " + summary.metadataVersion() + "); refusing it."
-                                + " Nothing was delivered. If the source was restored or re-created, reset the"
-                                + " object (SyncEngine.reset) to start it again.");
+                                + ", Metadata.Sync.Version " + summary.metadataVersion() + "); refusing it. A"
+                                + " procedure whose versions can go down must be fixed (docs/contract.md, what a"
+                                + " version has to be). " + WatermarkConflicts.regressionAdvice(object.name()));
             }
             report.sync(summary.syncType(), summary.reasonCode())
                     .changeCount(summary.rowCount())
@@ -215,7 +215,7 @@ final class CycleRunner {
     private void fail(TrackedObject object, ObjectReport.Builder report, TidemarkException e) {
         Outcome outcome = e.code() == ErrorCode.DESTINATION_FAILED ? Outcome.BLOCKED : Outcome.FAILED;
         report.outcome(outcome).error(e);
-        LOG.warn("[{}] cycle {}: {}", object.name(), outcome == Outcome.BLOCKED ? "blocked" : "failed", e.getMessage());
+        // Logged by the engine's FailureLog, once per cycle and with the time of the next attempt.
         String error = e.code() + ": " + e.getMessage();
         if (error.equals(storedErrors.get(object.name()))) {
             return; // the row says so already: an object failing the same way writes nothing per cycle
@@ -224,9 +224,19 @@ final class CycleRunner {
             config.watermarks().recordPoll(object.name(), config.clock().instant(), error);
             storedErrors.put(object.name(), error);
         } catch (RuntimeException storeFailure) {
-            LOG.warn("[{}] could not record the failure in the watermark store: {}", object.name(),
-                    storeFailure.toString());
+            if (isUnreachable(e) && isUnreachable(storeFailure)) {
+                // The same outage (the store usually lives in the same database): the failure's line says it all.
+                LOG.debug("[{}] could not record the failure in the watermark store: {}", object.name(),
+                        storeFailure.toString());
+            } else {
+                LOG.warn("[{}] could not record the failure in the watermark store: {}", object.name(),
+                        storeFailure.toString());
+            }
         }
+    }
+
+    private static boolean isUnreachable(RuntimeException e) {
+        return e instanceof TidemarkException && ((TidemarkException) e).code() == ErrorCode.CONNECTION_FAILED;
     }
 
     private List<Diagnostic> diagnose(TrackedObject object, OptionalLong version) {

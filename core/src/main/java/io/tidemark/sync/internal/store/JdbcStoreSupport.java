@@ -4,6 +4,7 @@ import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.internal.config.Checks;
+import io.tidemark.sync.internal.jdbc.ConnectionLoss;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
@@ -81,8 +82,18 @@ public final class JdbcStoreSupport {
         return List.of();
     }
 
-    /** Wraps a database failure of a store operation in a {@link TidemarkException} naming the object. */
+    /**
+     * Wraps a database failure of a store operation in a {@link TidemarkException} naming the object: an
+     * unreachable database is {@code CONNECTION_FAILED} with the driver's own description (which names the host
+     * and port), anything else {@code STORE_FAILED}.
+     */
     public static TidemarkException failure(String what, String objectName, JdbiException e) {
+        if (ConnectionLoss.isConnectionLoss(e)) {
+            return TidemarkException.forObject(ErrorCode.CONNECTION_FAILED, objectName, "could not " + what
+                    + " in the Tidemark store: its database could not be reached: "
+                    + withoutFullStop(ConnectionLoss.describe(e)) + ". Check the data source's URL, the credentials"
+                    + " and the network; the engine retries as soon as the database answers.", e);
+        }
         return TidemarkException.forObject(ErrorCode.STORE_FAILED, objectName,
                 "could not " + what + " in the Tidemark store: " + rootMessage(e), e);
     }

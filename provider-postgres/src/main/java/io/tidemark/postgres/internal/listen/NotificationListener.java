@@ -37,7 +37,12 @@ public final class NotificationListener implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(NotificationListener.class);
     private static final AtomicInteger THREADS = new AtomicInteger();
     private static final Duration FIRST_RETRY = Duration.ofMillis(100);
-    private static final Duration LAST_RETRY = Duration.ofSeconds(30);
+    /**
+     * The longest pause between reconnect attempts. Short, because the reconnect is what wakes every object when
+     * the database is back (a commit made before it notified nobody): objects resume within about this long of the
+     * server's return. An attempt against a server that is down is refused at once, so it costs little.
+     */
+    static final Duration LAST_RETRY = Duration.ofMillis(500);
     private static final Duration JOIN_TIMEOUT = Duration.ofSeconds(10);
 
     private final DataSource dataSource;
@@ -91,6 +96,8 @@ public final class NotificationListener implements AutoCloseable {
     private void run() {
         Duration retry = FIRST_RETRY;
         boolean connectedBefore = false;
+        int failedAttempts = 0;
+        long failingSince = 0;
         while (!closed) {
             try {
                 Connection c = connect();
@@ -99,7 +106,11 @@ public final class NotificationListener implements AutoCloseable {
                 }
                 // A commit between an object's last poll and this LISTEN notified nobody. That is true of the first
                 // connection too: the engine's first polls run while this thread is still connecting.
-                if (connectedBefore) {
+                if (failedAttempts > 0) {
+                    LOG.info("Listening on the notification channel again after {} ms ({} failed attempts); waking every"
+                            + " object in case one was missed", (System.nanoTime() - failingSince) / 1_000_000,
+                            failedAttempts);
+                } else if (connectedBefore) {
                     LOG.info("Listening on the notification channel again; waking every object in case one was missed");
                 } else {
                     LOG.debug("Listening on the notification channel; waking every object once for commits made"
@@ -107,14 +118,22 @@ public final class NotificationListener implements AutoCloseable {
                 }
                 wakeAll();
                 connectedBefore = true;
+                failedAttempts = 0;
                 retry = FIRST_RETRY;
                 listen(c);
             } catch (SQLException | RuntimeException e) {
                 if (closed) {
                     break;
                 }
-                LOG.warn("The notification connection failed ({}); reconnecting in {} ms. Until then changes are"
-                        + " seen at the poll interval.", e.toString(), retry.toMillis());
+                if (failedAttempts == 0) {
+                    failingSince = System.nanoTime();
+                    LOG.warn("The notification connection failed ({}); reconnecting every {} ms or less. Until then"
+                            + " changes are seen at the poll interval.", e.toString(), LAST_RETRY.toMillis());
+                } else {
+                    LOG.debug("Reconnecting the notification connection failed ({} attempts): {}", failedAttempts,
+                            e.toString());
+                }
+                failedAttempts++;
                 disconnect();
                 pause(retry);
                 retry = retry.multipliedBy(2).compareTo(LAST_RETRY) > 0 ? LAST_RETRY : retry.multipliedBy(2);
