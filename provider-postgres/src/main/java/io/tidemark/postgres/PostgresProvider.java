@@ -13,6 +13,7 @@ import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeProvider;
+import io.tidemark.sync.internal.jdbc.ConnectionWatchdog;
 import io.tidemark.sync.internal.jdbc.ReachabilityProbe;
 import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.sync.internal.config.Checks;
@@ -168,10 +169,11 @@ public final class PostgresProvider implements ChangeProvider {
     private byte[] call(Connection connection, String sql, TrackedObject object, ChangeRequest request,
                         CallContext context) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(sql);
-             CallContext.Registration ignored = context.onCancel(() -> cancelQuietly(statement))) {
+             CallContext.Registration ignored = context.onCancel(() -> cancelQuietly(statement));
+             ConnectionWatchdog.Guard watch = ConnectionWatchdog.watch(connection, Duration.ofSeconds(timeoutSeconds))) {
             statement.setQueryTimeout(timeoutSeconds);
             statement.setString(1, request.toJson());
-            try (ResultSet rs = statement.executeQuery()) {
+            try (ResultSet rs = executeWatched(statement, watch, object)) {
                 if (!rs.next()) {
                     return null;
                 }
@@ -190,6 +192,27 @@ public final class PostgresProvider implements ChangeProvider {
                 }
                 return value;
             }
+        }
+    }
+
+    /**
+     * Runs the call; when the watchdog had to abandon the connection (the server did not answer, not even the
+     * statement timeout's cancel), says so: it is a connection that died, not a slow function.
+     */
+    private ResultSet executeWatched(PreparedStatement statement, ConnectionWatchdog.Guard watch,
+                                     TrackedObject object) throws SQLException {
+        try {
+            return statement.executeQuery();
+        } catch (SQLException e) {
+            if (watch.fired()) {
+                throw TidemarkException.forObject(ErrorCode.CONNECTION_FAILED, object.name(), "the database stopped"
+                        + " answering: the call to " + object.procedure() + " got no reply within the command"
+                        + " timeout of " + timeoutSeconds + " s plus " + ConnectionWatchdog.GRACE.toSeconds()
+                        + " s (not even to its cancel), so the connection was abandoned. A network partition, a"
+                        + " failover or a half-open connection does this; the engine retries as soon as the database"
+                        + " answers. Setting the driver's socketTimeout and tcpKeepAlive bounds such waits too.", e);
+            }
+            throw e;
         }
     }
 

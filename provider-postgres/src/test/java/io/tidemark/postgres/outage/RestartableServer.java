@@ -136,6 +136,8 @@ final class RestartableServer implements AutoCloseable {
         ds.setDatabaseName(database);
         ds.setUser("postgres");
         ds.setConnectTimeout(5);
+        ds.setLoginTimeout(5);
+        ds.setTcpKeepAlive(true);
         ds.setApplicationName("tidemark-outage-test");
         return ds;
     }

@@ -5,14 +5,21 @@ import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.internal.config.Checks;
 import io.tidemark.sync.internal.jdbc.ConnectionLoss;
+import io.tidemark.sync.internal.jdbc.ConnectionWatchdog;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.HandleListener;
+import org.jdbi.v3.core.Handles;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
+import org.jdbi.v3.core.statement.SqlStatements;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /** What the JDBC stores share: the dialect, the JDBI handle factory, table creation and error wrapping. */
 public final class JdbcStoreSupport {
@@ -20,6 +27,12 @@ public final class JdbcStoreSupport {
     public static final String DEFAULT_SCHEMA = "tidemark";
     public static final String DEFAULT_STATE_TABLE = "sync_state";
     public static final String DEFAULT_DEAD_LETTER_TABLE = "dead_letters";
+    /**
+     * How long one store statement may run (JDBC query timeout); a connection that has not answered by then plus
+     * {@link ConnectionWatchdog#GRACE} is abandoned. Store statements touch one row: this is only ever reached when
+     * the database or the network stopped answering, or a lock is held for that long.
+     */
+    public static final Duration STATEMENT_TIMEOUT = Duration.ofSeconds(10);
 
     private final Jdbi jdbi;
     private final StoreDialect dialect;
@@ -42,6 +55,8 @@ public final class JdbcStoreSupport {
         this.schema = schema;
         this.dialect = StoreDialect.detect(builder, dataSource, schema, stateTable, deadLetterTable);
         this.jdbi = Jdbi.create(dataSource);
+        jdbi.getConfig(SqlStatements.class).setQueryTimeout((int) STATEMENT_TIMEOUT.toSeconds());
+        jdbi.getConfig(Handles.class).addListener(new WatchedHandles());
         if (createTables) {
             try (Connection c = dataSource.getConnection()) {
                 dialect.createIfMissing(c);
@@ -49,6 +64,24 @@ public final class JdbcStoreSupport {
                 throw new TidemarkException(ErrorCode.STORE_FAILED, "Could not create or upgrade the Tidemark store"
                         + " tables in schema '" + schema + "': " + e.getMessage() + ". Create or upgrade them with"
                         + " the script from script() and build the store with createTables(false).", e);
+            }
+        }
+    }
+
+    /** Watches every handle's connection while it is open, so a store operation never waits on a dead one for long. */
+    private static final class WatchedHandles implements HandleListener {
+        private final Map<Handle, ConnectionWatchdog.Guard> guards = new ConcurrentHashMap<>();
+
+        @Override
+        public void handleCreated(Handle handle) {
+            guards.put(handle, ConnectionWatchdog.watch(handle.getConnection(), STATEMENT_TIMEOUT));
+        }
+
+        @Override
+        public void handleClosed(Handle handle) {
+            ConnectionWatchdog.Guard guard = guards.remove(handle);
+            if (guard != null) {
+                guard.close();
             }
         }
     }

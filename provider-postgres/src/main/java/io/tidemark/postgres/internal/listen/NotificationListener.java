@@ -146,6 +146,10 @@ public final class NotificationListener implements AutoCloseable {
         Connection c = dataSource.getConnection();
         try {
             c.setAutoCommit(true);
+            // Bounds the health check's round trip: on a connection that died without closing (a partition), it
+            // fails after this long instead of waiting on the socket for as long as TCP does. The wait for
+            // notifications sets its own timeout and restores this one.
+            c.setNetworkTimeout(Runnable::run, healthCheckMillis);
             try (Statement s = c.createStatement()) {
                 s.execute(listenSql);
             }
