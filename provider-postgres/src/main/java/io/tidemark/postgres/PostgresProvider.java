@@ -161,7 +161,7 @@ public final class PostgresProvider implements ChangeProvider {
                 throw e;
             }
         } catch (SQLException e) {
-            throw PostgresErrors.map(e, object, context, timeoutSeconds);
+            throw PostgresErrors.map(e, dataSource, object, context, timeoutSeconds);
         }
     }
 

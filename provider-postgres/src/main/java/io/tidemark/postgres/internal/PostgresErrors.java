@@ -6,6 +6,7 @@ import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.internal.jdbc.ConnectionLoss;
 import io.tidemark.sync.spi.CallContext;
 
+import javax.sql.DataSource;
 import java.sql.SQLException;
 
 /** Turns what PostgreSQL says into errors that tell the user what to fix. */
@@ -14,7 +15,9 @@ public final class PostgresErrors {
     private PostgresErrors() {
     }
 
-    public static TidemarkException map(SQLException e, TrackedObject object, CallContext context, int timeoutSeconds) {
+    /** Maps a failure of calling {@code object}'s change function on {@code dataSource} (named in connection errors). */
+    public static TidemarkException map(SQLException e, DataSource dataSource, TrackedObject object,
+                                        CallContext context, int timeoutSeconds) {
         String state = e.getSQLState() == null ? "" : e.getSQLState();
         String function = object.procedure();
         String detail = e.getMessage() + (state.isEmpty() ? "" : " (SQLState " + state + ")");
@@ -42,7 +45,9 @@ public final class PostgresErrors {
                         + " or raise the timeout.", e);
             default:
                 if (ConnectionLoss.isConnectionLoss(e)) {
-                    return error(ErrorCode.CONNECTION_FAILED, object, "could not reach the database to call "
+                    String target = ConnectionLoss.target(dataSource);
+                    return error(ErrorCode.CONNECTION_FAILED, object, "could not reach the database"
+                            + (target == null ? "" : " (" + target + ")") + " to call "
                             + function + ": " + ConnectionLoss.describe(e) + ". Check the data source's URL, the"
                             + " credentials and the network; the engine retries as soon as the database answers.", e);
                 }

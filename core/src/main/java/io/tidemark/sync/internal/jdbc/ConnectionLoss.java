@@ -73,6 +73,28 @@ public final class ConnectionLoss {
         return String.valueOf(failure.getMessage());
     }
 
+    /**
+     * The database a data source points at, for a message: its JDBC URL without a password when it tells it (the
+     * PostgreSQL, SQL Server and HikariCP data sources do), else null.
+     */
+    public static String target(javax.sql.DataSource dataSource) {
+        for (String getter : new String[] {"getUrl", "getURL", "getJdbcUrl"}) {
+            try {
+                java.lang.reflect.Method method = dataSource.getClass().getMethod(getter);
+                if (method.getReturnType() == String.class && method.getParameterCount() == 0) {
+                    String url = (String) method.invoke(dataSource);
+                    if (url != null && !url.isBlank()) {
+                        return url.replaceAll("(?i)([?&;]\\s*password\\s*=)[^&;]*", "$1***")
+                                .replaceAll("(//[^/@:?;]*):[^/@?;]*@", "$1:***@");
+                    }
+                }
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                // no such getter: try the next
+            }
+        }
+        return null;
+    }
+
     private static Throwable next(Throwable t) {
         if (t instanceof SQLException && ((SQLException) t).getNextException() != null) {
             return ((SQLException) t).getNextException();

@@ -120,10 +120,16 @@ public final class JdbcStoreSupport {
      * unreachable database is {@code CONNECTION_FAILED} with the driver's own description (which names the host
      * and port), anything else {@code STORE_FAILED}.
      */
-    public static TidemarkException failure(String what, String objectName, JdbiException e) {
+    public TidemarkException failure(String what, String objectName, JdbiException e) {
+        return failure(what, objectName, e, ConnectionLoss.target(dataSource));
+    }
+
+    /** As {@link #failure(String, String, JdbiException)}, naming the store's database by {@code target} if known. */
+    public static TidemarkException failure(String what, String objectName, JdbiException e, String target) {
         if (ConnectionLoss.isConnectionLoss(e)) {
             return TidemarkException.forObject(ErrorCode.CONNECTION_FAILED, objectName, "could not " + what
-                    + " in the Tidemark store: its database could not be reached: "
+                    + " in the Tidemark store: its database" + (target == null ? "" : " (" + target + ")")
+                    + " could not be reached: "
                     + withoutFullStop(ConnectionLoss.describe(e)) + ". Check the data source's URL, the credentials"
                     + " and the network; the engine retries as soon as the database answers.", e);
         }
