@@ -84,6 +84,18 @@ public enum ErrorCode {
     /** A query asked for history older than the retention horizon. */
     HISTORY_PRUNED,
 
+    // --- anything else the database or the machine says -----------------------------------------------
+    /**
+     * A statement failed in the database for a reason no other code covers (an installer, a maintenance step, a
+     * history query, a test fixture). The message says what was being done and carries the database's error.
+     */
+    DATABASE_ERROR,
+    /**
+     * A local file or process could not be used: a response could not be spooled to the temporary directory (disk
+     * full, no permission), an embedded server could not start. The message names what and why.
+     */
+    IO_FAILED,
+
     /** Anything not covered above; the message and the cause say more. */
     INTERNAL
 }

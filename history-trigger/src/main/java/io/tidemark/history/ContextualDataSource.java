@@ -1,10 +1,13 @@
 package io.tidemark.history;
 
-import io.tidemark.history.internal.ContextSql;
-import io.tidemark.history.internal.ContextualConnection;
-import io.tidemark.history.internal.SettingsPrefix;
+import io.tidemark.history.internal.context.ContextSql;
+import io.tidemark.history.internal.context.ContextualConnection;
+import io.tidemark.history.internal.context.SettingsPrefix;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.jdbc.JdbcTarget;
+import io.tidemark.sync.internal.jdbc.SqlContext;
+import io.tidemark.sync.internal.jdbc.SqlErrors;
 
 import javax.sql.DataSource;
 import java.io.PrintWriter;
@@ -74,7 +77,9 @@ public final class ContextualDataSource implements DataSource {
             }
             new ContextSql(checkedPrefix(settingsPrefix)).push(connection, Objects.requireNonNull(context, "context"));
         } catch (SQLException e) {
-            throw new TidemarkException(ErrorCode.INTERNAL, "Could not push the change context: " + e.getMessage(), e);
+            throw SqlErrors.map(e, new SqlContext(null, "pushing the change context", JdbcTarget.describe(connection)),
+                    "Grant the role what pushing needs (set_config is allowed to every role).",
+                    ErrorCode.DATABASE_ERROR);
         }
     }
 

@@ -1,15 +1,16 @@
 package io.tidemark.history;
 
-import io.tidemark.history.internal.Installer;
-import io.tidemark.history.internal.InvariantChecker;
-import io.tidemark.history.internal.Pruner;
-import io.tidemark.history.internal.JdbcHistoryQueries;
-import io.tidemark.history.internal.SchemaMaintenance;
-import io.tidemark.history.internal.SettingsPrefix;
+import io.tidemark.history.internal.ddl.HistoryNames;
+import io.tidemark.history.internal.ddl.Installer;
+import io.tidemark.history.internal.maintenance.InvariantChecker;
+import io.tidemark.history.internal.maintenance.Pruner;
+import io.tidemark.history.internal.query.JdbcHistoryQueries;
+import io.tidemark.history.internal.ddl.SchemaMaintenance;
+import io.tidemark.history.internal.context.SettingsPrefix;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.internal.config.Checks;
-import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.internal.sql.PgName;
 
 import javax.sql.DataSource;
 import java.time.Clock;
@@ -165,19 +166,16 @@ public final class TemporalTable {
 
     // --- configuration ------------------------------------------------------------------------------------------
 
-    public PgName table() {
-        return table;
+    public TableName table() {
+        return new TableName(table.schema().orElseThrow(), table.name());
     }
 
     /** The history table, {@code <table>_history} in the table's schema unless configured. */
-    public PgName historyTable() {
-        return names.historyTable();
+    public TableName historyTable() {
+        PgName history = names.historyTable();
+        return new TableName(history.schema().orElseThrow(), history.name());
     }
 
-    /** Every name this configuration generates, each checked against PostgreSQL's 63-byte limit. */
-    public HistoryNames names() {
-        return names;
-    }
 
     public Set<String> excludedColumns() {
         return excludedColumns;

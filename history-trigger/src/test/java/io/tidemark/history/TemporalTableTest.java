@@ -1,5 +1,6 @@
 package io.tidemark.history;
 
+import io.tidemark.history.internal.ddl.HistoryNames;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.testing.EmbeddedPostgresTest;
@@ -28,15 +29,15 @@ class TemporalTableTest {
         TemporalTable t = TemporalTable.forTable("Policies").build();
         assertThat(t.table().toString()).as("unquoted names fold, no schema means public").isEqualTo("public.policies");
         assertThat(t.historyTable().toString()).isEqualTo("public.policies_history");
-        assertThat(t.names().writeFunction().toString()).isEqualTo("public.policies_history_write");
-        assertThat(t.names().asOfFunction().toString()).isEqualTo("public.policies_as_of");
+        assertThat(HistoryNames.of(t).writeFunction().toString()).isEqualTo("public.policies_history_write");
+        assertThat(HistoryNames.of(t).asOfFunction().toString()).isEqualTo("public.policies_as_of");
         assertThat(t.settingsPrefix()).isEqualTo("tidemark");
         assertThat(t.truncatePolicy()).isEqualTo(TruncatePolicy.CLOSE_VERSIONS);
         assertThat(t.retention()).isEmpty();
         TemporalTable custom = TemporalTable.forTable("sales.\"Order\"").historyTable("audit.order_versions").build();
         assertThat(custom.historyTable().toString()).isEqualTo("audit.order_versions");
-        assertThat(custom.names().writeFunction().toString()).isEqualTo("audit.order_versions_write");
-        assertThat(custom.names().asOfFunction().quoted()).isEqualTo("\"sales\".\"Order_as_of\"");
+        assertThat(HistoryNames.of(custom).writeFunction().toString()).isEqualTo("audit.order_versions_write");
+        assertThat(HistoryNames.of(custom).asOfFunction().quoted()).isEqualTo("\"sales\".\"Order_as_of\"");
     }
 
     /** Setters only store: build() reports every bad value at once, nulls included. */

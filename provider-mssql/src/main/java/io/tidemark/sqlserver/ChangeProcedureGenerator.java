@@ -4,7 +4,7 @@ import io.tidemark.sqlserver.internal.ProcedureScript;
 import io.tidemark.sqlserver.internal.TSqlScript;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.internal.config.Checks;
-import io.tidemark.sync.sql.SqlServerName;
+import io.tidemark.sync.internal.sql.SqlServerName;
 
 import javax.sql.DataSource;
 import java.util.Arrays;

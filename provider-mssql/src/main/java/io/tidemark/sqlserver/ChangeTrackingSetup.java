@@ -2,7 +2,8 @@ package io.tidemark.sqlserver;
 
 import io.tidemark.sqlserver.internal.TSqlScript;
 import io.tidemark.sync.internal.config.Checks;
-import io.tidemark.sync.sql.SqlServerName;
+import io.tidemark.sync.internal.sql.SqlServerName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import javax.sql.DataSource;
 import java.time.Duration;
@@ -55,24 +56,21 @@ public final class ChangeTrackingSetup {
 
     /** The setup script, commented for review, batches separated by {@code GO}. */
     public String script() {
-        StringBuilder sb = new StringBuilder(4096);
         List<String> names = tables.keySet().stream().map(SqlServerName::quoted).toList();
-        sb.append(TSqlScript.banner(
+        StringBuilder steps = new StringBuilder();
+        int step = 3;
+        for (Map.Entry<SqlServerName, Boolean> table : tables.entrySet()) {
+            steps.append(table(step++, table.getKey().quoted(), table.getValue()));
+        }
+        return TSqlScript.banner(
                 "Tidemark Change Tracking setup for the current database"
                         + (names.isEmpty() ? "" : " and table" + (names.size() == 1 ? " " : "s ")
                         + String.join(", ", names)),
                 "",
                 "Review it, then run it in the database to track, as a user with ALTER permission on the database",
                 "and the tables. Running it again is safe: what is set up is left alone, except that a retention",
-                "shorter than " + retentionText() + " is raised."));
-        sb.append('\n');
-        database(sb);
-        snapshotIsolation(sb);
-        int step = 3;
-        for (Map.Entry<SqlServerName, Boolean> table : tables.entrySet()) {
-            table(sb, step++, table.getKey().quoted(), table.getValue());
-        }
-        return sb.toString();
+                "shorter than " + retentionText() + " is raised.")
+                + "\n" + database() + SNAPSHOT_ISOLATION + steps;
     }
 
     /** Runs the script, batch by batch. */
@@ -89,67 +87,80 @@ public final class ChangeTrackingSetup {
         return tables.keySet().stream().map(SqlServerName::quoted).toList();
     }
 
-    private void database(StringBuilder sb) {
-        String text = retentionText();
-        sb.append("-- 1. Change Tracking on the database. Change information is kept for ").append(text).append(": a\n")
-                .append("--    Tidemark engine stopped for longer than that loses its place, and its next cycle is a full\n")
-                .append("--    re-sync (ReasonCode 1). AUTO_CLEANUP removes older change information, so the internal\n")
-                .append("--    tables do not grow without bound.\n")
-                .append("IF NOT EXISTS (SELECT 1 FROM sys.change_tracking_databases WHERE database_id = DB_ID())\n")
-                .append("    ALTER DATABASE CURRENT SET CHANGE_TRACKING = ON (CHANGE_RETENTION = ").append(text)
-                .append(", AUTO_CLEANUP = ON);\n")
-                .append("ELSE IF EXISTS (\n")
-                .append("    SELECT 1 FROM sys.change_tracking_databases\n")
-                .append("    WHERE database_id = DB_ID()\n")
-                .append("      -- retention_period_units: 1 = MINUTES, 2 = HOURS, 3 = DAYS\n")
-                .append("      AND CAST(retention_period AS BIGINT) * CASE retention_period_units WHEN 1 THEN 1 WHEN 2 THEN 60 ELSE 1440 END < ")
-                .append(retention.toMinutes()).append(")\n")
-                .append("    ALTER DATABASE CURRENT SET CHANGE_TRACKING (CHANGE_RETENTION = ").append(text).append(");\n")
-                .append(TSqlScript.GO).append("\n\n");
+    private String database() {
+        return SqlTemplate.of("""
+                -- 1. Change Tracking on the database. Change information is kept for {{retention}}: a
+                --    Tidemark engine stopped for longer than that loses its place, and its next cycle is a full
+                --    re-sync (ReasonCode 1). AUTO_CLEANUP removes older change information, so the internal
+                --    tables do not grow without bound.
+                IF NOT EXISTS (SELECT 1 FROM sys.change_tracking_databases WHERE database_id = DB_ID())
+                    ALTER DATABASE CURRENT SET CHANGE_TRACKING = ON (CHANGE_RETENTION = {{retention}}, AUTO_CLEANUP = ON);
+                ELSE IF EXISTS (
+                    SELECT 1 FROM sys.change_tracking_databases
+                    WHERE database_id = DB_ID()
+                      -- retention_period_units: 1 = MINUTES, 2 = HOURS, 3 = DAYS
+                      AND CAST(retention_period AS BIGINT) * CASE retention_period_units WHEN 1 THEN 1 WHEN 2 THEN 60 ELSE 1440 END < {{retention_minutes}})
+                    ALTER DATABASE CURRENT SET CHANGE_TRACKING (CHANGE_RETENTION = {{retention}});
+                GO
+
+                """)
+                .with("retention", retentionText())
+                .with("retention_minutes", retention.toMinutes())
+                .render();
     }
 
-    private static void snapshotIsolation(StringBuilder sb) {
-        sb.append("-- 2. Snapshot isolation, so that a change procedure reads the version and the rows in one snapshot.\n")
-                .append("--    Without it every call fails with \"snapshot isolation is not allowed in this database\".\n")
-                .append("--    Readers under other isolation levels are not affected. Turning it on waits until the\n")
-                .append("--    transactions open at that moment have finished.\n")
-                .append("--    snapshot_isolation_state: 0 = OFF, 1 = ON, 2 = going OFF, 3 = going ON\n")
-                .append("IF (SELECT snapshot_isolation_state FROM sys.databases WHERE database_id = DB_ID()) NOT IN (1, 3)\n")
-                .append("    ALTER DATABASE CURRENT SET ALLOW_SNAPSHOT_ISOLATION ON;\n")
-                .append(TSqlScript.GO).append("\n\n");
-    }
+    private static final String SNAPSHOT_ISOLATION = """
+            -- 2. Snapshot isolation, so that a change procedure reads the version and the rows in one snapshot.
+            --    Without it every call fails with "snapshot isolation is not allowed in this database".
+            --    Readers under other isolation levels are not affected. Turning it on waits until the
+            --    transactions open at that moment have finished.
+            --    snapshot_isolation_state: 0 = OFF, 1 = ON, 2 = going OFF, 3 = going ON
+            IF (SELECT snapshot_isolation_state FROM sys.databases WHERE database_id = DB_ID()) NOT IN (1, 3)
+                ALTER DATABASE CURRENT SET ALLOW_SNAPSHOT_ISOLATION ON;
+            GO
 
-    private static void table(StringBuilder sb, int step, String table, boolean trackColumns) {
+            """;
+
+    private static String table(int step, String table, boolean trackColumns) {
         String name = SqlServerName.literal(table);
-        sb.append("-- ").append(step).append(". Change Tracking on ").append(table);
-        if (trackColumns) {
-            sb.append(", recording which columns each update changed\n")
-                    .append("--    (TRACK_COLUMNS_UPDATED), which the \"$changed\" array of a change procedure reads.\n");
-        } else {
-            sb.append(", without recording which columns updates change\n")
-                    .append("--    (a change procedure then reports every column of an update as changed).\n");
-        }
-        sb.append("IF OBJECT_ID(").append(name).append(", N'U') IS NULL\n")
-                .append("    THROW ").append(ERROR_TABLE_MISSING).append(", ")
-                .append(SqlServerName.literal("Tidemark setup: table " + table + " does not exist.")).append(", 1;\n")
-                .append("IF OBJECTPROPERTY(OBJECT_ID(").append(name).append("), 'TableHasPrimaryKey') = 0\n")
-                .append("    THROW ").append(ERROR_NO_PRIMARY_KEY).append(", ")
-                .append(SqlServerName.literal("Tidemark setup: Change Tracking needs a primary key on " + table
-                        + "; add one first.")).append(", 1;\n")
-                .append("IF NOT EXISTS (SELECT 1 FROM sys.change_tracking_tables WHERE object_id = OBJECT_ID(")
-                .append(name).append("))\n")
-                .append("    ALTER TABLE ").append(table).append(" ENABLE CHANGE_TRACKING WITH (TRACK_COLUMNS_UPDATED = ")
-                .append(trackColumns ? "ON" : "OFF").append(");\n");
-        if (trackColumns) {
-            sb.append("ELSE IF EXISTS (SELECT 1 FROM sys.change_tracking_tables WHERE object_id = OBJECT_ID(")
-                    .append(name).append(") AND is_track_columns_updated_on = 0)\n")
-                    .append("    PRINT ").append(SqlServerName.literal("Tidemark setup: Change Tracking on " + table
-                            + " does not record which columns updates change, so column-level change procedures send"
-                            + " whole rows. To record them, run ALTER TABLE " + table + " DISABLE CHANGE_TRACKING and"
-                            + " this script again; that restarts the table's change history, and consumers get a full"
-                            + " re-sync.")).append(";\n");
-        }
-        sb.append(TSqlScript.GO).append("\n\n");
+        return SqlTemplate.of("""
+                -- {{step}}. Change Tracking on {{table}}{{columns_comment}}
+                IF OBJECT_ID({{name}}, N'U') IS NULL
+                    THROW {{table_missing}}, {{table_missing_message}}, 1;
+                IF OBJECTPROPERTY(OBJECT_ID({{name}}), 'TableHasPrimaryKey') = 0
+                    THROW {{no_primary_key}}, {{no_primary_key_message}}, 1;
+                IF NOT EXISTS (SELECT 1 FROM sys.change_tracking_tables WHERE object_id = OBJECT_ID({{name}}))
+                    ALTER TABLE {{table}} ENABLE CHANGE_TRACKING WITH (TRACK_COLUMNS_UPDATED = {{track_columns}});
+                {{columns_not_tracked}}GO
+
+                """)
+                .with("step", step)
+                .with("table", table)
+                .with("name", name)
+                .with("columns_comment", trackColumns
+                        ? ", recording which columns each update changed\n"
+                                + "--    (TRACK_COLUMNS_UPDATED), which the \"$changed\" array of a change procedure reads."
+                        : ", without recording which columns updates change\n"
+                                + "--    (a change procedure then reports every column of an update as changed).")
+                .with("table_missing", ERROR_TABLE_MISSING)
+                .with("table_missing_message", SqlServerName.literal("Tidemark setup: table " + table
+                        + " does not exist."))
+                .with("no_primary_key", ERROR_NO_PRIMARY_KEY)
+                .with("no_primary_key_message", SqlServerName.literal("Tidemark setup: Change Tracking needs a primary"
+                        + " key on " + table + "; add one first."))
+                .with("track_columns", trackColumns ? "ON" : "OFF")
+                .with("columns_not_tracked", trackColumns ? SqlTemplate.of("""
+                        ELSE IF EXISTS (SELECT 1 FROM sys.change_tracking_tables WHERE object_id = OBJECT_ID({{name}}) AND is_track_columns_updated_on = 0)
+                            PRINT {{message}};
+                        """)
+                        .with("name", name)
+                        .with("message", SqlServerName.literal("Tidemark setup: Change Tracking on " + table
+                                + " does not record which columns updates change, so column-level change procedures"
+                                + " send whole rows. To record them, run ALTER TABLE " + table + " DISABLE"
+                                + " CHANGE_TRACKING and this script again; that restarts the table's change history,"
+                                + " and consumers get a full re-sync."))
+                        .render() : "")
+                .render();
     }
 
     /** The retention in the largest unit that states it exactly: {@code 7 DAYS}, {@code 36 HOURS}, {@code 90 MINUTES}. */

@@ -2,13 +2,15 @@ package io.tidemark.sqlserver;
 
 import io.tidemark.sqlserver.internal.TSqlScript;
 import io.tidemark.sync.internal.config.Checks;
-import io.tidemark.sync.sql.SqlServerName;
+import io.tidemark.sync.internal.sql.SqlServerName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import javax.sql.DataSource;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * Generates a database role with exactly what Tidemark's login needs, as a script to review and run
@@ -56,53 +58,66 @@ public final class LeastPrivilegeRole {
     /** The script: the role (created when missing), its grants, its members. Safe to run again. */
     public String script() {
         String quoted = SqlServerName.quote(role);
-        StringBuilder sb = new StringBuilder(2048);
-        sb.append(TSqlScript.banner(
+        String banner = TSqlScript.banner(
                 "Tidemark least-privilege role " + quoted,
                 "",
                 "What Tidemark's login needs and nothing more: to run the change procedures, and to read the",
                 "Change Tracking data of the tables they read. The procedures' own SELECTs reach the tables",
                 "through ownership chaining (procedure and table have the same owner), so the role gets no",
-                "SELECT on the tables. Run it as a user allowed to create roles and grant these permissions."));
-        sb.append('\n')
-                .append("IF DATABASE_PRINCIPAL_ID(").append(SqlServerName.literal(role)).append(") IS NULL\n")
-                .append("    CREATE ROLE ").append(quoted).append(";\n")
-                .append(TSqlScript.GO).append("\n\n");
+                "SELECT on the tables. Run it as a user allowed to create roles and grant these permissions.");
+        return SqlTemplate.of("""
+                {{banner}}
+                IF DATABASE_PRINCIPAL_ID({{role_literal}}) IS NULL
+                    CREATE ROLE {{role}};
+                GO
+
+                {{grants}}{{members}}""")
+                .with("banner", banner)
+                .with("role_literal", SqlServerName.literal(role))
+                .with("role", quoted)
+                .with("grants", grants(quoted))
+                .with("members", members.stream().map(member -> member(quoted, member)).collect(Collectors.joining()))
+                .render();
+    }
+
+    /** The grants, one commented block per kind, in one batch; nothing when there are none. */
+    private String grants(String quoted) {
+        List<String> blocks = new ArrayList<>();
         if (!procedures.isEmpty()) {
-            sb.append("-- Run the change procedures.\n");
-            for (SqlServerName procedure : procedures) {
-                sb.append("GRANT EXECUTE ON OBJECT::").append(procedure.quoted()).append(" TO ").append(quoted)
-                        .append(";\n");
-            }
-            sb.append('\n');
+            blocks.add("-- Run the change procedures.\n" + procedures.stream()
+                    .map(procedure -> "GRANT EXECUTE ON OBJECT::" + procedure.quoted() + " TO " + quoted + ";\n")
+                    .collect(Collectors.joining()));
         }
         if (!tables.isEmpty()) {
-            sb.append("-- Read the Change Tracking data of the tables: CHANGETABLE and CHANGE_TRACKING_MIN_VALID_VERSION\n")
-                    .append("-- check VIEW CHANGE TRACKING themselves, inside a procedure too.\n");
-            for (SqlServerName table : tables) {
-                sb.append("GRANT VIEW CHANGE TRACKING ON OBJECT::").append(table.quoted()).append(" TO ")
-                        .append(quoted).append(";\n");
-            }
-            sb.append('\n');
+            blocks.add("""
+                    -- Read the Change Tracking data of the tables: CHANGETABLE and CHANGE_TRACKING_MIN_VALID_VERSION
+                    -- check VIEW CHANGE TRACKING themselves, inside a procedure too.
+                    """ + tables.stream()
+                    .map(table -> "GRANT VIEW CHANGE TRACKING ON OBJECT::" + table.quoted() + " TO " + quoted + ";\n")
+                    .collect(Collectors.joining()));
         }
         if (storeSchema != null) {
-            sb.append("-- Tidemark's watermark and dead-letter tables, created beforehand from JdbcWatermarkStore.script().\n")
-                    .append("GRANT SELECT, INSERT, UPDATE, DELETE ON SCHEMA::").append(SqlServerName.quote(storeSchema))
-                    .append(" TO ").append(quoted).append(";\n\n");
+            blocks.add(SqlTemplate.of("""
+                    -- Tidemark's watermark and dead-letter tables, created beforehand from JdbcWatermarkStore.script().
+                    GRANT SELECT, INSERT, UPDATE, DELETE ON SCHEMA::{{schema}} TO {{role}};
+                    """).with("schema", SqlServerName.quote(storeSchema)).with("role", quoted).render());
         }
-        if (!procedures.isEmpty() || !tables.isEmpty() || storeSchema != null) {
-            sb.setLength(sb.length() - 1);
-            sb.append(TSqlScript.GO).append("\n\n");
-        }
-        for (String member : members) {
-            sb.append("-- Member: the database user Tidemark connects as (it must exist).\n")
-                    .append("IF ISNULL(IS_ROLEMEMBER(").append(SqlServerName.literal(role)).append(", ")
-                    .append(SqlServerName.literal(member)).append("), 0) = 0\n")
-                    .append("    ALTER ROLE ").append(quoted).append(" ADD MEMBER ").append(SqlServerName.quote(member))
-                    .append(";\n")
-                    .append(TSqlScript.GO).append("\n\n");
-        }
-        return sb.toString();
+        return blocks.isEmpty() ? "" : String.join("\n", blocks) + "GO\n\n";
+    }
+
+    private String member(String quoted, String member) {
+        return SqlTemplate.of("""
+                -- Member: the database user Tidemark connects as (it must exist).
+                IF ISNULL(IS_ROLEMEMBER({{role_literal}}, {{member_literal}}), 0) = 0
+                    ALTER ROLE {{role}} ADD MEMBER {{member}};
+                GO
+
+                """)
+                .with("role_literal", SqlServerName.literal(role))
+                .with("member_literal", SqlServerName.literal(member))
+                .with("role", quoted)
+                .with("member", SqlServerName.quote(member))
+                .render();
     }
 
     /** Runs the script, batch by batch. */

@@ -17,7 +17,7 @@ import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.internal.jdbc.ReachabilityProbe;
 import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.sync.spi.ResponsePayload;
-import io.tidemark.sync.sql.SqlServerName;
+import io.tidemark.sync.internal.sql.SqlServerName;
 
 import javax.sql.DataSource;
 import java.time.Duration;
@@ -74,7 +74,7 @@ public final class SqlServerProvider implements ChangeProvider {
 
     private SqlServerProvider(Builder builder) {
         this.dataSource = builder.dataSource;
-        this.timeoutSeconds = Math.toIntExact(builder.commandTimeout.toSeconds());
+        this.timeoutSeconds = (int) builder.commandTimeout.toSeconds(); // range checked by build()
         this.defaultWatermark = builder.watermarkQuery;
         this.watermarks = Map.copyOf(builder.queriesByObject());
         this.calls = new ProcedureCall(dataSource, timeoutSeconds);

@@ -2,7 +2,7 @@ package io.tidemark.sqlserver;
 
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
-import io.tidemark.sync.sql.SqlServerName;
+import io.tidemark.sync.internal.sql.SqlServerName;
 
 import java.util.Objects;
 

@@ -1,5 +1,6 @@
 package io.tidemark.sqlserver;
 
+import io.tidemark.sync.testsupport.Golden;
 import io.tidemark.sqlserver.ChangeProcedureGenerator.Level;
 import io.tidemark.sqlserver.internal.SqlServerErrors;
 import io.tidemark.sqlserver.internal.TSqlScript;

@@ -1,5 +1,6 @@
 package io.tidemark.sqlserver;
 
+import io.tidemark.sync.testsupport.Golden;
 import io.tidemark.sqlserver.internal.TSqlScript;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;

@@ -131,12 +131,14 @@ class SqlServerProviderTest {
         TrackedObject object = TrackedObject.of("Items", "dbo.p");
         assertThatThrownBy(() -> provider.invoke(object, ChangeRequest.sync(3), CallContext.none()))
                 .isInstanceOf(TidemarkException.class)
-                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.PROCEDURE_FAILED))
-                .hasMessageContaining("[Items] could not reach the database to call dbo.p: no database in this test");
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.CONNECTION_FAILED))
+                .hasMessageContaining("[Items] could not connect to the data source " + NoDatabase.class.getName()
+                        + " while calling dbo.p: no database in this test (SQLState 08001)")
+                .hasMessageContaining("Check the JDBC URL, the credentials and the network");
         assertThatThrownBy(() -> provider.currentVersion(object.initialSync(InitialSync.INCREMENTAL)))
                 .satisfies(e -> assertThat(((TidemarkException) e).code())
-                        .isEqualTo(ErrorCode.WATERMARK_UNAVAILABLE))
-                .hasMessageContaining("could not read the starting watermark");
+                        .isEqualTo(ErrorCode.CONNECTION_FAILED))
+                .hasMessageContaining("while reading the starting watermark");
     }
 
     @Test

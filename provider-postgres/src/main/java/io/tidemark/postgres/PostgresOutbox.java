@@ -17,7 +17,7 @@ import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.internal.config.Checks;
 import io.tidemark.sync.spi.WatermarkState;
 import io.tidemark.sync.spi.WatermarkStore;
-import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.internal.sql.PgName;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -135,7 +135,7 @@ public final class PostgresOutbox {
         try (Connection connection = dataSource.getConnection()) {
             return resolveAndRender(connection);
         } catch (SQLException e) {
-            throw OutboxInstaller.failure("read the shape of " + table(), e);
+            throw OutboxInstaller.failure(dataSource, "read the shape of " + table(), e);
         }
     }
 

@@ -19,7 +19,8 @@ import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.sync.internal.config.Checks;
 import io.tidemark.sync.internal.config.Defaults;
 import io.tidemark.sync.spi.ResponsePayload;
-import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.internal.jdbc.Transactions;
+import io.tidemark.sync.internal.sql.PgName;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -156,7 +157,7 @@ public final class PostgresProvider implements ChangeProvider {
                 return ResponsePayload.ofUtf8(response == null ? new byte[0] : response);
             } catch (SQLException | RuntimeException e) {
                 if (ownTransaction) {
-                    rollbackQuietly(connection, e);
+                    Transactions.rollbackQuietly(connection, e);
                 }
                 throw e;
             }
@@ -251,13 +252,6 @@ public final class PostgresProvider implements ChangeProvider {
         }
     }
 
-    private static void rollbackQuietly(Connection connection, Exception cause) {
-        try {
-            connection.rollback();
-        } catch (SQLException e) {
-            cause.addSuppressed(e);
-        }
-    }
 
     /**
      * Configures a {@link PostgresProvider}. Setters only store; {@link #build()} checks every value at once and

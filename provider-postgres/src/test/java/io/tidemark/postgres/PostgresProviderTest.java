@@ -200,6 +200,15 @@ class PostgresProviderTest {
     }
 
     @Test
+    void a_command_timeout_beyond_what_jdbc_can_take_is_a_configuration_error_not_an_arithmetic_one() {
+        // JDBC takes whole seconds as an int; this provider used to fail in build() with ArithmeticException.
+        assertThatThrownBy(() -> PostgresProvider.builder(database.dataSource())
+                .commandTimeout(Duration.ofSeconds(Integer.MAX_VALUE + 1L)).build())
+                .isInstanceOf(TidemarkException.class).hasMessageContaining("at most 2147483647 seconds")
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION));
+    }
+
+    @Test
     void a_connection_without_auto_commit_is_left_outside_any_transaction() throws SQLException {
         try (Connection shared = database.dataSource().getConnection()) {
             shared.setAutoCommit(false);

@@ -77,7 +77,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
                     (System.nanoTime() - started) / 1_000_000);
             return new EmbeddedPostgresServer(postgres);
         } catch (IOException | RuntimeException e) {
-            throw new TidemarkException(ErrorCode.INTERNAL, "Could not start the embedded PostgreSQL server: " + e
+            throw new TidemarkException(ErrorCode.IO_FAILED, "Could not start the embedded PostgreSQL server: " + e
                     + ". When running as root, PostgreSQL is started through 'unshare -U', which needs util-linux"
                     + " and user namespaces enabled.", e);
         }
@@ -98,7 +98,7 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         try {
             postgres.close();
         } catch (IOException e) {
-            throw new TidemarkException(ErrorCode.INTERNAL, "Could not stop the embedded PostgreSQL server: " + e, e);
+            throw new TidemarkException(ErrorCode.IO_FAILED, "Could not stop the embedded PostgreSQL server: " + e, e);
         }
     }
 
@@ -111,11 +111,20 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
         return queryAdmin("SHOW server_version");
     }
 
+    /** The server's major version, such as 18: for tests of what only some versions have. */
+    public int serverMajor() {
+        return serverVersionNum() / 10_000;
+    }
+
+    private int serverVersionNum() {
+        return Integer.parseInt(queryAdmin("SHOW server_version_num"));
+    }
+
     /** Stops this server and fails when it is not of the {@code expected} major (null or blank: any major). */
     private void requireExpectedMajor(String expected) {
         String version = serverVersion();
         LOG.info("Embedded PostgreSQL {} on port {}", version, port());
-        String problem = majorMismatch(expected, Integer.parseInt(queryAdmin("SHOW server_version_num")), version);
+        String problem = majorMismatch(expected, serverVersionNum(), version);
         if (problem != null) {
             close();
             throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, problem);
@@ -160,11 +169,11 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
 
     /** Creates a fresh, empty database; fails if one of that name exists. */
     public TestDatabase createDatabase(String name) {
-        io.tidemark.sync.sql.PgName.checkPart(name, "database");
+        io.tidemark.sync.internal.sql.PgName.checkPart(name, "database");
         try (Connection c = adminDataSource().getConnection(); Statement s = c.createStatement()) {
-            s.execute("CREATE DATABASE " + io.tidemark.sync.sql.PgName.quote(name));
+            s.execute("CREATE DATABASE " + io.tidemark.sync.internal.sql.PgName.quote(name));
         } catch (SQLException e) {
-            throw new TidemarkException(ErrorCode.INTERNAL, "Could not create test database " + name + ": "
+            throw new TidemarkException(ErrorCode.DATABASE_ERROR, "Could not create test database " + name + ": "
                     + e.getMessage(), e);
         }
         return new TestDatabase(this, name);

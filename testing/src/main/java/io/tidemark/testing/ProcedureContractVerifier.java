@@ -1,7 +1,7 @@
 package io.tidemark.testing;
 
 import io.tidemark.sync.internal.config.Checks;
-import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.internal.sql.PgName;
 import io.tidemark.testing.internal.ContractScenarios;
 
 import javax.sql.DataSource;

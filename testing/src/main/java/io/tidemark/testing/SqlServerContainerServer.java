@@ -3,7 +3,7 @@ package io.tidemark.testing;
 import com.microsoft.sqlserver.jdbc.SQLServerDataSource;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
-import io.tidemark.sync.sql.SqlServerName;
+import io.tidemark.sync.internal.sql.SqlServerName;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.testcontainers.DockerClientFactory;
@@ -83,7 +83,7 @@ public final class SqlServerContainerServer {
             container.start();
         } catch (RuntimeException e) {
             container.close();
-            throw new TidemarkException(ErrorCode.INTERNAL, "Could not start SQL Server from " + image + ": " + e
+            throw new TidemarkException(ErrorCode.IO_FAILED, "Could not start SQL Server from " + image + ": " + e
                     + ". If the message is about the license, add container-license-acceptance.txt with the line "
                     + image + " to the test classpath.", e);
         }
@@ -136,7 +136,7 @@ public final class SqlServerContainerServer {
         try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
             s.execute(sql);
         } catch (SQLException e) {
-            throw new TidemarkException(ErrorCode.INTERNAL, "Test SQL failed: " + e.getMessage() + "\n" + sql, e);
+            throw new TidemarkException(ErrorCode.DATABASE_ERROR, "Test SQL failed: " + e.getMessage() + "\n" + sql, e);
         }
     }
 }

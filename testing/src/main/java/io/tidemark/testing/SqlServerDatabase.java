@@ -1,6 +1,7 @@
 package io.tidemark.testing;
 
-import io.tidemark.sync.sql.SqlServerName;
+import io.tidemark.sync.internal.sql.SqlServerName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import javax.sql.DataSource;
 import java.util.ArrayList;
@@ -53,11 +54,14 @@ public final class SqlServerDatabase implements AutoCloseable {
         SqlServerName.checkPart(user, "login");
         String password = "Tm-" + UUID.randomUUID() + "-aA1!";
         String quoted = SqlServerName.quote(user);
-        SqlServerContainerServer.execute(server.adminDataSource(), "CREATE LOGIN " + quoted + " WITH PASSWORD = "
-                + SqlServerName.literal(password) + ", CHECK_POLICY = OFF, DEFAULT_DATABASE = "
-                + SqlServerName.quote(name));
+        SqlServerContainerServer.execute(server.adminDataSource(), SqlTemplate.of("""
+                CREATE LOGIN {{login}} WITH PASSWORD = {{password}}, CHECK_POLICY = OFF, DEFAULT_DATABASE = {{database}}""")
+                .with("login", quoted)
+                .with("password", SqlServerName.literal(password))
+                .with("database", SqlServerName.quote(name))
+                .render());
         logins.add(user);
-        execute("CREATE USER " + quoted + " FOR LOGIN " + quoted);
+        execute(SqlTemplate.of("CREATE USER {{user}} FOR LOGIN {{user}}").with("user", quoted).render());
         return server.dataSource(user, password, name);
     }
 
@@ -65,12 +69,20 @@ public final class SqlServerDatabase implements AutoCloseable {
     @Override
     public synchronized void close() {
         String quoted = SqlServerName.quote(name);
-        SqlServerContainerServer.execute(server.adminDataSource(), "IF DB_ID(" + SqlServerName.literal(name)
-                + ") IS NOT NULL BEGIN ALTER DATABASE " + quoted + " SET SINGLE_USER WITH ROLLBACK IMMEDIATE;"
-                + " DROP DATABASE " + quoted + "; END");
+        SqlServerContainerServer.execute(server.adminDataSource(), SqlTemplate.of("""
+                IF DB_ID({{name}}) IS NOT NULL BEGIN
+                    ALTER DATABASE {{database}} SET SINGLE_USER WITH ROLLBACK IMMEDIATE;
+                    DROP DATABASE {{database}};
+                END""")
+                .with("name", SqlServerName.literal(name))
+                .with("database", quoted)
+                .render());
         for (String login : logins) {
-            SqlServerContainerServer.execute(server.adminDataSource(), "IF SUSER_ID(" + SqlServerName.literal(login)
-                    + ") IS NOT NULL DROP LOGIN " + SqlServerName.quote(login));
+            SqlServerContainerServer.execute(server.adminDataSource(), SqlTemplate.of(
+                            "IF SUSER_ID({{name}}) IS NOT NULL DROP LOGIN {{login}}")
+                    .with("name", SqlServerName.literal(login))
+                    .with("login", SqlServerName.quote(login))
+                    .render());
         }
         logins.clear();
     }

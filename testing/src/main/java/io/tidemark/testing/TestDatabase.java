@@ -2,7 +2,8 @@ package io.tidemark.testing;
 
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
-import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -49,7 +50,7 @@ public final class TestDatabase implements AutoCloseable {
         try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
             s.execute(sql);
         } catch (SQLException e) {
-            throw new TidemarkException(ErrorCode.INTERNAL, "Test SQL failed in database " + name + ": "
+            throw new TidemarkException(ErrorCode.DATABASE_ERROR, "Test SQL failed in database " + name + ": "
                     + e.getMessage() + "\n" + sql, e);
         }
     }
@@ -61,13 +62,19 @@ public final class TestDatabase implements AutoCloseable {
     public DataSource createRole(String role) {
         PgName.checkPart(role, "role");
         String password = "pw_" + role;
-        execute("DO $$ BEGIN\n"
-                + "  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = " + PgName.literal(role) + ") THEN\n"
-                + "    CREATE ROLE " + PgName.quote(role) + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE;\n"
-                + "  END IF;\n"
-                + "END $$;\n"
-                + "ALTER ROLE " + PgName.quote(role) + " PASSWORD " + PgName.literal(password) + ";\n"
-                + "GRANT CONNECT ON DATABASE " + PgName.quote(name) + " TO " + PgName.quote(role) + ";");
+        execute(SqlTemplate.of("""
+                DO $$ BEGIN
+                  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = {{role_literal}}) THEN
+                    CREATE ROLE {{role}} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE;
+                  END IF;
+                END $$;
+                ALTER ROLE {{role}} PASSWORD {{password}};
+                GRANT CONNECT ON DATABASE {{database}} TO {{role}};""")
+                .with("role_literal", PgName.literal(role))
+                .with("role", PgName.quote(role))
+                .with("password", PgName.literal(password))
+                .with("database", PgName.quote(name))
+                .render());
         return dataSourceFor(role, password);
     }
 
@@ -80,9 +87,10 @@ public final class TestDatabase implements AutoCloseable {
     @Override
     public void close() {
         try (Connection c = server.adminDataSource().getConnection(); Statement s = c.createStatement()) {
-            s.execute("DROP DATABASE IF EXISTS " + PgName.quote(name) + " WITH (FORCE)");
+            s.execute(SqlTemplate.of("DROP DATABASE IF EXISTS {{database}} WITH (FORCE)")
+                    .with("database", PgName.quote(name)).render());
         } catch (SQLException e) {
-            throw new TidemarkException(ErrorCode.INTERNAL, "Could not drop test database " + name + ": "
+            throw new TidemarkException(ErrorCode.DATABASE_ERROR, "Could not drop test database " + name + ": "
                     + e.getMessage(), e);
         }
     }

@@ -4,6 +4,8 @@ import io.tidemark.sqlserver.PreflightCheck;
 import io.tidemark.sqlserver.PreflightReport;
 import io.tidemark.sqlserver.WatermarkQuery;
 import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.jdbc.SqlContext;
 import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
@@ -58,8 +60,12 @@ public final class PreflightRunner {
                 }
             }
         } catch (SQLException e) {
-            checks.add(PreflightCheck.failed(null, "connection", ErrorCode.PROCEDURE_FAILED,
-                    "could not connect or query the database: " + SqlServerErrors.detail(e)));
+            TidemarkException connection = SqlServerErrors.connectionFailure(e,
+                    SqlContext.of(dataSource, null, "running the preflight checks"));
+            checks.add(connection != null
+                    ? PreflightCheck.failed(null, "connection", ErrorCode.CONNECTION_FAILED, connection.getMessage())
+                    : PreflightCheck.failed(null, "connection", ErrorCode.PROCEDURE_FAILED,
+                            "could not query the database: " + SqlServerErrors.detail(e)));
         }
         return new PreflightReport(checks);
     }
@@ -73,8 +79,9 @@ public final class PreflightRunner {
     }
 
     private void serverVersion(Connection c) throws SQLException {
-        query(c, "SELECT CAST(SERVERPROPERTY('ProductVersion') AS NVARCHAR(128)),"
-                + " CAST(SERVERPROPERTY('ProductMajorVersion') AS INT), CAST(SERVERPROPERTY('EngineEdition') AS INT)",
+        query(c, """
+                SELECT CAST(SERVERPROPERTY('ProductVersion') AS NVARCHAR(128)),
+                CAST(SERVERPROPERTY('ProductMajorVersion') AS INT), CAST(SERVERPROPERTY('EngineEdition') AS INT)""",
                 null, rs -> {
                     String version = rs.getString(1);
                     int major = rs.getInt(2);
@@ -103,8 +110,9 @@ public final class PreflightRunner {
                             + " AUTO_CLEANUP = ON), or the script from ChangeTrackingSetup"));
             return false;
         }
-        String retention = query(c, "SELECT retention_period, retention_period_units_desc, is_auto_cleanup_on"
-                + " FROM sys.change_tracking_databases WHERE database_id = DB_ID()", null, rs -> {
+        String retention = query(c, """
+                SELECT retention_period, retention_period_units_desc, is_auto_cleanup_on
+                FROM sys.change_tracking_databases WHERE database_id = DB_ID()""", null, rs -> {
                     long period = rs.getLong(1);
                     String unit = rs.getString(2);
                     boolean cleanup = rs.getBoolean(3);
@@ -174,8 +182,9 @@ public final class PreflightRunner {
     private void parameters(Connection c, Target t) throws SQLException {
         String name = t.object().name();
         List<String[]> parameters = new ArrayList<>();
-        try (PreparedStatement ps = c.prepareStatement("SELECT name, TYPE_NAME(system_type_id), max_length"
-                + " FROM sys.parameters WHERE object_id = OBJECT_ID(?) AND parameter_id > 0 ORDER BY parameter_id")) {
+        try (PreparedStatement ps = c.prepareStatement("""
+                SELECT name, TYPE_NAME(system_type_id), max_length
+                FROM sys.parameters WHERE object_id = OBJECT_ID(?) AND parameter_id > 0 ORDER BY parameter_id""")) {
             ps.setQueryTimeout(timeoutSeconds);
             ps.setNString(1, t.quotedProcedure());
             try (ResultSet rs = ps.executeQuery()) {
@@ -244,8 +253,9 @@ public final class PreflightRunner {
                             + " ENABLE CHANGE_TRACKING WITH (TRACK_COLUMNS_UPDATED = ON)"));
             return;
         }
-        Boolean columns = query(c, "SELECT is_track_columns_updated_on FROM sys.change_tracking_tables"
-                + " WHERE object_id = OBJECT_ID(?)", table, rs -> rs.getBoolean(1));
+        Boolean columns = query(c, """
+                SELECT is_track_columns_updated_on FROM sys.change_tracking_tables
+                WHERE object_id = OBJECT_ID(?)""", table, rs -> rs.getBoolean(1));
         if (Boolean.FALSE.equals(columns)) {
             checks.add(PreflightCheck.warning(name, "change tracking (table)", "on for " + table + " (oldest valid"
                     + " version " + minValid + "), but TRACK_COLUMNS_UPDATED is OFF: updates report every column as"

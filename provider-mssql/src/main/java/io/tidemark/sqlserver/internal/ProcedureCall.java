@@ -4,12 +4,14 @@ import com.microsoft.sqlserver.jdbc.ISQLServerStatement;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.jdbc.Transactions;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.sync.spi.ResponsePayload;
 
 import javax.sql.DataSource;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -52,26 +54,24 @@ public final class ProcedureCall {
 
     public ResponsePayload invoke(String sql, TrackedObject object, ChangeRequest request, CallContext context) {
         try (Connection connection = dataSource.getConnection()) {
-            boolean autoCommit = connection.getAutoCommit();
-            if (!autoCommit) {
-                connection.setAutoCommit(true);
-            }
-            try {
-                return call(connection, sql, object, request, context);
-            } finally {
-                if (!autoCommit) {
-                    connection.setAutoCommit(false);
+            return Transactions.autoCommitted(connection, c -> {
+                try {
+                    return call(c, sql, object, request, context);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e); // unwrapped below, with the driver's failures
                 }
-            }
+            });
         } catch (SQLException e) {
-            throw SqlServerErrors.map(e, object, context.isCancelled(), timeoutSeconds);
-        } catch (IOException e) {
+            throw SqlServerErrors.map(e, dataSource, object, context.isCancelled(), timeoutSeconds);
+        } catch (UncheckedIOException wrapped) {
+            IOException e = wrapped.getCause();
             SQLException driverFailure = findSqlException(e);
             if (driverFailure != null) {
-                throw SqlServerErrors.map(driverFailure, object, context.isCancelled(), timeoutSeconds);
+                throw SqlServerErrors.map(driverFailure, dataSource, object, context.isCancelled(), timeoutSeconds);
             }
-            throw TidemarkException.forObject(ErrorCode.INTERNAL, object.name(), "could not spool the response of "
-                    + object.procedure() + " (memory, then a temporary file): " + e, e);
+            throw TidemarkException.forObject(ErrorCode.IO_FAILED, object.name(), "could not spool the response of "
+                    + object.procedure() + " (memory, then a temporary file in java.io.tmpdir): " + e + ". Check the"
+                    + " free space and the permissions of " + System.getProperty("java.io.tmpdir") + ".", e);
         }
     }
 

@@ -5,9 +5,13 @@ import com.microsoft.sqlserver.jdbc.SQLServerException;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.jdbc.SqlContext;
+import io.tidemark.sync.internal.jdbc.SqlErrors;
 
+import javax.sql.DataSource;
 import java.sql.SQLException;
 import java.sql.SQLTimeoutException;
+import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -40,7 +44,7 @@ public final class SqlServerErrors {
     static final int PERMISSION_DENIED_SECURABLE = 300;  // %ls permission was denied on object '%.*ls' ...
     static final int CANNOT_ACCESS_DATABASE = 916;       // The server principal ... is not able to access the database
     static final int CANNOT_OPEN_DATABASE = 4060;        // Cannot open database "%.*ls" requested by the login.
-    static final int LOGIN_FAILED = 18456;               // Login failed for user '%.*ls'.
+    // Login failed for user (18456) is a connection failure, recognised by the shared SqlErrors.
 
     /**
      * The errors the generated change procedures raise with {@code THROW}, so that they are told apart from
@@ -79,8 +83,7 @@ public final class SqlServerErrors {
             Map.entry(NO_PERMISSION, ErrorCode.PERMISSION_DENIED),
             Map.entry(PERMISSION_DENIED_SECURABLE, ErrorCode.PERMISSION_DENIED),
             Map.entry(CANNOT_ACCESS_DATABASE, ErrorCode.PERMISSION_DENIED),
-            Map.entry(CANNOT_OPEN_DATABASE, ErrorCode.PERMISSION_DENIED),
-            Map.entry(LOGIN_FAILED, ErrorCode.PERMISSION_DENIED));
+            Map.entry(CANNOT_OPEN_DATABASE, ErrorCode.PERMISSION_DENIED));
 
     private SqlServerErrors() {
     }
@@ -90,9 +93,14 @@ public final class SqlServerErrors {
      *
      * @param cancelledByEngine whether the engine had asked the call to stop (it is closing)
      */
-    public static TidemarkException map(SQLException e, TrackedObject object, boolean cancelledByEngine,
-                                        int timeoutSeconds) {
+    public static TidemarkException map(SQLException e, DataSource dataSource, TrackedObject object,
+                                        boolean cancelledByEngine, int timeoutSeconds) {
         String procedure = object.procedure();
+        TidemarkException connection = connectionFailure(e, SqlContext.of(dataSource, object.name(),
+                "calling " + procedure));
+        if (connection != null) {
+            return connection;
+        }
         if (isCancel(e)) {
             if (cancelledByEngine) {
                 return error(ErrorCode.ENGINE_STATE, object, "the call to " + procedure + " was cancelled because"
@@ -117,8 +125,13 @@ public final class SqlServerErrors {
     /**
      * Maps a failure of the watermark query that seeds an {@link io.tidemark.sync.InitialSync#INCREMENTAL} object.
      */
-    public static TidemarkException mapWatermark(SQLException e, TrackedObject object, String query,
-                                                 boolean cancelledByEngine, int timeoutSeconds) {
+    public static TidemarkException mapWatermark(SQLException e, DataSource dataSource, TrackedObject object,
+                                                 String query, boolean cancelledByEngine, int timeoutSeconds) {
+        TidemarkException connection = connectionFailure(e, SqlContext.of(dataSource, object.name(),
+                "reading the starting watermark"));
+        if (connection != null) {
+            return connection;
+        }
         if (isCancel(e)) {
             return cancelledByEngine
                     ? error(ErrorCode.ENGINE_STATE, object, "reading the starting watermark was cancelled because the"
@@ -136,73 +149,85 @@ public final class SqlServerErrors {
                 + ": " + detail(primary) + ". Nothing was stored; the next cycle tries again.", e);
     }
 
-    private static String explain(int number, String procedure, String detail) {
-        switch (number) {
-            case PROCEDURE_MISSING:
-                return "procedure " + procedure + " does not exist: " + detail + ". Create it (the script from"
-                        + " ChangeProcedureGenerator, or your own taking @Json NVARCHAR(MAX)), check its schema, and"
-                        + " check that the login connects to the database that holds it.";
-            case NOT_A_PARAMETER:
-            case PARAMETER_NOT_SUPPLIED:
-            case TOO_MANY_ARGUMENTS:
-            case OPERAND_TYPE_CLASH:
-                return "procedure " + procedure + " cannot be called as EXEC " + procedure + " @Json = ?: " + detail
-                        + ". A change procedure takes exactly one parameter, @Json NVARCHAR(MAX) (other parameters"
-                        + " need defaults; the name is case-sensitive under a case-sensitive collation).";
-            case INVALID_OBJECT:
-                return "procedure " + procedure + " refers to an object that does not exist: " + detail
-                        + ". Check the tables it reads, and that the login connects to the right database.";
-            case INVALID_COLUMN:
-                return "procedure " + procedure + " refers to a column that does not exist: " + detail
-                        + ". The table changed since the procedure was written: regenerate it (ChangeProcedureGenerator)"
-                        + " or fix it by hand.";
-            case SNAPSHOT_NOT_ALLOWED:
-                return "procedure " + procedure + " reads under snapshot isolation, and snapshot isolation is not"
-                        + " allowed in this database: " + detail + ". Snapshot isolation is what lets the procedure"
-                        + " read the version and the rows in one consistent snapshot. Have a DBA run ALTER DATABASE"
-                        + " CURRENT SET ALLOW_SNAPSHOT_ISOLATION ON (part of the ChangeTrackingSetup script).";
-            case SNAPSHOT_STARTED_LATE:
-                return "procedure " + procedure + " ran inside a transaction that did not start under snapshot"
-                        + " isolation: " + detail + ". Tidemark calls with auto-commit on; if a connection pool or a"
-                        + " wrapper opens a transaction first, turn that off for Tidemark's data source.";
-            case SNAPSHOT_DDL_CONFLICT:
-                return "procedure " + procedure + " read a table that DDL changed during the call: " + detail
-                        + ". Nothing was delivered; the next cycle tries again.";
-            case DEADLOCK_VICTIM:
-                return "the call to " + procedure + " was chosen as a deadlock victim: " + detail
-                        + ". Nothing was delivered; the next cycle tries again.";
-            case CHANGE_TRACKING_NOT_ON_TABLE:
-            case GENERATED_TABLE_NOT_TRACKED:
-                return "Change Tracking is not enabled on a table procedure " + procedure + " reads: " + detail
-                        + ". Enable it on the database and the table (the ChangeTrackingSetup script), and grant VIEW"
-                        + " CHANGE TRACKING on the table to the login.";
-            case GENERATED_DATABASE_NOT_TRACKED:
-                return "Change Tracking is not enabled on the database: " + detail + ". Run ALTER DATABASE CURRENT"
-                        + " SET CHANGE_TRACKING = ON (the ChangeTrackingSetup script does it).";
-            case GENERATED_COLUMN_MISSING:
-                return "procedure " + procedure + " was generated for a column that no longer exists: " + detail
-                        + ". Regenerate the procedure for the table as it is now.";
-            case GENERATED_BAD_REQUEST:
-                return "procedure " + procedure + " refused its request: " + detail + ".";
-            case LOGIN_FAILED:
-            case CANNOT_OPEN_DATABASE:
-            case CANNOT_ACCESS_DATABASE:
-                return "the login cannot reach the database to call " + procedure + ": " + detail
-                        + ". Check the user name, the password and the database of the data source, and that the"
-                        + " login has a user in that database.";
-            default:
-                return "permission denied calling " + procedure + ": " + detail + ". Grant EXECUTE on the procedure"
-                        + " and VIEW CHANGE TRACKING on the tables it reads (the LeastPrivilegeRole script);"
-                        + " SqlServerProvider.preflight(...) lists what the login lacks.";
+    /**
+     * {@link ErrorCode#CONNECTION_FAILED} when SQL Server could not be reached or refused the login, else null: the
+     * shared rules ({@link SqlErrors}), which know mssql-jdbc's SQLState class 08 ("The TCP/IP connection to the host
+     * ... has failed", a login timeout, a broken connection), the socket errors among the causes and error 18456.
+     */
+    public static TidemarkException connectionFailure(SQLException e, SqlContext context) {
+        return SqlErrors.connectionFailure(e, context);
+    }
+
+    /**
+     * What each known error means and what to do about it: a format of the procedure ({@code %1$s}) and the
+     * server's detail ({@code %2$s}). A permission error without an entry of its own gets {@link #PERMISSION_HINT}.
+     */
+    private static final Map<Integer, String> EXPLANATIONS = explanations();
+
+    private static final String PERMISSION_HINT =
+            "permission denied calling %1$s: %2$s. Grant EXECUTE on the procedure and VIEW CHANGE TRACKING"
+            + " on the tables it reads (the LeastPrivilegeRole script); SqlServerProvider.preflight(...)"
+            + " lists what the login lacks.";
+
+    private static Map<Integer, String> explanations() {
+        Map<Integer, String> explanations = new HashMap<>();
+        explanations.put(PROCEDURE_MISSING,
+                "procedure %1$s does not exist: %2$s. Create it (the script from ChangeProcedureGenerator, or"
+                + " your own taking @Json NVARCHAR(MAX)), check its schema, and check that the login connects to"
+                + " the database that holds it.");
+        for (int number : new int[] {NOT_A_PARAMETER, PARAMETER_NOT_SUPPLIED, TOO_MANY_ARGUMENTS, OPERAND_TYPE_CLASH}) {
+            explanations.put(number,
+                    "procedure %1$s cannot be called as EXEC %1$s @Json = ?: %2$s. A change procedure takes exactly"
+                    + " one parameter, @Json NVARCHAR(MAX) (other parameters need defaults; the name is"
+                    + " case-sensitive under a case-sensitive collation).");
         }
+        explanations.put(INVALID_OBJECT,
+                "procedure %1$s refers to an object that does not exist: %2$s. Check the tables it reads, and"
+                + " that the login connects to the right database.");
+        explanations.put(INVALID_COLUMN,
+                "procedure %1$s refers to a column that does not exist: %2$s. The table changed since the"
+                + " procedure was written: regenerate it (ChangeProcedureGenerator) or fix it by hand.");
+        explanations.put(SNAPSHOT_NOT_ALLOWED,
+                "procedure %1$s reads under snapshot isolation, and snapshot isolation is not allowed in this"
+                + " database: %2$s. Snapshot isolation is what lets the procedure read the version and the rows"
+                + " in one consistent snapshot. Have a DBA run ALTER DATABASE CURRENT SET"
+                + " ALLOW_SNAPSHOT_ISOLATION ON (part of the ChangeTrackingSetup script).");
+        explanations.put(SNAPSHOT_STARTED_LATE,
+                "procedure %1$s ran inside a transaction that did not start under snapshot isolation: %2$s."
+                + " Tidemark calls with auto-commit on; if a connection pool or a wrapper opens a transaction"
+                + " first, turn that off for Tidemark's data source.");
+        explanations.put(SNAPSHOT_DDL_CONFLICT,
+                "procedure %1$s read a table that DDL changed during the call: %2$s. Nothing was delivered; the"
+                + " next cycle tries again.");
+        explanations.put(DEADLOCK_VICTIM,
+                "the call to %1$s was chosen as a deadlock victim: %2$s. Nothing was delivered; the next cycle"
+                + " tries again.");
+        for (int number : new int[] {CHANGE_TRACKING_NOT_ON_TABLE, GENERATED_TABLE_NOT_TRACKED}) {
+            explanations.put(number,
+                    "Change Tracking is not enabled on a table procedure %1$s reads: %2$s. Enable it on the"
+                    + " database and the table (the ChangeTrackingSetup script), and grant VIEW CHANGE TRACKING on"
+                    + " the table to the login.");
+        }
+        explanations.put(GENERATED_DATABASE_NOT_TRACKED,
+                "Change Tracking is not enabled on the database: %2$s. Run ALTER DATABASE CURRENT SET"
+                + " CHANGE_TRACKING = ON (the ChangeTrackingSetup script does it).");
+        explanations.put(GENERATED_COLUMN_MISSING,
+                "procedure %1$s was generated for a column that no longer exists: %2$s. Regenerate the"
+                + " procedure for the table as it is now.");
+        explanations.put(GENERATED_BAD_REQUEST, "procedure %1$s refused its request: %2$s.");
+        for (int number : new int[] {CANNOT_OPEN_DATABASE, CANNOT_ACCESS_DATABASE}) {
+            explanations.put(number,
+                    "the login cannot reach the database to call %1$s: %2$s. Check the user name, the password and"
+                    + " the database of the data source, and that the login has a user in that database.");
+        }
+        return Map.copyOf(explanations);
+    }
+
+    private static String explain(int number, String procedure, String detail) {
+        return String.format(EXPLANATIONS.getOrDefault(number, PERMISSION_HINT), procedure, detail);
     }
 
     private static TidemarkException unknown(SQLException e, TrackedObject object, String detail) {
-        String state = e.getSQLState() == null ? "" : e.getSQLState();
-        if (state.startsWith("08")) {
-            return error(ErrorCode.PROCEDURE_FAILED, object, "could not reach the database to call "
-                    + object.procedure() + ": " + detail, e);
-        }
         return error(ErrorCode.PROCEDURE_FAILED, object, "calling " + object.procedure() + " failed: " + detail, e);
     }
 

@@ -2,6 +2,8 @@ package io.tidemark.sqlserver.internal;
 
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.jdbc.SqlContext;
+import io.tidemark.sync.internal.jdbc.SqlErrors;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -49,12 +51,20 @@ public final class TSqlScript {
                     s.execute(batches.get(i));
                     drain(s);
                 } catch (SQLException e) {
+                    if (SqlErrors.isConnectionFailure(e)) {
+                        throw e; // the connection broke: reported as such below, not as a fault of the batch
+                    }
                     throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, "Installing " + what + " failed in batch "
                             + (i + 1) + " of " + batches.size() + ": " + SqlServerErrors.detail(e)
                             + ". Review the script (script()) and run it by hand to see the whole context.", e);
                 }
             }
         } catch (SQLException e) {
+            TidemarkException connection = SqlServerErrors.connectionFailure(e,
+                    SqlContext.of(dataSource, null, "installing " + what));
+            if (connection != null) {
+                throw connection;
+            }
             throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, "Installing " + what + " failed: "
                     + SqlServerErrors.detail(e), e);
         }

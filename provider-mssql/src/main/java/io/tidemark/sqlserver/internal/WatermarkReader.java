@@ -37,7 +37,7 @@ public final class WatermarkReader {
                 return version;
             }
         } catch (SQLException e) {
-            throw SqlServerErrors.mapWatermark(e, object, query.toString(), false, timeoutSeconds);
+            throw SqlServerErrors.mapWatermark(e, dataSource, object, query.toString(), false, timeoutSeconds);
         }
     }
 

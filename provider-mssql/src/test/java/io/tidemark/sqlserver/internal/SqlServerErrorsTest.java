@@ -108,8 +108,13 @@ class SqlServerErrorsTest {
                                         + " 'shop', schema 'dbo'."),
                         ErrorCode.PERMISSION_DENIED, new String[] {"(error 230"}),
                 arguments("login failed", ServerErrors.server(18456, 1, 14, "Login failed for user 'tidemark'."),
+                        ErrorCode.CONNECTION_FAILED, new String[] {"could not log in to the data source while calling"
+                                + " dbo.get_item_changes", "Login failed for user 'tidemark'.",
+                                "Check the credentials (user name and password)"}),
+                arguments("database cannot be opened", ServerErrors.server(4060, 1, 11,
+                                "Cannot open database \"shop\" requested by the login. The login failed."),
                         ErrorCode.PERMISSION_DENIED, new String[] {"the login cannot reach the database",
-                                "Login failed for user 'tidemark'.", "user name, the password and the database"}),
+                                "user name, the password and the database"}),
                 arguments("deadlock victim", ServerErrors.server(1205, 51, 13, "Transaction (Process ID 57) was"
                                 + " deadlocked on lock resources with another process and has been chosen as the deadlock"
                                 + " victim. Rerun the transaction."),
@@ -131,15 +136,16 @@ class SqlServerErrorsTest {
                         ErrorCode.PROCEDURE_FAILED, new String[] {"calling dbo.get_item_changes failed: custom failure"
                                 + " (error 50000, SQLState S0001, in get_item_changes at line 12)"}),
                 arguments("connection lost", ServerErrors.driver("Connection reset", "08S01", 0),
-                        ErrorCode.PROCEDURE_FAILED, new String[] {"could not reach the database to call"
-                                + " dbo.get_item_changes: Connection reset"}));
+                        ErrorCode.CONNECTION_FAILED, new String[] {"could not connect to the data source while calling"
+                                + " dbo.get_item_changes: Connection reset (SQLState 08S01)",
+                                "Check the JDBC URL, the credentials and the network"}));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("serverErrors")
     void maps_each_failure_to_a_code_and_a_message_that_says_what_to_do(String what, SQLServerException e,
                                                                        ErrorCode code, String[] fragments) {
-        TidemarkException mapped = SqlServerErrors.map(e, ITEMS, false, 300);
+        TidemarkException mapped = SqlServerErrors.map(e, null, ITEMS, false, 300);
         assertThat(mapped.code()).as(what).isEqualTo(code);
         assertThat(mapped.objectName()).contains("Items");
         assertThat(mapped.getMessage()).startsWith("[Items] ").contains(fragments);
@@ -152,7 +158,7 @@ class SqlServerErrorsTest {
         SQLServerException driver = ServerErrors.driver("The query has timed out.", "HY008", 0);
         SQLTimeoutException timeout = new SQLTimeoutException(driver.getMessage(), driver.getSQLState(),
                 driver.getErrorCode(), driver);
-        TidemarkException mapped = SqlServerErrors.map(timeout, ITEMS, false, 300);
+        TidemarkException mapped = SqlServerErrors.map(timeout, null, ITEMS, false, 300);
         assertThat(mapped.code()).isEqualTo(ErrorCode.PROCEDURE_TIMEOUT);
         assertThat(mapped.getMessage()).contains("ran longer than the command timeout of 300 s")
                 .contains("The query has timed out.").contains("maxRows").contains("commandTimeout");
@@ -161,7 +167,7 @@ class SqlServerErrorsTest {
     @Test
     void a_timeout_while_rows_are_read_is_a_procedure_timeout_too() {
         // During row reads the driver reports the timeout as a plain SQLServerException with SQLState HY008.
-        TidemarkException mapped = SqlServerErrors.map(ServerErrors.driver("The query has timed out.", "HY008", 0),
+        TidemarkException mapped = SqlServerErrors.map(ServerErrors.driver("The query has timed out.", "HY008", 0), null,
                 ITEMS, false, 5);
         assertThat(mapped.code()).isEqualTo(ErrorCode.PROCEDURE_TIMEOUT);
         assertThat(mapped.getMessage()).contains("command timeout of 5 s");
@@ -169,7 +175,7 @@ class SqlServerErrorsTest {
 
     @Test
     void a_cancel_by_the_closing_engine_is_not_a_timeout() {
-        TidemarkException mapped = SqlServerErrors.map(ServerErrors.driver("The query was canceled.", "HY008", 0),
+        TidemarkException mapped = SqlServerErrors.map(ServerErrors.driver("The query was canceled.", "HY008", 0), null,
                 ITEMS, true, 300);
         assertThat(mapped.code()).isEqualTo(ErrorCode.ENGINE_STATE);
         assertThat(mapped.getMessage()).contains("cancelled because the engine is closing")
@@ -182,7 +188,7 @@ class SqlServerErrorsTest {
                 "Uncommittable transaction is detected at the end of the batch. The transaction is rolled back.");
         first.setNextException(ServerErrors.server(3952, 1, 16, "Snapshot isolation transaction failed accessing"
                 + " database 'shop' because snapshot isolation is not allowed in this database."));
-        assertThat(SqlServerErrors.map(first, ITEMS, false, 300).code())
+        assertThat(SqlServerErrors.map(first, null, ITEMS, false, 300).code())
                 .isEqualTo(ErrorCode.SNAPSHOT_ISOLATION_DISABLED);
     }
 
@@ -190,19 +196,19 @@ class SqlServerErrorsTest {
     void watermark_query_failures_say_nothing_was_stored() {
         String query = "Change Tracking (SELECT CHANGE_TRACKING_CURRENT_VERSION())";
         TidemarkException denied = SqlServerErrors.mapWatermark(ServerErrors.server(229, 5, 14,
-                "The SELECT permission was denied on the object 'seq', database 'shop', schema 'dbo'."), ITEMS, query,
+                "The SELECT permission was denied on the object 'seq', database 'shop', schema 'dbo'."), null, ITEMS, query,
                 false, 300);
         assertThat(denied.code()).isEqualTo(ErrorCode.PERMISSION_DENIED);
         assertThat(denied.getMessage()).contains("permission denied running the watermark query");
 
         TidemarkException other = SqlServerErrors.mapWatermark(ServerErrors.server(208, 1, 16,
-                "Invalid object name 'dbo.outbox'."), ITEMS, query, false, 300);
+                "Invalid object name 'dbo.outbox'."), null, ITEMS, query, false, 300);
         assertThat(other.code()).isEqualTo(ErrorCode.WATERMARK_UNAVAILABLE);
         assertThat(other.getMessage()).contains("could not read the starting watermark with " + query)
                 .contains("Nothing was stored");
 
         TidemarkException timeout = SqlServerErrors.mapWatermark(ServerErrors.driver("The query has timed out.",
-                "HY008", 0), ITEMS, query, false, 7);
+                "HY008", 0), null, ITEMS, query, false, 7);
         assertThat(timeout.code()).isEqualTo(ErrorCode.PROCEDURE_TIMEOUT);
         assertThat(timeout.getMessage()).contains("command timeout of 7 s");
     }

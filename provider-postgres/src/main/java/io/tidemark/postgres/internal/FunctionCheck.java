@@ -4,7 +4,7 @@ import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
-import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.internal.sql.PgName;
 
 import javax.sql.DataSource;
 import java.sql.Connection;

@@ -2,7 +2,7 @@ package io.tidemark.postgres.internal;
 
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
-import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.internal.sql.PgName;
 
 /**
  * Whether a tracked object calls a given function. An object's procedure may be unqualified (found through

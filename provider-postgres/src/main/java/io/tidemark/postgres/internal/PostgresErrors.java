@@ -6,6 +6,10 @@ import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.internal.jdbc.ConnectionLoss;
 import io.tidemark.sync.spi.CallContext;
 
+import io.tidemark.sync.internal.jdbc.JdbcTarget;
+import io.tidemark.sync.internal.jdbc.SqlContext;
+import io.tidemark.sync.internal.jdbc.SqlErrors;
+
 import javax.sql.DataSource;
 import java.sql.SQLException;
 
@@ -15,13 +19,20 @@ public final class PostgresErrors {
     private PostgresErrors() {
     }
 
-    /** Maps a failure of calling {@code object}'s change function on {@code dataSource} (named in connection errors). */
+    /**
+     * Maps a failure of calling {@code object}'s change function on {@code dataSource}: a connection or login
+     * failure by the shared rules ({@link SqlErrors}), then what PostgreSQL says about the function.
+     */
     public static TidemarkException map(SQLException e, DataSource dataSource, TrackedObject object,
                                         CallContext context, int timeoutSeconds) {
-        String state = e.getSQLState() == null ? "" : e.getSQLState();
         String function = object.procedure();
-        String detail = e.getMessage() + (state.isEmpty() ? "" : " (SQLState " + state + ")");
-        switch (state) {
+        TidemarkException connection = SqlErrors.connectionFailure(e,
+                SqlContext.of(dataSource, object.name(), "calling " + function));
+        if (connection != null) {
+            return connection;
+        }
+        String detail = SqlErrors.detail(e);
+        switch (SqlErrors.state(e)) {
             case "42883": // undefined_function
                 return error(ErrorCode.PROCEDURE_NOT_FOUND, object, "function " + function + "(json) does not exist: "
                         + detail + ". Create a FUNCTION taking one json argument and returning json, jsonb or"
@@ -45,11 +56,12 @@ public final class PostgresErrors {
                         + " or raise the timeout.", e);
             default:
                 if (ConnectionLoss.isConnectionLoss(e)) {
-                    String target = ConnectionLoss.target(dataSource);
-                    return error(ErrorCode.CONNECTION_FAILED, object, "could not reach the database"
-                            + (target == null ? "" : " (" + target + ")") + " to call "
-                            + function + ": " + ConnectionLoss.describe(e) + ". Check the data source's URL, the"
-                            + " credentials and the network; the engine retries as soon as the database answers.", e);
+                    // What the shared rules leave to the caller: a server shutting down, crashed or still starting
+                    // (57P01-57P03), a connection reset under the call. The engine retries as soon as it answers.
+                    return error(ErrorCode.CONNECTION_FAILED, object, "could not reach " + JdbcTarget.describe(dataSource)
+                            + " to call " + function + ": " + ConnectionLoss.describe(e) + ". Check the data"
+                            + " source's URL, the credentials and the network; the engine retries as soon as the"
+                            + " database answers.", e);
                 }
                 return error(ErrorCode.PROCEDURE_FAILED, object, "calling " + function + " failed: " + detail, e);
         }

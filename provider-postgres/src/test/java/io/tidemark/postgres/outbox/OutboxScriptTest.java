@@ -1,5 +1,6 @@
 package io.tidemark.postgres.outbox;
 
+import io.tidemark.sync.testsupport.Golden;
 import io.tidemark.postgres.PostgresOutbox;
 import io.tidemark.postgres.TruncatePolicy;
 import io.tidemark.sync.ErrorCode;
@@ -9,9 +10,6 @@ import io.tidemark.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.Statement;
 
@@ -21,12 +19,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * The generated SQL, compared with reviewed golden files and then executed on the real server the way a migration
  * tool would run it. After an intended change to the generator, regenerate the files with
- * {@code -Dtidemark.updateGolden=true} and review the diff.
+ * {@code -Dtidemark.golden.update=true} and review the diff.
  */
 @EmbeddedPostgresTest
 class OutboxScriptTest {
-
-    private static final Path GOLDEN = Path.of("src/test/resources/golden/outbox");
 
     private final TestDatabase database;
 
@@ -47,7 +43,7 @@ class OutboxScriptTest {
 
     @Test
     void the_script_of_a_declared_outbox_matches_its_golden_file() throws IOException {
-        assertGolden("sales_items.sql", declaredItems().script());
+        Golden.assertMatches("outbox/sales_items.sql", declaredItems().script());
     }
 
     @Test
@@ -61,14 +57,14 @@ class OutboxScriptTest {
                 .notifications(false)
                 .build();
 
-        assertGolden("order_lines.sql", outbox.script(database.dataSource()));
+        Golden.assertMatches("outbox/order_lines.sql", outbox.script(database.dataSource()));
     }
 
     @Test
     void the_golden_script_runs_as_a_migration_tool_would_run_it_and_captures_changes() throws Exception {
         database.execute("CREATE SCHEMA IF NOT EXISTS sales; CREATE TABLE sales.items (item_code text PRIMARY KEY,"
                 + " description text, attrs json, price numeric)");
-        String script = read("sales_items.sql");
+        String script = Golden.read("outbox/sales_items.sql");
 
         try (Connection c = database.dataSource().getConnection(); Statement s = c.createStatement()) {
             c.setAutoCommit(false);
@@ -166,23 +162,5 @@ class OutboxScriptTest {
         } catch (TidemarkException e) {
             return e.code();
         }
-    }
-
-    private static void assertGolden(String name, String actual) throws IOException {
-        if (Boolean.getBoolean("tidemark.updateGolden")) {
-            Files.createDirectories(GOLDEN);
-            Files.writeString(GOLDEN.resolve(name), actual, StandardCharsets.UTF_8);
-        }
-        assertThat(actual).as("generated SQL; after an intended change run with -Dtidemark.updateGolden=true and"
-                + " review the diff of src/test/resources/golden/outbox/" + name).isEqualTo(read(name));
-    }
-
-    /** Reads the golden file from the source tree (the tests run in the module's directory). */
-    private static String read(String name) throws IOException {
-        Path file = GOLDEN.resolve(name);
-        if (!Files.exists(file)) {
-            throw new AssertionError("missing golden file " + file + "; create it with -Dtidemark.updateGolden=true");
-        }
-        return Files.readString(file, StandardCharsets.UTF_8);
     }
 }

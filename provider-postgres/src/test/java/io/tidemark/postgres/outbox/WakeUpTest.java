@@ -218,6 +218,8 @@ class WakeUpTest {
         PostgresProvider provider = PostgresProvider.builder(database.dataSource()).channel("wake_test").build();
         try (AutoCloseable subscription = provider.subscribe(objects, woken::add)) {
             awaitListeners(1, "LISTEN \"wake_test\"");
+            // Once LISTEN is in place every object is woken once, for commits made before it.
+            assertThat(take(woken, 4)).containsExactlyInAnyOrder("Qualified", "Unqualified", "Quoted", "Other");
 
             notify("wake_test", "public.items_changes");
             assertThat(take(woken, 2)).containsExactlyInAnyOrder("Qualified", "Unqualified");

@@ -7,7 +7,7 @@ import io.tidemark.sync.internal.contract.ChangeReader;
 import io.tidemark.sync.internal.contract.ResponseScanner;
 import io.tidemark.sync.internal.contract.ResponseSummary;
 import io.tidemark.sync.spi.ResponsePayload;
-import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.internal.sql.PgName;
 
 import javax.sql.DataSource;
 import java.sql.Connection;

@@ -32,8 +32,15 @@ public final class ConnectionLoss {
     private ConnectionLoss() {
     }
 
-    /** Whether {@code failure}, or anything in its chain, says the database could not be reached. */
+    /**
+     * Whether {@code failure}, or anything in its chain, says the database could not be reached: the shared rules
+     * ({@link SqlErrors#isConnectionFailure}) and, beyond them, a server going away or not yet there (57P01-57P03),
+     * a broken socket and the JDBC connection exception types.
+     */
     public static boolean isConnectionLoss(Throwable failure) {
+        if (SqlErrors.isConnectionFailure(failure)) {
+            return true;
+        }
         int depth = 0;
         for (Throwable t = failure; t != null && depth < 20; t = next(t), depth++) {
             if (t instanceof ConnectException || t instanceof SocketTimeoutException
@@ -71,28 +78,6 @@ public final class ConnectionLoss {
             }
         }
         return String.valueOf(failure.getMessage());
-    }
-
-    /**
-     * The database a data source points at, for a message: its JDBC URL without a password when it tells it (the
-     * PostgreSQL, SQL Server and HikariCP data sources do), else null.
-     */
-    public static String target(javax.sql.DataSource dataSource) {
-        for (String getter : new String[] {"getUrl", "getURL", "getJdbcUrl"}) {
-            try {
-                java.lang.reflect.Method method = dataSource.getClass().getMethod(getter);
-                if (method.getReturnType() == String.class && method.getParameterCount() == 0) {
-                    String url = (String) method.invoke(dataSource);
-                    if (url != null && !url.isBlank()) {
-                        return url.replaceAll("(?i)([?&;]\\s*password\\s*=)[^&;]*", "$1***")
-                                .replaceAll("(//[^/@:?;]*):[^/@?;]*@", "$1:***@");
-                    }
-                }
-            } catch (ReflectiveOperationException | RuntimeException e) {
-                // no such getter: try the next
-            }
-        }
-        return null;
     }
 
     private static Throwable next(Throwable t) {

@@ -6,6 +6,7 @@ import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.internal.config.Checks;
 import io.tidemark.sync.internal.jdbc.ConnectionLoss;
 import io.tidemark.sync.internal.jdbc.ConnectionWatchdog;
+import io.tidemark.sync.internal.jdbc.JdbcTarget;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.HandleListener;
 import org.jdbi.v3.core.Handles;
@@ -121,7 +122,7 @@ public final class JdbcStoreSupport {
      * and port), anything else {@code STORE_FAILED}.
      */
     public TidemarkException failure(String what, String objectName, JdbiException e) {
-        return failure(what, objectName, e, ConnectionLoss.target(dataSource));
+        return failure(what, objectName, e, JdbcTarget.describe(dataSource));
     }
 
     /** As {@link #failure(String, String, JdbiException)}, naming the store's database by {@code target} if known. */

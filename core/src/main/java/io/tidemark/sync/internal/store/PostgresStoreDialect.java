@@ -1,7 +1,7 @@
 package io.tidemark.sync.internal.store;
 
+import io.tidemark.sync.internal.sql.PgName;
 import io.tidemark.sync.internal.sql.SqlTemplate;
-import io.tidemark.sync.sql.PgName;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,7 +1,7 @@
 package io.tidemark.sync.internal.store;
 
+import io.tidemark.sync.internal.sql.SqlServerName;
 import io.tidemark.sync.internal.sql.SqlTemplate;
-import io.tidemark.sync.sql.SqlServerName;
 
 import java.sql.CallableStatement;
 import java.sql.Connection;

@@ -3,8 +3,8 @@ package io.tidemark.sync.internal.store;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.internal.config.Checks;
-import io.tidemark.sync.sql.PgName;
-import io.tidemark.sync.sql.SqlServerName;
+import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlServerName;
 
 import javax.sql.DataSource;
 import java.sql.Connection;

@@ -2,7 +2,7 @@ package io.tidemark.sync.internal.config;
 
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
-import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.internal.sql.PgName;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

@@ -1,15 +1,9 @@
 package io.tidemark.sync.internal.store;
 
+import io.tidemark.sync.testsupport.Golden;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import org.junit.jupiter.api.Test;
-
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -22,17 +16,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class SqlServerStoreDialectTest {
 
-    private static final String GOLDEN = "golden/sqlserver-store.sql";
-
     @Test
-    void generated_sql_matches_the_golden_file() throws IOException {
+    void generated_sql_matches_the_golden_file() {
         StoreDialect dialect = StoreDialect.forProduct("Microsoft SQL Server", "tidemark", "sync_state", "dead_letters");
-        String actual = render(dialect);
-        if (Boolean.getBoolean("tidemark.golden.update")) {
-            Path file = Paths.get("src/test/resources", GOLDEN);
-            Files.writeString(file, actual, StandardCharsets.UTF_8);
-        }
-        assertThat(actual).isEqualTo(golden());
+        Golden.assertMatches("sqlserver-store.sql", render(dialect));
     }
 
     @Test
@@ -117,12 +104,5 @@ class SqlServerStoreDialectTest {
                 + "\n\n-- selectDeadLetters()\n" + dialect.selectDeadLetters()
                 + "\n\n-- deleteDeadLetter()\n" + dialect.deleteDeadLetter()
                 + "\n";
-    }
-
-    private static String golden() throws IOException {
-        try (InputStream in = SqlServerStoreDialectTest.class.getClassLoader().getResourceAsStream(GOLDEN)) {
-            assertThat(in).as("golden file %s on the test classpath", GOLDEN).isNotNull();
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
     }
 }

@@ -29,8 +29,9 @@ public final class HorizonHolder {
               FROM pg_catalog.pg_stat_activity AS a
              WHERE a.backend_xid::text = ?""";
 
-    private static final String PRIVILEGED = "SELECT pg_catalog.pg_has_role(current_user, 'pg_read_all_stats', 'MEMBER')"
-            + " OR (SELECT r.rolsuper FROM pg_catalog.pg_roles AS r WHERE r.rolname = current_user), current_user";
+    private static final String PRIVILEGED = """
+            SELECT pg_catalog.pg_has_role(current_user, 'pg_read_all_stats', 'MEMBER')
+            OR (SELECT r.rolsuper FROM pg_catalog.pg_roles AS r WHERE r.rolname = current_user), current_user""";
 
     private HorizonHolder() {
     }

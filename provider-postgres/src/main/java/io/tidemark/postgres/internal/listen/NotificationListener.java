@@ -3,7 +3,7 @@ package io.tidemark.postgres.internal.listen;
 import io.tidemark.postgres.internal.FunctionNames;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
-import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.internal.sql.PgName;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 import org.slf4j.Logger;

@@ -1,7 +1,7 @@
 package io.tidemark.postgres.internal.outbox;
 
 import io.tidemark.postgres.internal.FunctionNames;
-import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.internal.sql.PgName;
 
 import java.sql.Array;
 import java.sql.Connection;

@@ -2,7 +2,7 @@ package io.tidemark.postgres.internal.outbox;
 
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
-import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.internal.sql.PgName;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -70,8 +70,9 @@ public final class OutboxCatalog {
     }
 
     private static long tableOid(Connection connection, PgName table) throws SQLException {
-        try (PreparedStatement s = connection.prepareStatement("SELECT c.oid, c.relkind FROM pg_catalog.pg_class c"
-                + " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relname = ?")) {
+        try (PreparedStatement s = connection.prepareStatement("""
+                SELECT c.oid, c.relkind FROM pg_catalog.pg_class c
+                JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relname = ?""")) {
             s.setString(1, table.schema().orElseThrow());
             s.setString(2, table.name());
             try (ResultSet rs = s.executeQuery()) {
@@ -94,9 +95,10 @@ public final class OutboxCatalog {
     /** Column name to {@code attgenerated} ('' for ordinary columns), in column order. */
     private static Map<String, String> columns(Connection connection, long oid) throws SQLException {
         Map<String, String> columns = new LinkedHashMap<>();
-        try (PreparedStatement s = connection.prepareStatement("SELECT a.attname, a.attgenerated::text"
-                + " FROM pg_catalog.pg_attribute a WHERE a.attrelid = ? AND a.attnum > 0 AND NOT a.attisdropped"
-                + " ORDER BY a.attnum")) {
+        try (PreparedStatement s = connection.prepareStatement("""
+                SELECT a.attname, a.attgenerated::text
+                FROM pg_catalog.pg_attribute a WHERE a.attrelid = ? AND a.attnum > 0 AND NOT a.attisdropped
+                ORDER BY a.attnum""")) {
             s.setLong(1, oid);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
@@ -109,11 +111,12 @@ public final class OutboxCatalog {
 
     private static List<String> primaryKey(Connection connection, long oid, PgName table) throws SQLException {
         List<String> key = new ArrayList<>();
-        try (PreparedStatement s = connection.prepareStatement("SELECT a.attname"
-                + " FROM pg_catalog.pg_index i"
-                + " CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)"
-                + " JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum"
-                + " WHERE i.indrelid = ? AND i.indisprimary AND k.ord <= i.indnkeyatts ORDER BY k.ord")) {
+        try (PreparedStatement s = connection.prepareStatement("""
+                SELECT a.attname
+                FROM pg_catalog.pg_index i
+                CROSS JOIN LATERAL unnest(i.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
+                JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+                WHERE i.indrelid = ? AND i.indisprimary AND k.ord <= i.indnkeyatts ORDER BY k.ord""")) {
             s.setLong(1, oid);
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {

@@ -1,6 +1,6 @@
 package io.tidemark.postgres.internal.outbox;
 
-import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.internal.sql.PgName;
 
 import java.util.ArrayList;
 import java.util.List;

@@ -2,11 +2,19 @@ package io.tidemark.postgres.internal.outbox;
 
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.PostgresVersions;
+import io.tidemark.sync.internal.jdbc.Jdbc;
+import io.tidemark.sync.internal.jdbc.SqlContext;
+import io.tidemark.sync.internal.jdbc.SqlErrors;
+import io.tidemark.sync.internal.jdbc.Transactions;
+import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /** Runs an outbox script in one READ COMMITTED transaction, and maps what the server says to what to do. */
 public final class OutboxInstaller {
@@ -21,73 +29,73 @@ public final class OutboxInstaller {
     }
 
     public static void install(DataSource dataSource, String table, ScriptSource source) {
-        inTransaction(dataSource, "install the outbox of " + table, connection -> {
-            try (Statement s = connection.createStatement()) {
-                s.execute(source.script(connection));
-            }
+        run(dataSource, "install the outbox of " + table, connection -> {
+            PostgresVersions.requireSupported(connection, table, "the outbox");
+            Jdbc.execute(connection, source.script(connection));
         });
     }
 
     public static void uninstall(DataSource dataSource, OutboxNames names) {
         String table = names.table().quoted();
-        StringBuilder sql = new StringBuilder();
         // The table may be gone already; its triggers went with it.
-        sql.append("DO $uninstall$ BEGIN\n  IF to_regclass(").append(io.tidemark.sync.sql.PgName.literal(table))
-                .append(") IS NOT NULL THEN\n");
-        for (String trigger : new String[] {names.insertTrigger(), names.updateTrigger(), names.deleteTrigger(),
-                names.truncateTrigger()}) {
-            sql.append("    DROP TRIGGER IF EXISTS ").append(io.tidemark.sync.sql.PgName.quote(trigger))
-                    .append(" ON ").append(table).append(";\n");
+        String dropTriggers = Stream.of(names.insertTrigger(), names.updateTrigger(), names.deleteTrigger(),
+                        names.truncateTrigger())
+                .map(trigger -> "    DROP TRIGGER IF EXISTS " + PgName.quote(trigger) + " ON " + table + ";\n")
+                .collect(Collectors.joining());
+        String sql = SqlTemplate.of("""
+                DO $uninstall$ BEGIN
+                  IF to_regclass({{table_literal}}) IS NOT NULL THEN
+                {{drop_triggers}}  END IF;
+                END $uninstall$;
+                DROP FUNCTION IF EXISTS {{change_function}}(json);
+                DROP FUNCTION IF EXISTS {{request_function}}(json);
+                DROP FUNCTION IF EXISTS {{trim_function}}(bigint, integer);
+                DROP FUNCTION IF EXISTS {{capture_function}}();
+                DROP VIEW IF EXISTS {{guard_view}};
+                DROP TABLE IF EXISTS {{state}};
+                DROP TABLE IF EXISTS {{outbox}};
+                """)
+                .with("table_literal", PgName.literal(table))
+                .with("drop_triggers", dropTriggers)
+                .with("change_function", names.changeFunction().quoted())
+                .with("request_function", names.requestFunction().quoted())
+                .with("trim_function", names.trimFunction().quoted())
+                .with("capture_function", names.captureFunction().quoted())
+                .with("guard_view", names.guardView().quoted())
+                .with("state", names.state().quoted())
+                .with("outbox", names.outbox().quoted())
+                .render();
+        run(dataSource, "uninstall the outbox of " + names.table(), connection -> Jdbc.execute(connection, sql));
+    }
+
+    /** Runs {@code work} in one READ COMMITTED transaction; {@code what} completes "Could not ..." in messages. */
+    private static void run(DataSource dataSource, String what, Work work) {
+        try (Connection connection = dataSource.getConnection()) {
+            Transactions.inTransaction(connection, Connection.TRANSACTION_READ_COMMITTED, c -> {
+                work.run(c);
+                return null;
+            });
+        } catch (SQLException e) {
+            throw failure(dataSource, what, e);
         }
-        sql.append("  END IF;\nEND $uninstall$;\n")
-                .append("DROP FUNCTION IF EXISTS ").append(names.changeFunction().quoted()).append("(json);\n")
-                .append("DROP FUNCTION IF EXISTS ").append(names.requestFunction().quoted()).append("(json);\n")
-                .append("DROP FUNCTION IF EXISTS ").append(names.trimFunction().quoted()).append("(bigint, integer);\n")
-                .append("DROP FUNCTION IF EXISTS ").append(names.captureFunction().quoted()).append("();\n")
-                .append("DROP VIEW IF EXISTS ").append(names.guardView().quoted()).append(";\n")
-                .append("DROP TABLE IF EXISTS ").append(names.state().quoted()).append(";\n")
-                .append("DROP TABLE IF EXISTS ").append(names.outbox().quoted()).append(";\n");
-        inTransaction(dataSource, "uninstall the outbox of " + names.table(), connection -> {
-            try (Statement s = connection.createStatement()) {
-                s.execute(sql.toString());
-            }
-        });
     }
 
     private interface Work {
         void run(Connection connection) throws SQLException;
     }
 
-    private static void inTransaction(DataSource dataSource, String what, Work work) {
-        try (Connection connection = dataSource.getConnection()) {
-            boolean autoCommit = connection.getAutoCommit();
-            int isolation = connection.getTransactionIsolation();
-            try {
-                connection.setAutoCommit(false);
-                connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
-                work.run(connection);
-                connection.commit();
-            } catch (SQLException | RuntimeException e) {
-                try {
-                    connection.rollback();
-                } catch (SQLException rollback) {
-                    e.addSuppressed(rollback);
-                }
-                throw e;
-            } finally {
-                connection.setTransactionIsolation(isolation);
-                connection.setAutoCommit(autoCommit);
-            }
-        } catch (SQLException e) {
-            throw failure(what, e);
+    /**
+     * Maps a failed statement on {@code dataSource} to an error that says what to do; {@code what} completes
+     * "Could not ...".
+     */
+    public static TidemarkException failure(DataSource dataSource, String what, SQLException e) {
+        TidemarkException connection = SqlErrors.connectionFailure(e,
+                SqlContext.of(dataSource, null, "trying to " + what));
+        if (connection != null) {
+            return connection;
         }
-    }
-
-    /** Maps a failed statement to an error that says what to do. */
-    public static TidemarkException failure(String what, SQLException e) {
-        String state = e.getSQLState() == null ? "" : e.getSQLState();
-        String detail = e.getMessage() + (state.isEmpty() ? "" : " (SQLState " + state + ")");
-        switch (state) {
+        String detail = SqlErrors.detail(e);
+        switch (SqlErrors.state(e)) {
             case "42501":
                 return new TidemarkException(ErrorCode.PERMISSION_DENIED, "Could not " + what + ": " + detail
                         + ". The role must own the table (or hold TRIGGER on it) and may create objects in the"
@@ -97,7 +105,7 @@ public final class OutboxInstaller {
             case "42703": // undefined_column
                 return new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, "Could not " + what + ": " + detail, e);
             default:
-                return new TidemarkException(ErrorCode.INTERNAL, "Could not " + what + ": " + detail, e);
+                return new TidemarkException(ErrorCode.DATABASE_ERROR, "Could not " + what + ": " + detail, e);
         }
     }
 }

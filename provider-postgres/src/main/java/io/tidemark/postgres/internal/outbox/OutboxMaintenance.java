@@ -5,7 +5,7 @@ import io.tidemark.postgres.internal.FunctionNames;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.internal.sql.SqlTemplate;
-import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.internal.sql.PgName;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -84,7 +84,7 @@ public final class OutboxMaintenance {
         try (Connection connection = dataSource.getConnection()) {
             return new Decision(connection).reported();
         } catch (SQLException e) {
-            throw OutboxInstaller.failure("compare the installed outbox of " + table + " with its configuration", e);
+            throw OutboxInstaller.failure(dataSource, "compare the installed outbox of " + table + " with its configuration", e);
         }
     }
 
@@ -103,7 +103,7 @@ public final class OutboxMaintenance {
                 case DIFFERENT -> upgradeScript(d);
             };
         } catch (SQLException e) {
-            throw OutboxInstaller.failure("read the installed outbox of " + table, e);
+            throw OutboxInstaller.failure(dataSource, "read the installed outbox of " + table, e);
         }
     }
 

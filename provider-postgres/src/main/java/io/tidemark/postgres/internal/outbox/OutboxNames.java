@@ -2,7 +2,7 @@ package io.tidemark.postgres.internal.outbox;
 
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
-import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.internal.sql.PgName;
 
 /**
  * The names of everything an outbox generates for one table, each schema-qualified and checked against

@@ -26,7 +26,7 @@ import java.util.Optional;
  * comment needs no privilege beyond owning the table, and anyone may read it ({@code obj_description}).
  *
  * <p>Names are kept as {@link FunctionNames#text} gives them ({@code public.items}, {@code "Sales"."Items"}): what
- * messages show, and what {@link io.tidemark.sync.sql.PgName#parse} reads back as the same name.
+ * messages show, and what {@link io.tidemark.sync.internal.sql.PgName#parse} reads back as the same name.
  *
  * @param table          the captured table
  * @param outbox         the outbox table

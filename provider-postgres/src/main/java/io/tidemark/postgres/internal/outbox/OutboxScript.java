@@ -3,7 +3,7 @@ package io.tidemark.postgres.internal.outbox;
 import io.tidemark.postgres.TruncatePolicy;
 import io.tidemark.postgres.internal.FunctionNames;
 import io.tidemark.sync.internal.sql.SqlTemplate;
-import io.tidemark.sync.sql.PgName;
+import io.tidemark.sync.internal.sql.PgName;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

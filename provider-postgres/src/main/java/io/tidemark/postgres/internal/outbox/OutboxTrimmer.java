@@ -42,7 +42,7 @@ public final class OutboxTrimmer {
                 connection.setAutoCommit(autoCommit);
             }
         } catch (SQLException e) {
-            throw OutboxInstaller.failure("trim " + names.outbox(), e);
+            throw OutboxInstaller.failure(dataSource, "trim " + names.outbox(), e);
         }
         return new Outcome(deleted, batches);
     }

@@ -1,0 +1,94 @@
+package io.tidemark.history.internal.catalog;
+
+import io.tidemark.sync.internal.jdbc.Jdbc;
+import io.tidemark.sync.internal.sql.PgName;
+
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** Looks up the installed objects verify() and the installer check: functions, triggers, indexes, relations. */
+public final class CatalogObjects {
+
+    /** A function as installed: its body, whether it is SECURITY DEFINER, and its SET options. */
+    public record InstalledFunction(String source, boolean securityDefiner, List<String> settings) {
+    }
+
+    /** A trigger as installed. {@code enabled} is pg_trigger.tgenabled: 'D' means disabled. */
+    public record InstalledTrigger(String function, String enabled) {
+    }
+
+    private CatalogObjects() {
+    }
+
+    /** A function of {@code name} taking exactly {@code argTypes} (e.g. "" or "timestamp with time zone"). */
+    public static Optional<InstalledFunction> function(Connection c, PgName name, String argTypes) throws SQLException {
+        List<InstalledFunction> found = Jdbc.query(c, """
+                SELECT p.prosrc, p.prosecdef, p.proconfig
+                FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+                WHERE n.nspname = ? AND p.proname = ?
+                AND pg_catalog.pg_get_function_identity_arguments(p.oid) = ?""",
+                rs -> new InstalledFunction(rs.getString(1), rs.getBoolean(2), settings(rs.getArray(3))),
+                name.schema().orElseThrow(), name.name(), argTypes.isEmpty() ? "" : "at " + argTypes);
+        return found.stream().findFirst();
+    }
+
+    /** Whether any function of that name exists, whatever its arguments. */
+    public static boolean anyFunction(Connection c, PgName name) throws SQLException {
+        return !Jdbc.query(c, """
+                SELECT 1 FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n
+                ON n.oid = p.pronamespace WHERE n.nspname = ? AND p.proname = ?""", rs -> 1,
+                name.schema().orElseThrow(), name.name()).isEmpty();
+    }
+
+    public static Optional<InstalledTrigger> trigger(Connection c, PgName table, String trigger) throws SQLException {
+        return Jdbc.query(c, """
+                SELECT pn.nspname || '.' || p.proname, t.tgenabled::text
+                FROM pg_catalog.pg_trigger t
+                JOIN pg_catalog.pg_class r ON r.oid = t.tgrelid
+                JOIN pg_catalog.pg_namespace n ON n.oid = r.relnamespace
+                JOIN pg_catalog.pg_proc p ON p.oid = t.tgfoid
+                JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
+                WHERE n.nspname = ? AND r.relname = ? AND t.tgname = ?""",
+                rs -> new InstalledTrigger(rs.getString(1), rs.getString(2)),
+                table.schema().orElseThrow(), table.name(), trigger).stream().findFirst();
+    }
+
+    /** Whether a relation (table, index, view, ...) of that name exists in the schema. */
+    public static boolean relationExists(Connection c, String schema, String name) throws SQLException {
+        return !Jdbc.query(c, """
+                SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n
+                ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relname = ?""", rs -> 1, schema, name).isEmpty();
+    }
+
+    /** The history table's live columns, name to type definition (with collation when not the default). */
+    public static Map<String, String> columns(Connection c, PgName table) throws SQLException {
+        Map<String, String> columns = new LinkedHashMap<>();
+        Jdbc.query(c, """
+                SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod)
+                || CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation
+                THEN ' COLLATE ' || pg_catalog.quote_ident(cn.nspname) || '.'
+                || pg_catalog.quote_ident(co.collname) ELSE '' END
+                FROM pg_catalog.pg_attribute a
+                JOIN pg_catalog.pg_class r ON r.oid = a.attrelid
+                JOIN pg_catalog.pg_namespace n ON n.oid = r.relnamespace
+                JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+                LEFT JOIN pg_catalog.pg_collation co ON co.oid = a.attcollation
+                LEFT JOIN pg_catalog.pg_namespace cn ON cn.oid = co.collnamespace
+                WHERE n.nspname = ? AND r.relname = ? AND a.attnum > 0 AND NOT a.attisdropped
+                ORDER BY a.attnum""",
+                rs -> columns.put(rs.getString(1), rs.getString(2)), table.schema().orElseThrow(), table.name());
+        return columns;
+    }
+
+    private static List<String> settings(Array array) throws SQLException {
+        if (array == null) {
+            return List.of();
+        }
+        return List.of((String[]) array.getArray());
+    }
+}

@@ -1,0 +1,170 @@
+package io.tidemark.history.internal.ddl;
+
+import io.tidemark.history.InstallReport;
+import io.tidemark.history.TemporalTable;
+import io.tidemark.history.internal.HistoryTransactions;
+import io.tidemark.history.internal.catalog.CatalogObjects;
+import io.tidemark.history.internal.catalog.CatalogReader;
+import io.tidemark.history.internal.catalog.Column;
+import io.tidemark.history.internal.catalog.Registry;
+import io.tidemark.history.internal.catalog.RegistryEntry;
+import io.tidemark.history.internal.catalog.TableShape;
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.PostgresVersions;
+import io.tidemark.sync.internal.jdbc.Jdbc;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/** Installs a temporal table, or renders the installation as a script. */
+public final class Installer {
+
+    private final TemporalTable config;
+    private final String object;
+
+    public Installer(TemporalTable config) {
+        this.config = config;
+        this.object = HistoryNames.table(config).toString();
+    }
+
+    /** The whole installation, for review and for migration tools. */
+    public String script(DataSource dataSource) {
+        TableShape shape = HistoryTransactions.readOnly(dataSource, object, "reading the table for the history script", c -> {
+            CatalogReader.pinSearchPath(c);
+            return CatalogReader.read(c, config);
+        });
+        return render(shape);
+    }
+
+    /** Renders the script for a known shape (also used by the golden-file tests). */
+    public String render(TableShape shape) {
+        HistorySql sql = new HistorySql(config, shape);
+        StringBuilder out = new StringBuilder();
+        out.append("-- Tidemark temporal history for ").append(shape.table()).append('\n')
+                .append("--\n")
+                .append("-- History table: ").append(HistoryNames.history(config)).append('\n')
+                .append("-- Versioned columns: ").append(names(shape.versioned())).append('\n')
+                .append("-- Primary key: ").append(names(shape.keyColumns())).append('\n')
+                .append("-- Excluded columns: ").append(config.excludedColumns().isEmpty() ? "none"
+                        : String.join(", ", config.excludedColumns())).append('\n')
+                .append("-- Change context settings: ").append(config.settingsPrefix()).append(".changed_by, .changed_by_name,")
+                .append(" .correlation_id, .reason, .extra\n")
+                .append("--\n")
+                .append("-- Run as ONE transaction (Flyway and Liquibase do; with psql use --single-transaction),\n")
+                .append("-- as the role that owns the table and has CREATE on its schema. No superuser is needed.\n")
+                .append("-- Generated: do not edit. TemporalTable.verify() reports any difference as drift.\n\n");
+        List<SqlStep> steps = new ArrayList<>(HistorySql.createRegistry());
+        steps.add(sql.lockTable());
+        steps.addAll(installSteps(sql));
+        steps.add(sql.register(RegistryEntry.of(config, shape, List.of(), sql)));
+        for (SqlStep step : steps) {
+            out.append(step.render()).append('\n');
+        }
+        return out.toString();
+    }
+
+    public InstallReport install(DataSource dataSource) {
+        return HistoryTransactions.inTransaction(dataSource, object, "installing history", c -> {
+            PostgresVersions.requireSupported(c, object, "history");
+            CatalogReader.pinSearchPath(c);
+            ensureRegistry(c);
+            if (CatalogReader.tableOid(c, HistoryNames.table(config)).isEmpty()) {
+                CatalogReader.read(c, config); // throws the explanatory error
+            }
+            Jdbc.execute(c, new HistorySql(config, null).lockTable().sql());
+            TableShape shape = CatalogReader.read(c, config);
+            Optional<RegistryEntry> existing = Registry.find(c, HistoryNames.table(config));
+            if (existing.isPresent()) {
+                List<String> repairs = new SchemaMaintenance(config).evolveLocked(c, existing.get(), shape).actions();
+                return new InstallReport(false, 0, repairs);
+            }
+            refuseCollisions(c);
+            HistorySql sql = new HistorySql(config, shape);
+            SqlStep seed = sql.seed();
+            long seeded = 0;
+            for (SqlStep step : installSteps(sql)) {
+                try (Statement s = c.createStatement()) {
+                    s.execute(step.sql());
+                    if (step.equals(seed)) {
+                        seeded = s.getUpdateCount();
+                    }
+                }
+            }
+            Jdbc.execute(c, sql.register(RegistryEntry.of(config, shape, List.of(), sql)).sql());
+            return new InstallReport(true, seeded, List.of());
+        });
+    }
+
+    /** Creation, seed, indexes (after the seed: faster on a big table), functions, triggers, as-of. */
+    static List<SqlStep> installSteps(HistorySql sql) {
+        List<SqlStep> steps = new ArrayList<>();
+        steps.add(sql.createHistoryTable());
+        steps.add(sql.seed());
+        steps.addAll(sql.createIndexes());
+        steps.addAll(functionsAndTriggers(sql));
+        return steps;
+    }
+
+    /** Everything that is replaced as a whole when the table evolves. Idempotent. */
+    static List<SqlStep> functionsAndTriggers(HistorySql sql) {
+        List<SqlStep> steps = new ArrayList<>();
+        steps.add(sql.writeFunction());
+        steps.add(sql.revokeWriteFunction());
+        steps.add(sql.truncateFunction());
+        steps.add(sql.revokeTruncateFunction());
+        steps.addAll(sql.writeTriggers());
+        steps.add(sql.truncateTrigger());
+        steps.add(sql.asOfFunction());
+        return steps;
+    }
+
+    private void ensureRegistry(Connection c) throws SQLException {
+        if (Registry.exists(c)) {
+            return;
+        }
+        Registry.lockForCreate(c);
+        for (SqlStep step : HistorySql.createRegistry()) {
+            Jdbc.execute(c, step.sql());
+        }
+    }
+
+    private void refuseCollisions(Connection c) throws SQLException {
+        HistoryNames names = HistoryNames.of(config);
+        Optional<RegistryEntry> owner = Registry.findByHistory(c, names.historyTable());
+        if (owner.isPresent()) {
+            throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object, "history table "
+                    + names.historyTable() + " already records " + owner.get().table()
+                    + "; choose another name with TemporalTable.Builder.historyTable(...)");
+        }
+        String historySchema = names.historyTable().schema().orElseThrow();
+        if (CatalogObjects.relationExists(c, historySchema, names.historyTable().name())) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, names.historyTable()
+                    + " already exists and is not a registered history table (left by an earlier uninstall, or"
+                    + " someone else's table). Rename or drop it, or choose another name with historyTable(...)");
+        }
+        for (io.tidemark.sync.internal.sql.PgName fn : List.of(names.writeFunction(), names.truncateFunction(),
+                names.asOfFunction())) {
+            if (CatalogObjects.anyFunction(c, fn)) {
+                throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, "function " + fn
+                        + " already exists and was not generated for this table; Tidemark will not replace it."
+                        + " Drop or rename it, or choose another history table name");
+            }
+        }
+        for (String index : List.of(names.keyIndex(), names.openIndex(), names.chainIndex(), names.periodIndex())) {
+            if (CatalogObjects.relationExists(c, historySchema, index)) {
+                throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, "relation " + historySchema
+                        + "." + index + " already exists; choose another history table name");
+            }
+        }
+    }
+
+    private static String names(List<Column> columns) {
+        return String.join(", ", columns.stream().map(Column::name).toList());
+    }
+}

@@ -1,0 +1,286 @@
+package io.tidemark.history.internal.ddl;
+
+import io.tidemark.history.internal.HistoryTransactions;
+import io.tidemark.sync.internal.jdbc.Jdbc;
+import io.tidemark.history.internal.catalog.CatalogObjects;
+import io.tidemark.history.internal.catalog.CatalogReader;
+import io.tidemark.history.internal.catalog.Column;
+import io.tidemark.history.internal.catalog.Registry;
+import io.tidemark.history.internal.catalog.RegistryEntry;
+import io.tidemark.history.internal.catalog.TableShape;
+import io.tidemark.history.Drift;
+import io.tidemark.history.internal.ddl.HistoryNames;
+import io.tidemark.history.TemporalTable;
+import io.tidemark.history.VerifyReport;
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** verify(), evolve() and uninstall(): comparing what is installed with what the configuration generates. */
+public final class SchemaMaintenance {
+
+    private final TemporalTable config;
+    private final String object;
+
+    public SchemaMaintenance(TemporalTable config) {
+        this.config = config;
+        this.object = HistoryNames.table(config).toString();
+    }
+
+    public VerifyReport verify(DataSource dataSource) {
+        return HistoryTransactions.readOnly(dataSource, object, "verifying history", c -> {
+            CatalogReader.pinSearchPath(c);
+            Optional<RegistryEntry> entry = Registry.find(c, HistoryNames.table(config));
+            if (entry.isEmpty()) {
+                return new VerifyReport(object, List.of(new Drift(Drift.Kind.NOT_INSTALLED, HistoryNames.table(config)
+                        + " is not registered as a temporal table; run install()")), List.of());
+            }
+            return new VerifyReport(object, drifts(c, entry.get(), CatalogReader.read(c, config)), List.of());
+        });
+    }
+
+    public VerifyReport evolve(DataSource dataSource) {
+        return HistoryTransactions.inTransaction(dataSource, object, "evolving history", c -> {
+            CatalogReader.pinSearchPath(c);
+            Optional<RegistryEntry> entry = Registry.find(c, HistoryNames.table(config));
+            if (entry.isEmpty()) {
+                throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, HistoryNames.table(config)
+                        + " is not registered as a temporal table; there is nothing to evolve. Run install() first");
+            }
+            CatalogReader.read(c, config); // explanatory errors before the lock
+            Jdbc.execute(c, new HistorySql(config, null).lockTable().sql());
+            return evolveLocked(c, entry.get(), CatalogReader.read(c, config));
+        });
+    }
+
+    /** Repairs drift; the caller holds the table lock and the transaction. */
+    VerifyReport evolveLocked(Connection c, RegistryEntry entry, TableShape shape) throws SQLException {
+        List<Drift> drifts = drifts(c, entry, shape);
+        if (drifts.isEmpty()) {
+            return new VerifyReport(object, drifts, List.of());
+        }
+        List<String> refused = drifts.stream().filter(d -> d.kind() == Drift.Kind.COLUMN_TYPE_CHANGED)
+                .map(Drift::detail).toList();
+        if (!refused.isEmpty()) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_CHANGE_REFUSED, object, String.join("; ", refused)
+                    + ". History keeps every past value in the old type, so Tidemark will not change it. Either"
+                    + " rename the history column by hand (ALTER TABLE " + entry.historyTable() + " RENAME COLUMN ...)"
+                    + " and evolve again, which adds a fresh column of the new type, or uninstall and install with a"
+                    + " new history table. Nothing was changed.");
+        }
+        if (drifts.stream().anyMatch(d -> d.kind() == Drift.Kind.HISTORY_TABLE_MISSING)) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, "history table " + entry.historyTable()
+                    + " is gone, and with it the history; evolve cannot restore it. Run uninstall() and install()"
+                    + " to start a new history.");
+        }
+        HistorySql sql = new HistorySql(config, shape);
+        List<String> actions = new ArrayList<>();
+        Map<String, String> historyColumns = CatalogObjects.columns(c, entry.historyTable());
+        for (Column column : shape.versioned()) {
+            if (!historyColumns.containsKey(column.name())) {
+                execute(c, sql.addHistoryColumn(column.quoted() + " " + column.typeDefinition()), actions,
+                        "added column " + column.name() + " " + column.typeDefinition() + " to " + entry.historyTable());
+            }
+        }
+        if (config.sessionUserColumn() && !historyColumns.containsKey(CatalogReader.SESSION_USER_COLUMN)) {
+            execute(c, sql.addHistoryColumn(HistorySql.sessionUserColumnDefinition()), actions,
+                    "added column " + CatalogReader.SESSION_USER_COLUMN);
+        }
+        if (config.transactionIdColumn() && !historyColumns.containsKey(CatalogReader.TRANSACTION_ID_COLUMN)) {
+            execute(c, sql.addHistoryColumn(HistorySql.transactionIdColumnDefinition()), actions,
+                    "added column " + CatalogReader.TRANSACTION_ID_COLUMN);
+        }
+        for (SqlStep step : sql.createIndexes()) {
+            Jdbc.execute(c, step.sql()); // IF NOT EXISTS: only missing ones are built
+        }
+        for (SqlStep step : sql.dropOtherModeTriggers()) {
+            Jdbc.execute(c, step.sql());
+        }
+        for (SqlStep step : Installer.functionsAndTriggers(sql)) {
+            Jdbc.execute(c, step.sql());
+        }
+        HistoryNames names = HistoryNames.of(config);
+        List<String> triggers = new ArrayList<>(names.writeTriggers(config.triggerMode()));
+        triggers.add(names.truncateTrigger());
+        for (String trigger : triggers) {
+            // CREATE OR REPLACE TRIGGER keeps a disabled trigger disabled.
+            Jdbc.execute(c, SqlTemplate.of("ALTER TABLE {{table}} ENABLE TRIGGER {{trigger}}")
+                    .with("table", HistoryNames.table(config).quoted()).with("trigger", PgName.quote(trigger)).render());
+        }
+        List<Column> orphans = orphans(entry, shape);
+        Jdbc.execute(c, sql.register(RegistryEntry.of(config, shape, orphans, sql)).sql());
+        for (Drift drift : drifts) {
+            if (drift.kind() != Drift.Kind.COLUMN_ADDED) {
+                actions.add("repaired " + drift);
+            }
+        }
+        return new VerifyReport(object, drifts, actions);
+    }
+
+    public void uninstall(DataSource dataSource) {
+        HistoryTransactions.inTransaction(dataSource, object, "uninstalling history", c -> {
+            CatalogReader.pinSearchPath(c);
+            HistoryNames names = HistoryNames.of(config);
+            if (CatalogReader.tableOid(c, HistoryNames.table(config)).isPresent()) {
+                Jdbc.execute(c, new HistorySql(config, null).lockTable().sql());
+                List<String> triggers = new ArrayList<>(names.statementTriggers());
+                triggers.add(names.rowTrigger());
+                triggers.add(names.truncateTrigger());
+                for (String trigger : triggers) {
+                    Jdbc.execute(c, SqlTemplate.of("DROP TRIGGER IF EXISTS {{trigger}} ON {{table}}")
+                            .with("trigger", PgName.quote(trigger)).with("table", HistoryNames.table(config).quoted())
+                            .render());
+                }
+            }
+            Jdbc.execute(c, SqlTemplate.of("""
+                    DROP FUNCTION IF EXISTS {{write_function}}();
+                    DROP FUNCTION IF EXISTS {{truncate_function}}();
+                    DROP FUNCTION IF EXISTS {{as_of_function}}(timestamptz)""")
+                    .with("write_function", names.writeFunction().quoted())
+                    .with("truncate_function", names.truncateFunction().quoted())
+                    .with("as_of_function", names.asOfFunction().quoted())
+                    .render());
+            if (Registry.exists(c)) {
+                Registry.delete(c, HistoryNames.table(config));
+            }
+            return null;
+        });
+    }
+
+    /** Every difference between the registry, the live catalog and what the configuration generates. */
+    List<Drift> drifts(Connection c, RegistryEntry entry, TableShape shape) throws SQLException {
+        List<Drift> drifts = new ArrayList<>();
+        HistoryNames names = HistoryNames.of(config);
+        if (!entry.historyTable().equals(names.historyTable())) {
+            throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object, "it is installed with history"
+                    + " table " + entry.historyTable() + " but configured with " + names.historyTable()
+                    + "; configure the installed name, or uninstall first");
+        }
+        if (!RegistryEntry.sameJson(entry.optionsJson(), RegistryEntry.optionsJson(config))) {
+            drifts.add(new Drift(Drift.Kind.OPTIONS_CHANGED, "installed with " + entry.optionsJson()
+                    + ", configured with " + RegistryEntry.optionsJson(config)));
+        }
+        if (!CatalogObjects.relationExists(c, entry.historyTable().schema().orElseThrow(),
+                entry.historyTable().name())) {
+            drifts.add(new Drift(Drift.Kind.HISTORY_TABLE_MISSING, "history table " + entry.historyTable()
+                    + " does not exist"));
+            return drifts;
+        }
+        // The history table itself says which type history holds for a column; the registry says what was versioned.
+        Map<String, String> historyColumns = CatalogObjects.columns(c, entry.historyTable());
+        Map<String, Column> registered = byName(entry.versioned());
+        Map<String, Column> current = byName(shape.versioned());
+        for (Column column : shape.versioned()) {
+            String held = historyColumns.get(column.name());
+            if (held == null) {
+                drifts.add(new Drift(Drift.Kind.COLUMN_ADDED, "column " + column.name() + " "
+                        + column.typeDefinition() + " is not in history yet"));
+            } else if (!held.equals(column.typeDefinition())) {
+                drifts.add(new Drift(Drift.Kind.COLUMN_TYPE_CHANGED, "column " + column.name() + " changed type from "
+                        + held + " to " + column.typeDefinition()));
+            } else if (!registered.containsKey(column.name())) {
+                drifts.add(new Drift(Drift.Kind.COLUMN_ADDED, "column " + column.name()
+                        + " is back in the table; its orphaned history column will be written again"));
+            }
+        }
+        for (Column column : entry.versioned()) {
+            if (!current.containsKey(column.name())) {
+                drifts.add(new Drift(Drift.Kind.COLUMN_DROPPED, "column " + column.name()
+                        + " is no longer versioned (dropped or excluded); history keeps it as an orphan"));
+            }
+        }
+        for (String column : CatalogReader.FIXED_HISTORY_COLUMNS) {
+            if (!historyColumns.containsKey(column)) {
+                drifts.add(new Drift(Drift.Kind.HISTORY_COLUMN_MISSING, "history table " + entry.historyTable()
+                        + " has no column " + column));
+            }
+        }
+        String historySchema = entry.historyTable().schema().orElseThrow();
+        List<String> indexes = new ArrayList<>(List.of(names.keyIndex(), names.openIndex(), names.chainIndex()));
+        if (config.periodIndex()) {
+            indexes.add(names.periodIndex());
+        }
+        for (String index : indexes) {
+            if (!CatalogObjects.relationExists(c, historySchema, index)) {
+                drifts.add(new Drift(Drift.Kind.INDEX_MISSING, "index " + historySchema + "." + index + " is missing"));
+            }
+        }
+        HistorySql sql = new HistorySql(config, shape);
+        checkFunction(c, names.writeFunction(), "", sql.writeFunctionBody(), true, drifts, entry);
+        checkFunction(c, names.truncateFunction(), "", sql.truncateFunctionBody(), true, drifts, null);
+        checkFunction(c, names.asOfFunction(), "timestamp with time zone", sql.asOfFunctionBody(), false, drifts,
+                null);
+        for (String trigger : names.writeTriggers(config.triggerMode())) {
+            checkTrigger(c, trigger, names.writeFunction(), drifts);
+        }
+        checkTrigger(c, names.truncateTrigger(), names.truncateFunction(), drifts);
+        return drifts;
+    }
+
+    private void checkFunction(Connection c, PgName function, String args, String expectedBody,
+                               boolean definer, List<Drift> drifts, RegistryEntry entry) throws SQLException {
+        Optional<CatalogObjects.InstalledFunction> installed = CatalogObjects.function(c, function, args);
+        if (installed.isEmpty()) {
+            drifts.add(new Drift(Drift.Kind.FUNCTION_MISSING, "function " + function + "(" + args + ") is missing"));
+            return;
+        }
+        CatalogObjects.InstalledFunction fn = installed.get();
+        List<String> problems = new ArrayList<>();
+        if (!fn.source().equals(expectedBody)) {
+            String hash = RegistryEntry.sha256(fn.source());
+            problems.add(entry != null && !hash.equals(entry.functionHash())
+                    ? "its body was changed after installation (hash " + hash.substring(0, 12) + ", registered "
+                    + entry.functionHash().substring(0, 12) + ")"
+                    : "its body differs from what the table generates now");
+        }
+        if (fn.securityDefiner() != definer) {
+            problems.add(definer ? "it is no longer SECURITY DEFINER" : "it became SECURITY DEFINER");
+        }
+        if (!fn.settings().contains("search_path=" + HistorySql.PINNED_SEARCH_PATH)) {
+            problems.add("its search_path is not pinned to " + HistorySql.PINNED_SEARCH_PATH);
+        }
+        if (!problems.isEmpty()) {
+            drifts.add(new Drift(Drift.Kind.FUNCTION_CHANGED, "function " + function + ": "
+                    + String.join(", ", problems)));
+        }
+    }
+
+    private void checkTrigger(Connection c, String trigger, PgName function, List<Drift> drifts) throws SQLException {
+        Optional<CatalogObjects.InstalledTrigger> installed = CatalogObjects.trigger(c, HistoryNames.table(config), trigger);
+        if (installed.isEmpty() || !installed.get().function().equals(function.toString())) {
+            drifts.add(new Drift(Drift.Kind.TRIGGER_MISSING, "trigger " + trigger + " on " + HistoryNames.table(config)
+                    + (installed.isEmpty() ? " is missing" : " calls " + installed.get().function())));
+        } else if ("D".equals(installed.get().enabled())) {
+            drifts.add(new Drift(Drift.Kind.TRIGGER_DISABLED, "trigger " + trigger + " on " + HistoryNames.table(config)
+                    + " is disabled: changes are not recorded"));
+        }
+    }
+
+    private static List<Column> orphans(RegistryEntry entry, TableShape shape) {
+        Map<String, Column> orphans = new LinkedHashMap<>(byName(entry.orphans()));
+        entry.versioned().forEach(col -> orphans.putIfAbsent(col.name(), col));
+        shape.versioned().forEach(col -> orphans.remove(col.name()));
+        return new ArrayList<>(orphans.values());
+    }
+
+    private static Map<String, Column> byName(List<Column> columns) {
+        Map<String, Column> map = new LinkedHashMap<>();
+        columns.forEach(col -> map.put(col.name(), col));
+        return map;
+    }
+
+    private static void execute(Connection c, SqlStep step, List<String> actions, String action) throws SQLException {
+        Jdbc.execute(c, step.sql());
+        actions.add(action);
+    }
+}
