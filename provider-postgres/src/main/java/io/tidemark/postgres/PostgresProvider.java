@@ -80,6 +80,8 @@ public final class PostgresProvider implements ChangeProvider {
     private final Clock clock;
     private final HorizonWatch horizon;
     private final Map<String, String> callSql = new ConcurrentHashMap<>();
+    /** The notification connections of running engines, told to reconnect at once when a probe gets through. */
+    private final Set<NotificationListener> listeners = ConcurrentHashMap.newKeySet();
 
     private PostgresProvider(Builder builder) {
         this.dataSource = builder.dataSource;
@@ -232,7 +234,13 @@ public final class PostgresProvider implements ChangeProvider {
     /** {@code SELECT 1} on a connection from the data source: whether the database answers now. */
     @Override
     public Reachability probe(Duration timeout) {
-        return ReachabilityProbe.selectOne(dataSource, timeout);
+        Reachability reachability = ReachabilityProbe.selectOne(dataSource, timeout);
+        if (reachability == Reachability.REACHABLE) {
+            // A notification connection still waiting to reconnect would leave commits made from now on unnoticed
+            // until its next attempt: it reconnects now.
+            listeners.forEach(NotificationListener::retryNow);
+        }
+        return reachability;
     }
 
     /** LISTENs for the objects' functions on a dedicated connection, unless {@code listen(false)}. */
@@ -241,7 +249,13 @@ public final class PostgresProvider implements ChangeProvider {
         if (!listen || objects.isEmpty()) {
             return () -> { };
         }
-        return NotificationListener.start(dataSource, channel, LISTEN_HEALTH_CHECK, objects, wakeUp);
+        NotificationListener listener = NotificationListener.start(dataSource, channel, LISTEN_HEALTH_CHECK, objects,
+                wakeUp);
+        listeners.add(listener);
+        return () -> {
+            listeners.remove(listener);
+            listener.close();
+        };
     }
 
     private static void cancelQuietly(PreparedStatement statement) {

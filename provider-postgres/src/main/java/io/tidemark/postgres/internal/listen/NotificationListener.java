@@ -53,6 +53,7 @@ public final class NotificationListener implements AutoCloseable {
     private final Thread thread;
     private final Object lock = new Object();
     private Connection connection; // guarded by lock
+    private boolean retryNow; // guarded by lock
     private volatile boolean closed;
 
     private record Target(String objectName, PgName function) {
@@ -99,6 +100,9 @@ public final class NotificationListener implements AutoCloseable {
         int failedAttempts = 0;
         long failingSince = 0;
         while (!closed) {
+            synchronized (lock) {
+                retryNow = false;
+            }
             try {
                 Connection c = connect();
                 if (c == null) {
@@ -225,7 +229,7 @@ public final class NotificationListener implements AutoCloseable {
         long deadline = System.nanoTime() + duration.toNanos();
         synchronized (lock) {
             long left;
-            while (!closed && (left = deadline - System.nanoTime()) > 0) {
+            while (!closed && !retryNow && (left = deadline - System.nanoTime()) > 0) {
                 try {
                     TimeUnit.NANOSECONDS.timedWait(lock, left);
                 } catch (InterruptedException e) {
@@ -233,6 +237,17 @@ public final class NotificationListener implements AutoCloseable {
                     return;
                 }
             }
+        }
+    }
+
+    /**
+     * The database answers again (the engine's probe got through): a reconnect waiting out its pause tries at once,
+     * so that commits made from now on notify. Does nothing while connected.
+     */
+    public void retryNow() {
+        synchronized (lock) {
+            retryNow = true;
+            lock.notifyAll();
         }
     }
 
