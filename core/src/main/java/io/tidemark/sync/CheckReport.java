@@ -10,42 +10,20 @@ import java.util.Objects;
  */
 public final class CheckReport {
 
-    /** One thing that would make cycles fail. */
-    public static final class Problem {
-        private final String subject;
-        private final ErrorCode code;
-        private final String message;
+    /**
+     * One thing that would make cycles fail.
+     *
+     * @param subject the tracked object's name, or the component ({@code "provider postgres"},
+     *                {@code "watermark store"}, {@code "dead-letter store"})
+     * @param code    the error code a cycle would fail with
+     * @param message what is wrong and what to do
+     */
+    public record Problem(String subject, ErrorCode code, String message) {
 
-        /**
-         * @param subject the tracked object's name, or the component ({@code "provider postgres"},
-         *                {@code "watermark store"}, {@code "dead-letter store"})
-         */
-        public Problem(String subject, ErrorCode code, String message) {
-            this.subject = Objects.requireNonNull(subject, "subject");
-            this.code = Objects.requireNonNull(code, "code");
-            this.message = Objects.requireNonNull(message, "message");
-        }
-
-        public String subject() {
-            return subject;
-        }
-
-        public ErrorCode code() {
-            return code;
-        }
-
-        public String message() {
-            return message;
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Problem p && subject.equals(p.subject) && code == p.code && message.equals(p.message);
-        }
-
-        @Override
-        public int hashCode() {
-            return Objects.hash(subject, code, message);
+        public Problem {
+            Objects.requireNonNull(subject, "subject");
+            Objects.requireNonNull(code, "code");
+            Objects.requireNonNull(message, "message");
         }
 
         @Override

@@ -17,7 +17,7 @@ import java.util.Objects;
 public final class WatermarkQuery {
 
     private static final WatermarkQuery CHANGE_TRACKING = new WatermarkQuery(
-            "SELECT CHANGE_TRACKING_CURRENT_VERSION()", "Change Tracking", true);
+            "SELECT CHANGE_TRACKING_CURRENT_VERSION()", "Change Tracking");
 
     /*
      * MIN_ACTIVE_ROWVERSION() is the lowest rowversion of any transaction still open (or the next one to be handed
@@ -25,16 +25,13 @@ public final class WatermarkQuery {
      * @@DBTS would include versions of transactions still in flight, and skip them when they commit.
      */
     private static final WatermarkQuery ROWVERSION = new WatermarkQuery(
-            "SELECT CAST(MIN_ACTIVE_ROWVERSION() AS BIGINT) - 1", "rowversion", false);
+            "SELECT CAST(MIN_ACTIVE_ROWVERSION() AS BIGINT) - 1", "rowversion");
 
     private final String sql;
     private final String description;
-    private final boolean changeTracking;
-
-    private WatermarkQuery(String sql, String description, boolean changeTracking) {
+    private WatermarkQuery(String sql, String description) {
         this.sql = sql;
         this.description = description;
-        this.changeTracking = changeTracking;
     }
 
     /** {@code SELECT CHANGE_TRACKING_CURRENT_VERSION()}; NULL means Change Tracking is off for the database. */
@@ -61,7 +58,7 @@ public final class WatermarkQuery {
     public static WatermarkQuery sequence(String sequenceName) {
         String quoted = SqlServerName.parse(sequenceName, "sequence").quoted();
         return new WatermarkQuery("SELECT CAST(s.current_value AS BIGINT) FROM sys.sequences AS s WHERE s.object_id = "
-                + "OBJECT_ID(" + SqlServerName.literal(quoted) + ", N'SO')", "sequence " + quoted, false);
+                + "OBJECT_ID(" + SqlServerName.literal(quoted) + ", N'SO')", "sequence " + quoted);
     }
 
     /**
@@ -71,7 +68,7 @@ public final class WatermarkQuery {
     public static WatermarkQuery identity(String tableName) {
         String quoted = SqlServerName.parse(tableName, "table").quoted();
         return new WatermarkQuery("SELECT CAST(IDENT_CURRENT(" + SqlServerName.literal(quoted) + ") AS BIGINT)",
-                "identity of " + quoted, false);
+                "identity of " + quoted);
     }
 
     /**
@@ -82,7 +79,7 @@ public final class WatermarkQuery {
         if (sql == null || sql.isBlank()) {
             throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "A watermark query must not be blank");
         }
-        return new WatermarkQuery(sql.strip(), "custom query", false);
+        return new WatermarkQuery(sql.strip(), "custom query");
     }
 
     /** The SQL that is run. */
@@ -92,7 +89,8 @@ public final class WatermarkQuery {
 
     /** Whether this is {@link #changeTracking()}, whose NULL means "Change Tracking is not enabled". */
     public boolean isChangeTracking() {
-        return changeTracking;
+        // The one instance, not an equal query: only changeTracking() is known to read Change Tracking's counter.
+        return this == CHANGE_TRACKING;
     }
 
     @Override

@@ -7,49 +7,17 @@ import java.util.Objects;
  * generates: an option ({@code "payload keys"}, {@code "change function"}, ...) or a generated object
  * ({@code "trigger items_outbox_insert on public.items"}), with its installed and its requested value.
  *
+ * @param option    what differs: an option of the configuration, or a generated object
+ * @param installed what the database holds
+ * @param requested what this configuration generates
  * @see PostgresOutbox#differences(javax.sql.DataSource)
  */
-public final class OutboxDifference {
+public record OutboxDifference(String option, String installed, String requested) {
 
-    private final String option;
-    private final String installed;
-    private final String requested;
-
-    /**
-     * @param option    what differs
-     * @param installed its value in the database
-     * @param requested its value in the configuration
-     */
-    public OutboxDifference(String option, String installed, String requested) {
-        this.option = Objects.requireNonNull(option, "option");
-        this.installed = Objects.requireNonNull(installed, "installed");
-        this.requested = Objects.requireNonNull(requested, "requested");
-    }
-
-    /** What differs: an option of the configuration, or a generated object. */
-    public String option() {
-        return option;
-    }
-
-    /** What the database holds. */
-    public String installed() {
-        return installed;
-    }
-
-    /** What this configuration generates. */
-    public String requested() {
-        return requested;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        return o instanceof OutboxDifference d && d.option.equals(option) && d.installed.equals(installed)
-                && d.requested.equals(requested);
-    }
-
-    @Override
-    public int hashCode() {
-        return Objects.hash(option, installed, requested);
+    public OutboxDifference {
+        Objects.requireNonNull(option, "option");
+        Objects.requireNonNull(installed, "installed");
+        Objects.requireNonNull(requested, "requested");
     }
 
     /** {@code option: installed X, requested Y}. */

@@ -84,7 +84,7 @@ public final class PostgresOutbox {
 
     /** The tracked table, schema-qualified, quoted where needed: {@code public.items}. */
     public String table() {
-        return FunctionNames.text(names.table());
+        return names.tableText();
     }
 
     /** The outbox table: {@code public.items_outbox} unless configured. */

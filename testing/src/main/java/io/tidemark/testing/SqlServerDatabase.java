@@ -13,36 +13,24 @@ import java.util.UUID;
  * {@link #createLogin(String)} gives a data source for an ordinary login, to prove that something works with
  * least privilege.
  */
-public final class SqlServerDatabase implements AutoCloseable {
+public final class SqlServerDatabase extends OwnedDatabase {
 
     private final SqlServerContainerServer server;
-    private final String name;
-    private final DataSource dataSource;
     private final List<String> logins = new ArrayList<>();
 
     SqlServerDatabase(SqlServerContainerServer server, String name) {
+        super(name, server.adminDataSourceFor(name));
         this.server = server;
-        this.name = name;
-        this.dataSource = server.adminDataSourceFor(name);
-    }
-
-    public String name() {
-        return name;
-    }
-
-    /** Connections as {@code sa}, to this database. Each call opens a new connection. */
-    public DataSource dataSource() {
-        return dataSource;
     }
 
     /** {@code jdbc:sqlserver://host:port;databaseName=<name>;encrypt=false}, without credentials. */
     public String jdbcUrl() {
-        return server.jdbcUrl(name);
+        return server.jdbcUrl(name());
     }
 
     /** Runs one batch (no {@code GO} separators) as {@code sa} in this database. */
     public void execute(String sql) {
-        SqlServerContainerServer.execute(dataSource, sql);
+        SqlServerContainerServer.execute(dataSource(), sql);
     }
 
     /**
@@ -58,23 +46,23 @@ public final class SqlServerDatabase implements AutoCloseable {
                 CREATE LOGIN {{login}} WITH PASSWORD = {{password}}, CHECK_POLICY = OFF, DEFAULT_DATABASE = {{database}}""")
                 .with("login", quoted)
                 .with("password", SqlServerName.literal(password))
-                .with("database", SqlServerName.quote(name))
+                .with("database", SqlServerName.quote(name()))
                 .render());
         logins.add(user);
         execute(SqlTemplate.of("CREATE USER {{user}} FOR LOGIN {{user}}").with("user", quoted).render());
-        return server.dataSource(user, password, name);
+        return server.dataSource(user, password, name());
     }
 
     /** Drops the database, ending its remaining connections first, and the logins created for it. */
     @Override
     public synchronized void close() {
-        String quoted = SqlServerName.quote(name);
+        String quoted = SqlServerName.quote(name());
         SqlServerContainerServer.execute(server.adminDataSource(), SqlTemplate.of("""
                 IF DB_ID({{name}}) IS NOT NULL BEGIN
                     ALTER DATABASE {{database}} SET SINGLE_USER WITH ROLLBACK IMMEDIATE;
                     DROP DATABASE {{database}};
                 END""")
-                .with("name", SqlServerName.literal(name))
+                .with("name", SqlServerName.literal(name()))
                 .with("database", quoted)
                 .render());
         for (String login : logins) {
@@ -89,6 +77,6 @@ public final class SqlServerDatabase implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "SqlServerDatabase[" + name + "]";
+        return "SqlServerDatabase[" + name() + "]";
     }
 }

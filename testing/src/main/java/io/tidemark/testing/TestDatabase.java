@@ -15,30 +15,18 @@ import java.sql.Statement;
  * {@link #createRole(String)} gives a data source for an ordinary login role, to prove that something works
  * without superuser rights.
  */
-public final class TestDatabase implements AutoCloseable {
+public final class TestDatabase extends OwnedDatabase {
 
     private final EmbeddedPostgresServer server;
-    private final String name;
-    private final DataSource dataSource;
 
     TestDatabase(EmbeddedPostgresServer server, String name) {
+        super(name, server.dataSource("postgres", null, name));
         this.server = server;
-        this.name = name;
-        this.dataSource = server.dataSource("postgres", null, name);
-    }
-
-    public String name() {
-        return name;
-    }
-
-    /** Connections as the superuser {@code postgres}, to this database. Each call opens a new connection. */
-    public DataSource dataSource() {
-        return dataSource;
     }
 
     /** {@code jdbc:postgresql://localhost:<port>/<name>?user=postgres}. */
     public String jdbcUrl() {
-        return server.jdbcUrl(name);
+        return server.jdbcUrl(name());
     }
 
     public int port() {
@@ -47,10 +35,10 @@ public final class TestDatabase implements AutoCloseable {
 
     /** Runs SQL (one or more statements) as the superuser. */
     public void execute(String sql) {
-        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+        try (Connection c = dataSource().getConnection(); Statement s = c.createStatement()) {
             s.execute(sql);
         } catch (SQLException e) {
-            throw new TidemarkException(ErrorCode.DATABASE_ERROR, "Test SQL failed in database " + name + ": "
+            throw new TidemarkException(ErrorCode.DATABASE_ERROR, "Test SQL failed in database " + name() + ": "
                     + e.getMessage() + "\n" + sql, e);
         }
     }
@@ -73,14 +61,14 @@ public final class TestDatabase implements AutoCloseable {
                 .with("role_literal", PgName.literal(role))
                 .with("role", PgName.quote(role))
                 .with("password", PgName.literal(password))
-                .with("database", PgName.quote(name))
+                .with("database", PgName.quote(name()))
                 .render());
         return dataSourceFor(role, password);
     }
 
     /** A data source for an existing role. */
     public DataSource dataSourceFor(String role, String password) {
-        return server.dataSource(role, password, name);
+        return server.dataSource(role, password, name());
     }
 
     /** Drops the database, ending its remaining connections first. */
@@ -88,15 +76,15 @@ public final class TestDatabase implements AutoCloseable {
     public void close() {
         try (Connection c = server.adminDataSource().getConnection(); Statement s = c.createStatement()) {
             s.execute(SqlTemplate.of("DROP DATABASE IF EXISTS {{database}} WITH (FORCE)")
-                    .with("database", PgName.quote(name)).render());
+                    .with("database", PgName.quote(name())).render());
         } catch (SQLException e) {
-            throw new TidemarkException(ErrorCode.DATABASE_ERROR, "Could not drop test database " + name + ": "
+            throw new TidemarkException(ErrorCode.DATABASE_ERROR, "Could not drop test database " + name() + ": "
                     + e.getMessage(), e);
         }
     }
 
     @Override
     public String toString() {
-        return "TestDatabase[" + name + " on port " + server.port() + "]";
+        return "TestDatabase[" + name() + " on port " + server.port() + "]";
     }
 }

@@ -36,6 +36,9 @@ public final class MicrometerSyncListener implements SyncListener {
         this.registry = Objects.requireNonNull(registry, "registry");
     }
 
+    // "exports": Micrometer is an optional ("requires static") module, so it cannot be required transitively;
+    // an application calling this method has Micrometer and requires it itself.
+    @SuppressWarnings("exports")
     public static MicrometerSyncListener create(MeterRegistry registry) {
         return new MicrometerSyncListener(registry);
     }

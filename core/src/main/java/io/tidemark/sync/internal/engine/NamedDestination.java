@@ -4,19 +4,11 @@ import io.tidemark.sync.DeliveryPolicy;
 import io.tidemark.sync.internal.config.Checks;
 import io.tidemark.sync.spi.Destination;
 
-/** A destination with the name it was registered under and its failure policy. */
-public final class NamedDestination {
-
-    private final String name;
-    private final Destination destination;
-    private final DeliveryPolicy policy;
-
-    /** Stores; {@link #check} validates when the engine is built. */
-    public NamedDestination(String name, Destination destination, DeliveryPolicy policy) {
-        this.name = name;
-        this.destination = destination;
-        this.policy = policy;
-    }
+/**
+ * A destination with the name it was registered under and its failure policy. The constructor only stores;
+ * {@link #check} validates when the engine is built.
+ */
+public record NamedDestination(String name, Destination destination, DeliveryPolicy policy) {
 
     /** Records what is wrong with this destination. */
     void check(Checks checks) {
@@ -25,17 +17,5 @@ public final class NamedDestination {
         }
         checks.that(destination != null, "Destination '" + name + "' is null");
         checks.that(policy != null, "Destination '" + name + "' needs a delivery policy");
-    }
-
-    public String name() {
-        return name;
-    }
-
-    public Destination destination() {
-        return destination;
-    }
-
-    public DeliveryPolicy policy() {
-        return policy;
     }
 }

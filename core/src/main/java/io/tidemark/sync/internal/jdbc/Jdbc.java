@@ -86,6 +86,17 @@ public final class Jdbc {
         }
     }
 
+    /** Runs a parameterised query that returns one row with one boolean (an existence test) and returns it. */
+    public static boolean queryBoolean(Connection c, String sql, Object... params) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            bind(ps, params);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
+    }
+
     public static int update(Connection c, String sql, Object... params) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             bind(ps, params);

@@ -8,7 +8,7 @@ import java.util.Optional;
  * rendered with every part quoted in the dialect's way. Two names are equal when they are of the same dialect
  * and have the same parts.
  */
-abstract class QualifiedName {
+public abstract class QualifiedName {
 
     private final String schema;
     private final String name;
@@ -27,6 +27,11 @@ abstract class QualifiedName {
 
     public String name() {
         return name;
+    }
+
+    /** The schema quoted the dialect's way; empty when the name has none. */
+    public Optional<String> quotedSchema() {
+        return schema().map(this::quotePart);
     }
 
     /** The name with every part quoted: {@code "schema"."name"} or {@code [schema].[name]}, or the name alone. */

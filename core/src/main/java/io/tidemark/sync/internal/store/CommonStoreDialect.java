@@ -1,13 +1,15 @@
 package io.tidemark.sync.internal.store;
 
+import io.tidemark.sync.internal.jdbc.Transactions;
+import io.tidemark.sync.internal.sql.QualifiedName;
 import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import java.sql.Connection;
 import java.sql.SQLException;
 
 /**
- * What the store dialects share: the statements that are plain SQL on every database, and the transaction around
- * first-time creation. Subclasses give the quoted table names and what differs (upserts, DDL, locking).
+ * What the store dialects share: the table names, the statements that are plain SQL on every database, and the
+ * transaction around first-time creation. Subclasses give the quoted table names and what differs (upserts, DDL, locking).
  */
 abstract class CommonStoreDialect implements StoreDialect {
 
@@ -17,10 +19,16 @@ abstract class CommonStoreDialect implements StoreDialect {
     private static final String STATE_COLUMNS =
             "object_name, version, source_identity, paused, last_moved_at, last_polled_at, last_error";
 
+    /** The schema's name as configured (validated), for catalog lookups. */
+    protected final String schemaName;
+    /** The schema, quoted. */
+    protected final String schema;
     /** The watermark table, quoted and schema-qualified. */
     protected final String state;
     /** The dead-letter table, quoted and schema-qualified. */
     protected final String letters;
+    /** The dead-letter table's own name, unquoted, from which its index is named. */
+    protected final String lettersTableName;
 
     // Built once: a store reads and advances on every cycle.
     private final String selectState;
@@ -30,9 +38,13 @@ abstract class CommonStoreDialect implements StoreDialect {
     private final String reset;
     private final String deleteDeadLetter;
 
-    CommonStoreDialect(String state, String letters) {
-        this.state = state;
-        this.letters = letters;
+    /** Takes the two tables' names, checked by the subclass's dialect and in the same schema. */
+    CommonStoreDialect(QualifiedName stateTable, QualifiedName lettersTable) {
+        this.schemaName = stateTable.schema().orElseThrow();
+        this.schema = stateTable.quotedSchema().orElseThrow();
+        this.state = stateTable.quoted();
+        this.letters = lettersTable.quoted();
+        this.lettersTableName = lettersTable.name();
         this.selectState = SqlTemplate.of("""
                 SELECT {{columns}}
                   FROM {{state}}
@@ -70,27 +82,13 @@ abstract class CommonStoreDialect implements StoreDialect {
                  WHERE id = :id""").with("letters", letters).render();
     }
 
-    /**
-     * Runs {@link #createMissing} in one transaction (where the dialect takes its creation lock), restoring the
-     * connection's auto-commit mode afterwards.
-     */
+    /** Runs {@link #createMissing} in one transaction, where the dialect takes its creation lock. */
     @Override
     public final void createIfMissing(Connection c) throws SQLException {
-        boolean autoCommit = c.getAutoCommit();
-        c.setAutoCommit(false);
-        try {
-            createMissing(c);
-            c.commit();
-        } catch (SQLException | RuntimeException e) {
-            try {
-                c.rollback();
-            } catch (SQLException rollback) {
-                e.addSuppressed(rollback);
-            }
-            throw e;
-        } finally {
-            c.setAutoCommit(autoCommit);
-        }
+        Transactions.inTransaction(c, conn -> {
+            createMissing(conn);
+            return null;
+        });
     }
 
     /** Takes the dialect's creation lock and creates what is missing, inside the caller's transaction. */

@@ -1,11 +1,10 @@
 package io.tidemark.sync.internal.store;
 
+import io.tidemark.sync.internal.jdbc.Jdbc;
 import io.tidemark.sync.internal.sql.PgName;
 import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 
@@ -15,16 +14,9 @@ final class PostgresStoreDialect extends CommonStoreDialect {
     /** Serialises concurrent first-time creation by several engines (CREATE ... IF NOT EXISTS can still race). */
     private static final long DDL_LOCK_KEY = 0x7469_6465_6D61_726BL; // "tidemark"
 
-    private final String schemaName;
-    private final String schema;
-    private final String lettersTableName;
-
     PostgresStoreDialect(String schema, String stateTable, String deadLetterTable) {
-        super(PgName.of(schema, PgName.checkPart(stateTable, "table")).quoted(),
-                PgName.of(schema, PgName.checkPart(deadLetterTable, "table")).quoted());
-        this.schemaName = PgName.checkPart(schema, "schema");
-        this.lettersTableName = deadLetterTable;
-        this.schema = PgName.quote(schemaName);
+        super(PgName.of(schema, PgName.checkPart(stateTable, "table")),
+                PgName.of(schema, PgName.checkPart(deadLetterTable, "table")));
     }
 
     @Override
@@ -105,33 +97,23 @@ final class PostgresStoreDialect extends CommonStoreDialect {
             s.execute("SELECT pg_advisory_xact_lock(" + DDL_LOCK_KEY + ")");
             // Check first: CREATE SCHEMA IF NOT EXISTS still needs the CREATE privilege on the database, which
             // an application role that was handed a ready schema may rightly lack.
-            if (!exists(c, "SELECT to_regnamespace(?) IS NOT NULL", schema)) {
+            if (!Jdbc.queryBoolean(c, "SELECT to_regnamespace(?) IS NOT NULL", schema)) {
                 s.execute("CREATE SCHEMA IF NOT EXISTS " + schema);
             }
-            if (!exists(c, "SELECT to_regclass(?) IS NOT NULL", state)) {
+            if (!Jdbc.queryBoolean(c, "SELECT to_regclass(?) IS NOT NULL", state)) {
                 s.execute(createStateTable());
             }
             // Check first here too: ALTER TABLE needs ownership, and takes an exclusive lock even when the
             // column is there already.
-            if (!exists(c, """
+            if (!Jdbc.queryBoolean(c, """
                     SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute
                                     WHERE attrelid = to_regclass(?) AND attname = 'source_identity'
                                       AND NOT attisdropped)""", state)) {
                 s.execute(addSourceColumn());
             }
-            if (!exists(c, "SELECT to_regclass(?) IS NOT NULL", letters)) {
+            if (!Jdbc.queryBoolean(c, "SELECT to_regclass(?) IS NOT NULL", letters)) {
                 s.execute(createLettersTable());
                 s.execute(createLettersIndex());
-            }
-        }
-    }
-
-    private static boolean exists(Connection c, String sql, String name) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setString(1, name);
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getBoolean(1);
             }
         }
     }

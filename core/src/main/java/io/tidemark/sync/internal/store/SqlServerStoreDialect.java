@@ -30,16 +30,9 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
     /** The source identity is compared exactly, like object names: the engine compares the identity as Java text. */
     private static final String SOURCE_TYPE = "NVARCHAR(1000) COLLATE Latin1_General_100_BIN2";
 
-    private final String schemaName;
-    private final String schema;
-    private final String lettersTableName;
-
     SqlServerStoreDialect(String schema, String stateTable, String deadLetterTable) {
-        super(SqlServerName.of(schema, SqlServerName.checkPart(stateTable, "table")).quoted(),
-                SqlServerName.of(schema, SqlServerName.checkPart(deadLetterTable, "table")).quoted());
-        this.schemaName = SqlServerName.checkPart(schema, "schema");
-        this.lettersTableName = deadLetterTable;
-        this.schema = SqlServerName.quote(schemaName);
+        super(SqlServerName.of(schema, SqlServerName.checkPart(stateTable, "table")),
+                SqlServerName.of(schema, SqlServerName.checkPart(deadLetterTable, "table")));
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.tidemark.postgres.internal.outbox;
 
 import io.tidemark.postgres.internal.FunctionNames;
+import io.tidemark.sync.internal.jdbc.Jdbc;
 import io.tidemark.sync.internal.sql.PgName;
 
 import java.sql.Array;
@@ -112,9 +113,9 @@ final class InstalledOutbox {
     private final List<OutboxRecord> otherRecords;
 
     private InstalledOutbox(Connection c, OutboxNames names, OutboxScript requested) throws SQLException {
-        this.outboxExists = bool(c, RELATION, names.outbox().quoted());
-        this.isOutbox = outboxExists && bool(c, IS_OUTBOX, names.outbox().quoted());
-        this.stateExists = bool(c, RELATION, names.state().quoted());
+        this.outboxExists = Jdbc.queryBoolean(c, RELATION, names.outbox().quoted());
+        this.isOutbox = outboxExists && Jdbc.queryBoolean(c, IS_OUTBOX, names.outbox().quoted());
+        this.stateExists = Jdbc.queryBoolean(c, RELATION, names.state().quoted());
         this.record = stateExists ? OutboxRecord.parse(text(c, COMMENT, names.state().quoted())) : Optional.empty();
         this.functions = new LinkedHashMap<>();
         for (String signature : requested.functionBodies().keySet()) {
@@ -248,16 +249,6 @@ final class InstalledOutbox {
             }
         }
         return others;
-    }
-
-    private static boolean bool(Connection c, String sql, String parameter) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(sql)) {
-            s.setString(1, parameter);
-            try (ResultSet rs = s.executeQuery()) {
-                rs.next();
-                return rs.getBoolean(1);
-            }
-        }
     }
 
     private static String text(Connection c, String sql, String parameter) throws SQLException {

@@ -33,12 +33,10 @@ public final class OutboxMaintenance {
 
     private final OutboxNames names;
     private final ScriptFactory factory;
-    private final String table;
 
     public OutboxMaintenance(OutboxNames names, ScriptFactory factory) {
         this.names = names;
         this.factory = factory;
-        this.table = FunctionNames.text(names.table());
     }
 
     /**
@@ -46,7 +44,7 @@ public final class OutboxMaintenance {
      * version when it is exactly this one, and otherwise refuses with every difference, changing nothing.
      */
     public void install(DataSource dataSource) {
-        OutboxInstaller.install(dataSource, table, connection -> {
+        OutboxInstaller.install(dataSource, names.tableText(), connection -> {
             Decision d = decide(connection);
             return switch (d.plan.kind()) {
                 case FRESH -> d.script.render();
@@ -66,7 +64,7 @@ public final class OutboxMaintenance {
      */
     public List<OutboxDifference> upgrade(DataSource dataSource) {
         List<OutboxDifference> found = new ArrayList<>();
-        OutboxInstaller.install(dataSource, table, connection -> {
+        OutboxInstaller.install(dataSource, names.tableText(), connection -> {
             Decision d = decide(connection);
             found.addAll(d.reported());
             return switch (d.plan.kind()) {
@@ -84,7 +82,8 @@ public final class OutboxMaintenance {
         try (Connection connection = dataSource.getConnection()) {
             return new Decision(connection).reported();
         } catch (SQLException e) {
-            throw OutboxInstaller.failure(dataSource, "compare the installed outbox of " + table + " with its configuration", e);
+            throw OutboxInstaller.failure(dataSource, "compare the installed outbox of " + names.tableText()
+                    + " with its configuration", e);
         }
     }
 
@@ -97,13 +96,13 @@ public final class OutboxMaintenance {
             Decision d = new Decision(connection);
             return switch (d.plan.kind()) {
                 case FRESH -> d.script.render();
-                case UNCHANGED -> "-- The outbox of " + OutboxScript.comment(table) + " is installed as configured:"
-                        + " nothing to upgrade.\n";
+                case UNCHANGED -> "-- The outbox of " + OutboxScript.comment(names.tableText())
+                        + " is installed as configured: nothing to upgrade.\n";
                 case ADOPT -> d.script.recordStatement();
                 case DIFFERENT -> upgradeScript(d);
             };
         } catch (SQLException e) {
-            throw OutboxInstaller.failure(dataSource, "read the installed outbox of " + table, e);
+            throw OutboxInstaller.failure(dataSource, "read the installed outbox of " + names.tableText(), e);
         }
     }
 
@@ -123,7 +122,7 @@ public final class OutboxMaintenance {
 
     private String upgradeScript(Decision d) {
         d.plan.upgradeRefusal().ifPresent(reason -> {
-            throw TidemarkException.forObject(ErrorCode.SCHEMA_CHANGE_REFUSED, "outbox " + table, reason
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_CHANGE_REFUSED, "outbox " + names.tableText(), reason
                     + ". Nothing was changed.");
         });
         List<String> drops = new ArrayList<>();
@@ -156,7 +155,7 @@ public final class OutboxMaintenance {
                 {{drops}}
 
                 {{script}}{{enable}}""")
-                .with("table", OutboxScript.comment(table))
+                .with("table", OutboxScript.comment(names.tableText()))
                 .with("differences", d.plan.differences().stream()
                         .map(x -> "--   " + OutboxScript.comment(x.toString())).collect(Collectors.joining("\n")))
                 .with("outbox", OutboxScript.comment(FunctionNames.text(names.outbox())))
@@ -181,8 +180,9 @@ public final class OutboxMaintenance {
                 .orElse(" To change it, call PostgresOutbox.upgrade(dataSource) (one transaction; the captured"
                         + " changes are kept), or review PostgresOutbox.upgradeScript(dataSource) and run it as a"
                         + " migration. PostgresOutbox.differences(dataSource) lists the differences.");
-        return TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, "outbox " + table, "The outbox of " + table
-                + " " + how + "; nothing was changed. " + plan.differences().size() + " difference(s): "
+        return TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, "outbox " + names.tableText(), "The outbox of "
+                + names.tableText() + " " + how + "; nothing was changed. " + plan.differences().size()
+                + " difference(s): "
                 + plan.differences().stream().map(OutboxDifference::toString).collect(Collectors.joining("; "))
                 + "." + remedy);
     }

@@ -1,5 +1,6 @@
 package io.tidemark.postgres.internal.outbox;
 
+import io.tidemark.postgres.internal.FunctionNames;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.internal.sql.PgName;
@@ -85,6 +86,11 @@ public final class OutboxNames {
 
     public PgName table() {
         return table;
+    }
+
+    /** The tracked table as users write it: schema-qualified, quoted where needed ({@code public.items}). */
+    public String tableText() {
+        return FunctionNames.text(table);
     }
 
     public PgName outbox() {

@@ -59,7 +59,7 @@ public record OutboxRecord(String table, String outbox, String changeFunction, L
     /** The record a script generated for {@code names} and {@code shape} writes. */
     static OutboxRecord of(OutboxNames names, OutboxShape shape, TruncatePolicy truncate, String channel,
                            String scriptHash) {
-        return new OutboxRecord(FunctionNames.text(names.table()), FunctionNames.text(names.outbox()),
+        return new OutboxRecord(names.tableText(), FunctionNames.text(names.outbox()),
                 FunctionNames.text(names.changeFunction()), shape.key(), shape.columns(), truncate, channel,
                 scriptHash);
     }

@@ -467,18 +467,9 @@ public final class OutboxScript {
                 -- Triggers: CREATE TRIGGER waits for the writers of {{table_text}} to finish, so once they exist
                 -- every later change is captured. All are statement triggers over transition tables: one INSERT
                 -- into the outbox per statement (measured: see benchmarks/README-outbox.md).
-                CREATE OR REPLACE TRIGGER {{insert}}
-                    AFTER INSERT ON {{table}}
-                    REFERENCING NEW TABLE AS inserted
-                    FOR EACH STATEMENT EXECUTE FUNCTION {{capture}}();
-                CREATE OR REPLACE TRIGGER {{update}}
-                    AFTER UPDATE ON {{table}}
-                    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-                    FOR EACH STATEMENT EXECUTE FUNCTION {{capture}}();
-                CREATE OR REPLACE TRIGGER {{delete}}
-                    AFTER DELETE ON {{table}}
-                    REFERENCING OLD TABLE AS deleted
-                    FOR EACH STATEMENT EXECUTE FUNCTION {{capture}}();
+                {{insert_trigger}}
+                {{update_trigger}}
+                {{delete_trigger}}
                 CREATE OR REPLACE TRIGGER {{truncate}}
                     BEFORE TRUNCATE ON {{table}}
                     FOR EACH STATEMENT EXECUTE FUNCTION {{capture}}();
@@ -496,15 +487,31 @@ public final class OutboxScript {
                 .with("table_text", comment(names.table().toString()))
                 .with("table", names.table().quoted())
                 .with("capture", names.captureFunction().quoted())
-                .with("insert", PgName.quote(names.insertTrigger()))
-                .with("update", PgName.quote(names.updateTrigger()))
-                .with("delete", PgName.quote(names.deleteTrigger()))
+                .with("insert_trigger", transitionTableTrigger(names.insertTrigger(), "INSERT", "NEW TABLE AS inserted"))
+                .with("update_trigger", transitionTableTrigger(names.updateTrigger(), "UPDATE",
+                        "OLD TABLE AS old_rows NEW TABLE AS new_rows"))
+                .with("delete_trigger", transitionTableTrigger(names.deleteTrigger(), "DELETE", "OLD TABLE AS deleted"))
                 .with("truncate", PgName.quote(names.truncateTrigger()))
                 .with("guard", names.guardView().quoted())
                 .with("guard_columns", shape.columns().stream().map(c -> "t." + c.quotedName())
                         .collect(Collectors.joining(",\n" + " ".repeat(11))))
                 .with("guard_comment", PgName.literal("Tidemark: the columns " + names.outbox()
                         + " captures from " + names.table() + ". Keeps them from being dropped while captured."))
+                .render();
+    }
+
+    /** One of the row-change triggers: after {@code event}, once per statement, with its transition tables. */
+    private String transitionTableTrigger(String trigger, String event, String transitionTables) {
+        return SqlTemplate.of("""
+                CREATE OR REPLACE TRIGGER {{trigger}}
+                    AFTER {{event}} ON {{table}}
+                    REFERENCING {{transition_tables}}
+                    FOR EACH STATEMENT EXECUTE FUNCTION {{capture}}();""")
+                .with("trigger", PgName.quote(trigger))
+                .with("event", event)
+                .with("table", names.table().quoted())
+                .with("transition_tables", transitionTables)
+                .with("capture", names.captureFunction().quoted())
                 .render();
     }
 
