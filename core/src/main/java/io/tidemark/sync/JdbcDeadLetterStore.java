@@ -70,7 +70,7 @@ public final class JdbcDeadLetterStore implements DeadLetterStore {
                     .one());
             return letter.withId(id);
         } catch (JdbiException e) {
-            throw JdbcStoreSupport.failure("store a dead letter for destination '" + letter.destination() + "'",
+            throw support.failure("store a dead letter for destination '" + letter.destination() + "'",
                     letter.objectName(), e);
         }
     }
@@ -83,7 +83,7 @@ public final class JdbcDeadLetterStore implements DeadLetterStore {
                     .map(LETTER)
                     .list());
         } catch (JdbiException e) {
-            throw JdbcStoreSupport.failure("read dead letters", objectName, e);
+            throw support.failure("read dead letters", objectName, e);
         }
     }
 
@@ -93,7 +93,7 @@ public final class JdbcDeadLetterStore implements DeadLetterStore {
             return support.jdbi().withHandle(h -> h.createUpdate(support.dialect().deleteDeadLetter())
                     .bind("id", id).execute()) == 1;
         } catch (JdbiException e) {
-            throw JdbcStoreSupport.failure("delete dead letter " + id, "*", e);
+            throw support.failure("delete dead letter " + id, "*", e);
         }
     }
 

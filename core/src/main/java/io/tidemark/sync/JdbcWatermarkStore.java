@@ -78,7 +78,7 @@ public final class JdbcWatermarkStore implements WatermarkStore {
                     .map(STATE)
                     .findOne());
         } catch (JdbiException e) {
-            throw JdbcStoreSupport.failure("read the watermark", objectName, e);
+            throw support.failure("read the watermark", objectName, e);
         }
     }
 
@@ -91,7 +91,7 @@ public final class JdbcWatermarkStore implements WatermarkStore {
                     .forEach(s -> all.put(s.objectName(), s)));
             return all;
         } catch (JdbiException e) {
-            throw JdbcStoreSupport.failure("read the watermarks", "*", e);
+            throw support.failure("read the watermarks", "*", e);
         }
     }
 
@@ -119,7 +119,7 @@ public final class JdbcWatermarkStore implements WatermarkStore {
                         .execute();
             });
         } catch (JdbiException e) {
-            throw JdbcStoreSupport.failure("store the watermark " + newVersion, objectName, e);
+            throw support.failure("store the watermark " + newVersion, objectName, e);
         }
         if (updated != 1) {
             throw WatermarkConflicts.explain(objectName, source, expected, newVersion, load(objectName));
@@ -167,7 +167,7 @@ public final class JdbcWatermarkStore implements WatermarkStore {
         try {
             support.jdbi().useHandle(work);
         } catch (JdbiException e) {
-            throw JdbcStoreSupport.failure(what, objectName, e);
+            throw support.failure(what, objectName, e);
         }
     }
 

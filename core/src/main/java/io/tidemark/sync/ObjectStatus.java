@@ -29,7 +29,10 @@ public final class ObjectStatus {
         return object;
     }
 
-    /** Version, pause flag, last move, last poll and last error, as stored. */
+    /**
+     * Version, pause flag, last move and last error as stored; the last poll as this engine ran it (kept in memory,
+     * since an idle object writes nothing to the store) or as stored, whichever is later.
+     */
     public WatermarkState stored() {
         return stored;
     }

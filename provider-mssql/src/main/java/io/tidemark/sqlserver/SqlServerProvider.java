@@ -14,6 +14,7 @@ import io.tidemark.sync.internal.config.Checks;
 import io.tidemark.sync.internal.config.Defaults;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeProvider;
+import io.tidemark.sync.internal.jdbc.ReachabilityProbe;
 import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.sync.spi.ResponsePayload;
 import io.tidemark.sync.internal.sql.SqlServerName;
@@ -140,6 +141,12 @@ public final class SqlServerProvider implements ChangeProvider {
     }
 
     /** The object's {@link WatermarkQuery}: never empty, so the engine never sends {@code mode: "seed"}. */
+    /** {@code SELECT 1} on a connection from the data source: whether the database answers now. */
+    @Override
+    public Reachability probe(Duration timeout) {
+        return ReachabilityProbe.selectOne(dataSource, timeout);
+    }
+
     @Override
     public OptionalLong currentVersion(TrackedObject object) {
         return OptionalLong.of(watermarkReader.read(object, watermarkQuery(object)));

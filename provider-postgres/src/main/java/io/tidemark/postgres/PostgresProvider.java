@@ -13,6 +13,8 @@ import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeProvider;
+import io.tidemark.sync.internal.jdbc.ConnectionWatchdog;
+import io.tidemark.sync.internal.jdbc.ReachabilityProbe;
 import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.sync.internal.config.Checks;
 import io.tidemark.sync.internal.config.Defaults;
@@ -78,6 +80,8 @@ public final class PostgresProvider implements ChangeProvider {
     private final Clock clock;
     private final HorizonWatch horizon;
     private final Map<String, String> callSql = new ConcurrentHashMap<>();
+    /** The notification connections of running engines, told to reconnect at once when a probe gets through. */
+    private final Set<NotificationListener> listeners = ConcurrentHashMap.newKeySet();
 
     private PostgresProvider(Builder builder) {
         this.dataSource = builder.dataSource;
@@ -168,10 +172,11 @@ public final class PostgresProvider implements ChangeProvider {
     private byte[] call(Connection connection, String sql, TrackedObject object, ChangeRequest request,
                         CallContext context) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(sql);
-             CallContext.Registration ignored = context.onCancel(() -> cancelQuietly(statement))) {
+             CallContext.Registration ignored = context.onCancel(() -> cancelQuietly(statement));
+             ConnectionWatchdog.Guard watch = ConnectionWatchdog.watch(connection, Duration.ofSeconds(timeoutSeconds))) {
             statement.setQueryTimeout(timeoutSeconds);
             statement.setString(1, request.toJson());
-            try (ResultSet rs = statement.executeQuery()) {
+            try (ResultSet rs = executeWatched(statement, watch, object)) {
                 if (!rs.next()) {
                     return null;
                 }
@@ -193,6 +198,27 @@ public final class PostgresProvider implements ChangeProvider {
         }
     }
 
+    /**
+     * Runs the call; when the watchdog had to abandon the connection (the server did not answer, not even the
+     * statement timeout's cancel), says so: it is a connection that died, not a slow function.
+     */
+    private ResultSet executeWatched(PreparedStatement statement, ConnectionWatchdog.Guard watch,
+                                     TrackedObject object) throws SQLException {
+        try {
+            return statement.executeQuery();
+        } catch (SQLException e) {
+            if (watch.fired()) {
+                throw TidemarkException.forObject(ErrorCode.CONNECTION_FAILED, object.name(), "the database stopped"
+                        + " answering: the call to " + object.procedure() + " got no reply within the command"
+                        + " timeout of " + timeoutSeconds + " s plus " + ConnectionWatchdog.GRACE.toSeconds()
+                        + " s (not even to its cancel), so the connection was abandoned. A network partition, a"
+                        + " failover or a half-open connection does this; the engine retries as soon as the database"
+                        + " answers. Setting the driver's socketTimeout and tcpKeepAlive bounds such waits too.", e);
+            }
+            throw e;
+        }
+    }
+
     @Override
     public OptionalLong currentVersion(TrackedObject object) {
         return OptionalLong.empty();
@@ -205,13 +231,31 @@ public final class PostgresProvider implements ChangeProvider {
                 (h, heldSince) -> HorizonHolder.describe(dataSource, h, heldSince));
     }
 
+    /** {@code SELECT 1} on a connection from the data source: whether the database answers now. */
+    @Override
+    public Reachability probe(Duration timeout) {
+        Reachability reachability = ReachabilityProbe.selectOne(dataSource, timeout);
+        if (reachability == Reachability.REACHABLE) {
+            // A notification connection still waiting to reconnect would leave commits made from now on unnoticed
+            // until its next attempt: it reconnects now.
+            listeners.forEach(NotificationListener::retryNow);
+        }
+        return reachability;
+    }
+
     /** LISTENs for the objects' functions on a dedicated connection, unless {@code listen(false)}. */
     @Override
     public AutoCloseable subscribe(Collection<TrackedObject> objects, Consumer<String> wakeUp) {
         if (!listen || objects.isEmpty()) {
             return () -> { };
         }
-        return NotificationListener.start(dataSource, channel, LISTEN_HEALTH_CHECK, objects, wakeUp);
+        NotificationListener listener = NotificationListener.start(dataSource, channel, LISTEN_HEALTH_CHECK, objects,
+                wakeUp);
+        listeners.add(listener);
+        return () -> {
+            listeners.remove(listener);
+            listener.close();
+        };
     }
 
     private static void cancelQuietly(PreparedStatement statement) {

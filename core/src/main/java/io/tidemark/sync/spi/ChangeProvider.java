@@ -80,6 +80,27 @@ public interface ChangeProvider extends AutoCloseable {
         return () -> { };
     }
 
+    /** What a {@link #probe} found out about the provider's database. */
+    enum Reachability {
+        /** A round trip succeeded: the database answers. */
+        REACHABLE,
+        /** It could not be reached (refused, timed out, still starting, shutting down). */
+        UNREACHABLE,
+        /** The provider cannot tell; the engine then relies on its backoff and on notifications. */
+        UNKNOWN
+    }
+
+    /**
+     * A cheap round trip to the database ({@code SELECT 1}), bounded by {@code timeout} where the provider can bound
+     * it. While an object is failing because its database could not be reached
+     * ({@link io.tidemark.sync.ErrorCode#CONNECTION_FAILED}), the engine probes a few times a second and retries such
+     * objects at once when the answer is {@link Reachability#REACHABLE}, instead of waiting out their backoff.
+     * Never throws. The default cannot tell ({@link Reachability#UNKNOWN}).
+     */
+    default Reachability probe(java.time.Duration timeout) {
+        return Reachability.UNKNOWN;
+    }
+
     /** Releases what the provider holds; the engine does not call this (the provider may be shared). */
     @Override
     default void close() {

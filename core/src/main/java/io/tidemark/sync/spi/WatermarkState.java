@@ -46,12 +46,16 @@ public final class WatermarkState {
         return paused;
     }
 
-    /** When the version last changed. */
+    /** When the version last changed: it stands still while the object is idle, so it says how stale it is. */
     public Optional<Instant> lastMovedAt() {
         return Optional.ofNullable(lastMovedAt);
     }
 
-    /** When a cycle last ran for the object, successful or not. */
+    /**
+     * When a cycle last ran for the object, as far as the store knows: it is written with a moved version or a
+     * changed error, not at every poll ({@link io.tidemark.sync.SyncEngine#status} shows the engine's own, later
+     * time).
+     */
     public Optional<Instant> lastPolledAt() {
         return Optional.ofNullable(lastPolledAt);
     }

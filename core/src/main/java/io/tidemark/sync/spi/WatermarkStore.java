@@ -43,7 +43,11 @@ public interface WatermarkStore {
      */
     void adoptSource(String objectName, String source, Instant at);
 
-    /** Records that a cycle ran without moving the version, with its error (null after a clean cycle). */
+    /**
+     * Records a cycle's error without moving the version (null clears it), with the time. The engine calls it only
+     * when the error changes: when a cycle fails differently from the error stored, and once when a clean cycle
+     * follows a failure. An idle object that keeps polling writes nothing.
+     */
     void recordPoll(String objectName, Instant at, String error);
 
     /** Pauses or resumes the object; the engine skips paused objects. */

@@ -3,8 +3,10 @@ package io.tidemark.postgres.internal;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.jdbc.ConnectionLoss;
 import io.tidemark.sync.spi.CallContext;
 
+import io.tidemark.sync.internal.jdbc.JdbcTarget;
 import io.tidemark.sync.internal.jdbc.SqlContext;
 import io.tidemark.sync.internal.jdbc.SqlErrors;
 
@@ -53,6 +55,14 @@ public final class PostgresErrors {
                         + " Make it faster (index the outbox on its version), ask for fewer rows with maxRows,"
                         + " or raise the timeout.", e);
             default:
+                if (ConnectionLoss.isConnectionLoss(e)) {
+                    // What the shared rules leave to the caller: a server shutting down, crashed or still starting
+                    // (57P01-57P03), a connection reset under the call. The engine retries as soon as it answers.
+                    return error(ErrorCode.CONNECTION_FAILED, object, "could not reach " + JdbcTarget.describe(dataSource)
+                            + " to call " + function + ": " + ConnectionLoss.describe(e) + ". Check the data"
+                            + " source's URL, the credentials and the network; the engine retries as soon as the"
+                            + " database answers.", e);
+                }
                 return error(ErrorCode.PROCEDURE_FAILED, object, "calling " + function + " failed: " + detail, e);
         }
     }

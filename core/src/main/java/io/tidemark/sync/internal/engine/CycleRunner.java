@@ -24,8 +24,10 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One cycle of one object, following the version rules:
@@ -52,11 +54,23 @@ final class CycleRunner {
     private final EngineConfig config;
     private final CallContext calls;
     private final PageDelivery delivery;
+    /**
+     * When each object's last cycle ran, kept here rather than written per poll: an idle object writes nothing
+     * to the store (a write per poll per object would cost a transaction, and on PostgreSQL a transaction id).
+     */
+    private final Map<String, Instant> lastPolled = new ConcurrentHashMap<>();
+    /** The error each object's row is known to hold (as last read or written), so an unchanged one is not rewritten. */
+    private final Map<String, String> storedErrors = new ConcurrentHashMap<>();
 
     CycleRunner(EngineConfig config, CallContext calls) {
         this.config = config;
         this.calls = calls;
         this.delivery = new PageDelivery(config, calls);
+    }
+
+    /** When this engine last ran a cycle of the object (in memory; the store is not written per poll). */
+    Optional<Instant> lastPolled(String objectName) {
+        return Optional.ofNullable(lastPolled.get(objectName));
     }
 
     ObjectReport run(TrackedObject object) {
@@ -66,8 +80,10 @@ final class CycleRunner {
         WatermarkStore store = config.watermarks();
         OptionalLong stored = OptionalLong.empty();
         OptionalLong after = OptionalLong.empty();
+        lastPolled.put(object.name(), startedAt);
         try {
             Optional<WatermarkState> state = store.load(object.name());
+            rememberStoredError(object.name(), state.flatMap(WatermarkState::lastError).orElse(null));
             stored = state.map(WatermarkState::version).orElse(OptionalLong.empty());
             report.fromVersion(stored).toVersion(stored);
             after = stored;
@@ -125,7 +141,7 @@ final class CycleRunner {
                 version = summary.metadataVersion();
             }
         }
-        config.watermarks().advance(object.name(), source, OptionalLong.empty(), version, config.clock().instant());
+        advance(object, source, OptionalLong.empty(), version, config.clock().instant());
         report.outcome(Outcome.SEEDED).toVersion(OptionalLong.of(version));
         LOG.info("[{}] seeded at version {}; changes after it will be delivered", object.name(), version);
         return version;
@@ -148,9 +164,9 @@ final class CycleRunner {
                 throw TidemarkException.forObject(ErrorCode.WATERMARK_REGRESSION, object.name(),
                         "the response would move the watermark back from " + stored.getAsLong() + " to " + next
                                 + " (highest $version " + describe(summary.highestRowVersion())
-                                + ", Metadata.Sync.Version " + summary.metadataVersion() + "); refusing it."
-                                + " Nothing was delivered. If the source was restored or re-created, reset the"
-                                + " object (SyncEngine.reset) to start it again.");
+                                + ", Metadata.Sync.Version " + summary.metadataVersion() + "); refusing it. A"
+                                + " procedure whose versions can go down must be fixed (docs/contract.md, what a"
+                                + " version has to be). " + WatermarkConflicts.regressionAdvice(object.name()));
             }
             report.sync(summary.syncType(), summary.reasonCode())
                     .changeCount(summary.rowCount())
@@ -159,9 +175,11 @@ final class CycleRunner {
             if (summary.rowCount() == 0) {
                 now = config.clock().instant();
                 if (stored.isEmpty() || next != stored.getAsLong() || adopt) {
-                    config.watermarks().advance(object.name(), source, stored, next, now);
-                } else {
+                    advance(object, source, stored, next, now);
+                } else if (storedErrors.containsKey(object.name())) {
+                    // Nothing moved: nothing to write, except to clear the error a failed cycle left.
                     config.watermarks().recordPoll(object.name(), now, null);
+                    storedErrors.remove(object.name());
                 }
                 report.outcome(Outcome.NO_CHANGES).toVersion(OptionalLong.of(next));
                 LOG.debug("[{}] no changes after {}; version now {}", object.name(), from, next);
@@ -169,7 +187,7 @@ final class CycleRunner {
             }
             PageDelivery.Result result = delivery.deliver(object, payload, summary, from);
             now = config.clock().instant();
-            config.watermarks().advance(object.name(), source, stored, next, now);
+            advance(object, source, stored, next, now);
             report.outcome(Outcome.DELIVERED)
                     .toVersion(OptionalLong.of(next))
                     .pageCount(result.pages)
@@ -180,16 +198,45 @@ final class CycleRunner {
         }
     }
 
+    /** Stores the version; the store clears the row's error with it. */
+    private void advance(TrackedObject object, String source, OptionalLong expected, long version, Instant at) {
+        config.watermarks().advance(object.name(), source, expected, version, at);
+        storedErrors.remove(object.name());
+    }
+
+    private void rememberStoredError(String objectName, String error) {
+        if (error == null) {
+            storedErrors.remove(objectName);
+        } else {
+            storedErrors.put(objectName, error);
+        }
+    }
+
     private void fail(TrackedObject object, ObjectReport.Builder report, TidemarkException e) {
         Outcome outcome = e.code() == ErrorCode.DESTINATION_FAILED ? Outcome.BLOCKED : Outcome.FAILED;
         report.outcome(outcome).error(e);
-        LOG.warn("[{}] cycle {}: {}", object.name(), outcome == Outcome.BLOCKED ? "blocked" : "failed", e.getMessage());
-        try {
-            config.watermarks().recordPoll(object.name(), config.clock().instant(), e.code() + ": " + e.getMessage());
-        } catch (RuntimeException storeFailure) {
-            LOG.warn("[{}] could not record the failure in the watermark store: {}", object.name(),
-                    storeFailure.toString());
+        // Logged by the engine's FailureLog, once per cycle and with the time of the next attempt.
+        String error = e.code() + ": " + e.getMessage();
+        if (error.equals(storedErrors.get(object.name()))) {
+            return; // the row says so already: an object failing the same way writes nothing per cycle
         }
+        try {
+            config.watermarks().recordPoll(object.name(), config.clock().instant(), error);
+            storedErrors.put(object.name(), error);
+        } catch (RuntimeException storeFailure) {
+            if (isUnreachable(e) && isUnreachable(storeFailure)) {
+                // The same outage (the store usually lives in the same database): the failure's line says it all.
+                LOG.debug("[{}] could not record the failure in the watermark store: {}", object.name(),
+                        storeFailure.toString());
+            } else {
+                LOG.warn("[{}] could not record the failure in the watermark store: {}", object.name(),
+                        storeFailure.toString());
+            }
+        }
+    }
+
+    private static boolean isUnreachable(RuntimeException e) {
+        return e instanceof TidemarkException && ((TidemarkException) e).code() == ErrorCode.CONNECTION_FAILED;
     }
 
     private List<Diagnostic> diagnose(TrackedObject object, OptionalLong version) {

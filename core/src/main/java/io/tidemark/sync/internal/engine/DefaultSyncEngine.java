@@ -8,6 +8,7 @@ import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.SyncReport;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.WatermarkState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,6 +33,13 @@ public final class DefaultSyncEngine implements SyncEngine {
     private static final Logger LOG = LoggerFactory.getLogger(SyncEngine.class);
     /** After cancelling calls at the end of the shutdown timeout, how long to wait for threads to end. */
     private static final Duration CANCEL_GRACE = Duration.ofSeconds(10);
+    /**
+     * How often the database is probed while an object is failing because it could not be reached; a short interval
+     * so that objects resume well within a second of the database's return. Nothing is probed otherwise.
+     */
+    static final Duration PROBE_INTERVAL = Duration.ofMillis(250);
+    /** How long one probe's {@code SELECT 1} may run. */
+    static final Duration PROBE_TIMEOUT = Duration.ofSeconds(5);
 
     private enum State { NEW, STARTED, CLOSED }
 
@@ -39,12 +47,15 @@ public final class DefaultSyncEngine implements SyncEngine {
     private final Map<String, TrackedObject> objects = new LinkedHashMap<>();
     private final Map<String, ReentrantLock> locks = new LinkedHashMap<>();
     private final Map<String, ObjectReport> lastReports = new ConcurrentHashMap<>();
+    private final Map<String, FailureLog> failureLogs = new LinkedHashMap<>();
     private final EngineCallContext calls = new EngineCallContext();
     private final CycleRunner runner;
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
     private final Map<String, Poller> pollers = new LinkedHashMap<>();
     private ScheduledThreadPoolExecutor scheduler;
     private PollerThreadFactory threads;
+    private ScheduledThreadPoolExecutor prober;
+    private PollerThreadFactory proberThreads;
     private AutoCloseable subscription;
 
     public DefaultSyncEngine(EngineConfig config) {
@@ -52,6 +63,7 @@ public final class DefaultSyncEngine implements SyncEngine {
         for (TrackedObject object : config.objects()) {
             objects.put(object.name(), object);
             locks.put(object.name(), new ReentrantLock());
+            failureLogs.put(object.name(), new FailureLog(object.name(), config.clock()));
         }
         this.runner = new CycleRunner(config, calls);
     }
@@ -77,8 +89,12 @@ public final class DefaultSyncEngine implements SyncEngine {
     /** A cycle the application asked for; a success also ends the background poller's retry wait, if any. */
     private ObjectReport runManually(TrackedObject object) {
         ObjectReport report = runCycle(object);
+        FailureLog log = failureLogs.get(object.name());
         if (report.isSuccess()) {
+            log.succeeded(report);
             poller(object.name()).ifPresent(Poller::succeededElsewhere);
+        } else {
+            log.failed(report, null);
         }
         return report;
     }
@@ -107,10 +123,17 @@ public final class DefaultSyncEngine implements SyncEngine {
         scheduler.setRemoveOnCancelPolicy(true);
         scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         for (TrackedObject object : objects.values()) {
-            Poller poller = new Poller(object, config.pollInterval(object), scheduler, this::runCycle);
+            Poller poller = new Poller(object, config.pollInterval(object), scheduler, this::runCycle,
+                    failureLogs.get(object.name()));
             pollers.put(object.name(), poller);
         }
         pollers.values().forEach(Poller::start);
+        // Its own thread: a probe may wait on a connection attempt, which must not hold up any object's cycle.
+        proberThreads = new PollerThreadFactory(config.name(), "probe");
+        prober = new ScheduledThreadPoolExecutor(1, proberThreads);
+        prober.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        prober.scheduleWithFixedDelay(this::probeIfWaiting, PROBE_INTERVAL.toNanos(), PROBE_INTERVAL.toNanos(),
+                TimeUnit.NANOSECONDS);
         try {
             subscription = config.provider().subscribe(objects.values(), this::changesNotified);
         } catch (RuntimeException e) {
@@ -123,6 +146,32 @@ public final class DefaultSyncEngine implements SyncEngine {
     public void wake(String objectName) {
         object(objectName);
         poller(objectName).ifPresent(Poller::wake);
+    }
+
+    /**
+     * While some object is failing because the database could not be reached, asks the provider whether it answers
+     * and, when it does, retries those objects at once. Costs nothing while no object waits for the database.
+     */
+    private void probeIfWaiting() {
+        List<Poller> waiting;
+        synchronized (this) {
+            waiting = pollers.values().stream().filter(Poller::waitingForDatabase).toList();
+        }
+        if (waiting.isEmpty()) {
+            return;
+        }
+        ChangeProvider.Reachability reachability;
+        try {
+            reachability = config.provider().probe(PROBE_TIMEOUT);
+        } catch (RuntimeException e) {
+            LOG.debug("The provider's reachability probe failed: {}", e.toString());
+            return;
+        }
+        if (reachability == ChangeProvider.Reachability.REACHABLE) {
+            waiting.forEach(Poller::databaseReachable);
+        } else if (reachability == ChangeProvider.Reachability.UNREACHABLE) {
+            waiting.forEach(Poller::databaseUnreachable);
+        }
     }
 
     /** The provider's change notifications: they do not hurry a failing object's next attempt. */
@@ -181,8 +230,8 @@ public final class DefaultSyncEngine implements SyncEngine {
     @Override
     public ObjectStatus status(String objectName) {
         TrackedObject object = object(objectName);
-        WatermarkState stored = config.watermarks().load(objectName)
-                .orElseGet(() -> new WatermarkState(objectName, null, false, null, null, null));
+        WatermarkState stored = withLastPoll(config.watermarks().load(objectName)
+                .orElseGet(() -> new WatermarkState(objectName, null, false, null, null, null)));
         ObjectReport last = lastReports.get(objectName);
         return new ObjectStatus(object, stored, last, last == null ? List.of() : last.diagnostics());
     }
@@ -192,12 +241,26 @@ public final class DefaultSyncEngine implements SyncEngine {
         Map<String, WatermarkState> all = config.watermarks().loadAll();
         List<ObjectStatus> statuses = new ArrayList<>(objects.size());
         for (TrackedObject object : objects.values()) {
-            WatermarkState stored = all.getOrDefault(object.name(),
-                    new WatermarkState(object.name(), null, false, null, null, null));
+            WatermarkState stored = withLastPoll(all.getOrDefault(object.name(),
+                    new WatermarkState(object.name(), null, false, null, null, null)));
             ObjectReport last = lastReports.get(object.name());
             statuses.add(new ObjectStatus(object, stored, last, last == null ? List.of() : last.diagnostics()));
         }
         return statuses;
+    }
+
+    /**
+     * The stored state with this engine's own last poll of the object, which is kept in memory (the store is
+     * written only when the version moves or the error changes), when it is the later one.
+     */
+    private WatermarkState withLastPoll(WatermarkState stored) {
+        Optional<Instant> polled = runner.lastPolled(stored.objectName());
+        if (polled.isEmpty() || stored.lastPolledAt().map(p -> !p.isBefore(polled.get())).orElse(false)) {
+            return stored;
+        }
+        return new WatermarkState(stored.objectName(), stored.version().isPresent() ? stored.version().getAsLong()
+                : null, stored.paused(), stored.lastMovedAt().orElse(null), polled.get(),
+                stored.lastError().orElse(null), stored.source().orElse(null));
     }
 
     @Override
@@ -233,6 +296,8 @@ public final class DefaultSyncEngine implements SyncEngine {
     public void close() {
         ScheduledThreadPoolExecutor toStop;
         PollerThreadFactory toJoin;
+        ScheduledThreadPoolExecutor probeToStop;
+        PollerThreadFactory probeToJoin;
         AutoCloseable toUnsubscribe;
         synchronized (this) {
             if (state.getAndSet(State.CLOSED) == State.CLOSED) {
@@ -241,7 +306,12 @@ public final class DefaultSyncEngine implements SyncEngine {
             pollers.values().forEach(Poller::stop);
             toStop = scheduler;
             toJoin = threads;
+            probeToStop = prober;
+            probeToJoin = proberThreads;
             toUnsubscribe = subscription;
+        }
+        if (probeToStop != null) {
+            probeToStop.shutdownNow();
         }
         closeQuietly(toUnsubscribe);
         if (toStop != null) {
@@ -253,6 +323,10 @@ public final class DefaultSyncEngine implements SyncEngine {
                     calls.cancel();
                     toStop.shutdownNow();
                     toStop.awaitTermination(CANCEL_GRACE.toNanos(), TimeUnit.NANOSECONDS);
+                }
+                if (!probeToJoin.joinAll(CANCEL_GRACE.toNanos(), TimeUnit.NANOSECONDS)) {
+                    LOG.error("Engine '{}': the reachability probe did not stop; the driver is not responding",
+                            config.name());
                 }
                 if (!toJoin.joinAll(CANCEL_GRACE.toNanos(), TimeUnit.NANOSECONDS)) {
                     LOG.error("Engine '{}': a poller thread did not stop; a destination or the driver is not"

@@ -1,5 +1,6 @@
 package io.tidemark.sync.internal.engine;
 
+import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.Outcome;
 import io.tidemark.sync.TrackedObject;
@@ -23,6 +24,13 @@ import java.util.function.Function;
  * to {@link #MAX_RETRY_DELAY} (never less than the interval). Change notifications do not cut that wait short:
  * with LISTEN, every commit would otherwise retry a broken destination or procedure at once, reading the whole
  * pending backlog each time. An explicit {@link #wake()} (the application asking) still does.
+ *
+ * <p>A failure because the database could not be reached ({@code CONNECTION_FAILED}) is different: nothing is
+ * wrong with the object, and it should resume as soon as the database is back. Such an object is retried at once,
+ * once, when the database is seen answering again ({@link #databaseReachable()}: the engine's probe succeeded, or
+ * a notification or the notification connection's reconnect arrived). If that retry fails the same way while the
+ * database answers (a store in another database, say), the object keeps its backoff until the database is seen
+ * unreachable and back again.
  */
 final class Poller {
 
@@ -35,6 +43,7 @@ final class Poller {
     private final Duration interval;
     private final ScheduledExecutorService scheduler;
     private final Function<TrackedObject, ObjectReport> cycle;
+    private final FailureLog log;
 
     // All guarded by "this".
     private ScheduledFuture<?> next;
@@ -43,16 +52,21 @@ final class Poller {
     private boolean notifiedWhileRunning;
     private boolean stopped;
     private int consecutiveFailures;
+    // The last cycle failed because the database could not be reached.
+    private boolean unreachable;
+    // ...and it has been retried once since the database was last seen answering.
+    private boolean retriedOnReachable;
     // Each scheduled run carries the generation it was scheduled in and runs only if no later one replaced it:
     // cancel(false) also "succeeds" on a run that has begun but not yet taken the lock.
     private long generation;
 
     Poller(TrackedObject object, Duration interval, ScheduledExecutorService scheduler,
-           Function<TrackedObject, ObjectReport> cycle) {
+           Function<TrackedObject, ObjectReport> cycle, FailureLog log) {
         this.object = object;
         this.interval = interval;
         this.scheduler = scheduler;
         this.cycle = cycle;
+        this.log = log;
     }
 
     synchronized void start() {
@@ -74,7 +88,10 @@ final class Poller {
         pollNow();
     }
 
-    /** A change notification: like {@link #wake()}, but a failing object keeps waiting for its next attempt. */
+    /**
+     * A change notification: like {@link #wake()}, but a failing object keeps waiting for its next attempt, unless
+     * it failed only because the database could not be reached (a notification means it answers again).
+     */
     synchronized void changesNotified() {
         if (stopped) {
             return;
@@ -83,12 +100,42 @@ final class Poller {
             notifiedWhileRunning = true;
         } else if (consecutiveFailures == 0) {
             pollNow();
+        } else if (unreachable) {
+            databaseReachable();
         }
+    }
+
+    /** Whether the last cycle failed because the database could not be reached: the probe is for this object. */
+    synchronized boolean waitingForDatabase() {
+        return unreachable && !stopped;
+    }
+
+    /**
+     * The database answers again: an object whose last cycle failed because it could not be reached retries now,
+     * once (see the class comment).
+     */
+    synchronized void databaseReachable() {
+        if (stopped || !unreachable || retriedOnReachable) {
+            return;
+        }
+        retriedOnReachable = true;
+        if (running) {
+            wakeRequested = true;
+        } else {
+            pollNow();
+        }
+    }
+
+    /** The database did not answer: the next time it does, the object is retried again. */
+    synchronized void databaseUnreachable() {
+        retriedOnReachable = false;
     }
 
     /** A cycle run outside the poller (runOnce) succeeded: notifications may hurry this object again. */
     synchronized void succeededElsewhere() {
         consecutiveFailures = 0;
+        unreachable = false;
+        retriedOnReachable = false;
     }
 
     synchronized void stop() {
@@ -141,17 +188,21 @@ final class Poller {
     private long nextDelayNanos(ObjectReport report) {
         if (report == null || !report.isSuccess()) {
             consecutiveFailures++;
-            if (wakeRequested) {
-                return 0;
+            unreachable = report != null && report.error().map(e -> e.code() == ErrorCode.CONNECTION_FAILED)
+                    .orElse(false);
+            if (!unreachable) {
+                retriedOnReachable = false;
             }
-            long delay = retryDelay(interval, consecutiveFailures).toNanos();
-            if (consecutiveFailures > 1) {
-                LOG.info("[{}] failed {} times in a row; next attempt in {} ms", object.name(), consecutiveFailures,
-                        TimeUnit.NANOSECONDS.toMillis(delay));
+            long delay = wakeRequested ? 0 : retryDelay(interval, consecutiveFailures).toNanos();
+            if (report != null) {
+                log.failed(report, Duration.ofNanos(delay));
             }
             return delay;
         }
         consecutiveFailures = 0;
+        unreachable = false;
+        retriedOnReachable = false;
+        log.succeeded(report);
         // With a maxRows hint, keep calling while calls return changes: a procedure may cut below maxRows (at a
         // version boundary), so "came back full" alone would leave a backlog waiting.
         boolean drain = report.outcome() == Outcome.DELIVERED && object.maxRows().isPresent();

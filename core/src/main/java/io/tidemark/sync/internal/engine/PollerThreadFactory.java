@@ -18,7 +18,12 @@ final class PollerThreadFactory implements ThreadFactory {
     private final List<Thread> threads = new CopyOnWriteArrayList<>();
 
     PollerThreadFactory(String engineName) {
-        this.prefix = engineName + "-poller-";
+        this(engineName, "poller");
+    }
+
+    /** Threads named {@code <engine>-<role>-<n>}. */
+    PollerThreadFactory(String engineName, String role) {
+        this.prefix = engineName + "-" + role + "-";
     }
 
     @Override

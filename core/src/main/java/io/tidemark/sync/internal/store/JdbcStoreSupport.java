@@ -4,14 +4,23 @@ import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.internal.config.Checks;
+import io.tidemark.sync.internal.jdbc.ConnectionLoss;
+import io.tidemark.sync.internal.jdbc.ConnectionWatchdog;
+import io.tidemark.sync.internal.jdbc.JdbcTarget;
 import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.HandleListener;
+import org.jdbi.v3.core.Handles;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.JdbiException;
+import org.jdbi.v3.core.statement.SqlStatements;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /** What the JDBC stores share: the dialect, the JDBI handle factory, table creation and error wrapping. */
 public final class JdbcStoreSupport {
@@ -19,6 +28,12 @@ public final class JdbcStoreSupport {
     public static final String DEFAULT_SCHEMA = "tidemark";
     public static final String DEFAULT_STATE_TABLE = "sync_state";
     public static final String DEFAULT_DEAD_LETTER_TABLE = "dead_letters";
+    /**
+     * How long one store statement may run (JDBC query timeout); a connection that has not answered by then plus
+     * {@link ConnectionWatchdog#GRACE} is abandoned. Store statements touch one row: this is only ever reached when
+     * the database or the network stopped answering, or a lock is held for that long.
+     */
+    public static final Duration STATEMENT_TIMEOUT = Duration.ofSeconds(10);
 
     private final Jdbi jdbi;
     private final StoreDialect dialect;
@@ -41,6 +56,8 @@ public final class JdbcStoreSupport {
         this.schema = schema;
         this.dialect = StoreDialect.detect(builder, dataSource, schema, stateTable, deadLetterTable);
         this.jdbi = Jdbi.create(dataSource);
+        jdbi.getConfig(SqlStatements.class).setQueryTimeout((int) STATEMENT_TIMEOUT.toSeconds());
+        jdbi.getConfig(Handles.class).addListener(new WatchedHandles());
         if (createTables) {
             try (Connection c = dataSource.getConnection()) {
                 dialect.createIfMissing(c);
@@ -48,6 +65,24 @@ public final class JdbcStoreSupport {
                 throw new TidemarkException(ErrorCode.STORE_FAILED, "Could not create or upgrade the Tidemark store"
                         + " tables in schema '" + schema + "': " + e.getMessage() + ". Create or upgrade them with"
                         + " the script from script() and build the store with createTables(false).", e);
+            }
+        }
+    }
+
+    /** Watches every handle's connection while it is open, so a store operation never waits on a dead one for long. */
+    private static final class WatchedHandles implements HandleListener {
+        private final Map<Handle, ConnectionWatchdog.Guard> guards = new ConcurrentHashMap<>();
+
+        @Override
+        public void handleCreated(Handle handle) {
+            guards.put(handle, ConnectionWatchdog.watch(handle.getConnection(), STATEMENT_TIMEOUT));
+        }
+
+        @Override
+        public void handleClosed(Handle handle) {
+            ConnectionWatchdog.Guard guard = guards.remove(handle);
+            if (guard != null) {
+                guard.close();
             }
         }
     }
@@ -81,8 +116,24 @@ public final class JdbcStoreSupport {
         return List.of();
     }
 
-    /** Wraps a database failure of a store operation in a {@link TidemarkException} naming the object. */
-    public static TidemarkException failure(String what, String objectName, JdbiException e) {
+    /**
+     * Wraps a database failure of a store operation in a {@link TidemarkException} naming the object: an
+     * unreachable database is {@code CONNECTION_FAILED} with the driver's own description (which names the host
+     * and port), anything else {@code STORE_FAILED}.
+     */
+    public TidemarkException failure(String what, String objectName, JdbiException e) {
+        return failure(what, objectName, e, JdbcTarget.describe(dataSource));
+    }
+
+    /** As {@link #failure(String, String, JdbiException)}, naming the store's database by {@code target} if known. */
+    public static TidemarkException failure(String what, String objectName, JdbiException e, String target) {
+        if (ConnectionLoss.isConnectionLoss(e)) {
+            return TidemarkException.forObject(ErrorCode.CONNECTION_FAILED, objectName, "could not " + what
+                    + " in the Tidemark store: its database" + (target == null ? "" : " (" + target + ")")
+                    + " could not be reached: "
+                    + withoutFullStop(ConnectionLoss.describe(e)) + ". Check the data source's URL, the credentials"
+                    + " and the network; the engine retries as soon as the database answers.", e);
+        }
         return TidemarkException.forObject(ErrorCode.STORE_FAILED, objectName,
                 "could not " + what + " in the Tidemark store: " + rootMessage(e), e);
     }

@@ -23,8 +23,26 @@ public final class WatermarkConflicts {
     public static TidemarkException regression(String objectName, long stored, long newVersion) {
         return TidemarkException.forObject(ErrorCode.WATERMARK_REGRESSION, objectName,
                 "refusing to move the watermark back from " + stored + " to " + newVersion
-                        + "; versions must only increase. If the source was restored or re-created, reset the"
-                        + " object's watermark (SyncEngine.reset) to start it again.");
+                        + "; versions must only increase. " + regressionAdvice(objectName));
+    }
+
+    /**
+     * What to do about a version below the stored watermark, safe to follow: the two likely causes and, for each,
+     * the way out that loses nothing. A reset is advised only where it loses nothing (a FULL object) or with the
+     * loss spelled out.
+     */
+    public static String regressionAdvice(String objectName) {
+        return "Nothing was delivered or stored, and the object is retried from the stored watermark. Two likely"
+                + " causes: (1) another engine writes this object's watermark in the same store without coordination"
+                + " (two deployments, or a second instance, sharing the object name and store): run one engine per"
+                + " object and store, or give each engine its own object names or store; nothing is lost, since"
+                + " the other engine delivered what it stored. (2) The source database was restored from a backup or"
+                + " failed over to a copy whose versions are behind the stored watermark: the changes made there"
+                + " since lie below the watermark. Then start the object again without a gap: for an"
+                + " InitialSync.FULL object, SyncEngine.reset(\"" + objectName + "\") exports everything again"
+                + " (destinations see rows again); for an INCREMENTAL object, switch it to InitialSync.FULL and then"
+                + " reset it. Resetting an INCREMENTAL object as it is starts from the current version and skips"
+                + " every change made since the restore: do that only if that loss is accepted.";
     }
 
     /** Refuses a missing source identity: every stored version records what produced it. */
@@ -57,6 +75,17 @@ public final class WatermarkConflicts {
                                             long newVersion, Optional<WatermarkState> current) {
         OptionalLong now = current.map(WatermarkState::version).orElse(OptionalLong.empty());
         if (now.isPresent() && newVersion < now.getAsLong()) {
+            if (!now.equals(expected)) {
+                // Another writer moved it while this cycle ran: the race of two engines, nothing is lost.
+                return TidemarkException.forObject(ErrorCode.WATERMARK_REGRESSION, objectName,
+                        "refusing to store " + newVersion + ": while this cycle ran from " + describe(expected)
+                                + ", another writer stored " + now.getAsLong() + ". Another engine is polling this"
+                                + " object in the same store without coordination. Nothing was stored and nothing is"
+                                + " lost: the other engine delivered up to " + now.getAsLong() + ", and the next"
+                                + " cycle continues from there (destinations may see some changes twice). Run one"
+                                + " engine per object and store, or give each engine its own object names or store."
+                                + " Do not reset the object for this.");
+            }
             return regression(objectName, now.getAsLong(), newVersion);
         }
         Optional<String> storedSource = current.flatMap(WatermarkState::source);

@@ -128,6 +128,46 @@ class CycleRunnerTest {
         assertThat(store.load("Items").orElseThrow().lastPolledAt()).hasValue(NOW);
     }
 
+    @Test
+    void the_store_is_written_when_the_version_moves_or_the_error_changes_and_not_at_every_poll() {
+        List<String> writes = new ArrayList<>();
+        WatermarkStore counting = new ForwardingWatermarkStore() {
+            @Override
+            public void advance(String objectName, String source, OptionalLong expected, long newVersion,
+                                Instant at) {
+                writes.add("advance " + newVersion);
+                super.advance(objectName, source, expected, newVersion, at);
+            }
+
+            @Override
+            public void recordPoll(String objectName, Instant at, String error) {
+                writes.add("error " + (error == null ? "cleared" : error.substring(0, error.indexOf(':'))));
+                super.recordPoll(objectName, at, error);
+            }
+        };
+        TidemarkException broken = TidemarkException.forObject(ErrorCode.PROCEDURE_FAILED, "Items", "boom");
+        scripted.object("Items")
+                .thenReturn(response(3, "Diff", 0))
+                .thenReturn(response(3, "Diff", 0))
+                .thenFail(broken).thenFail(broken).thenFail(broken)
+                .thenFail(TidemarkException.forObject(ErrorCode.PERMISSION_DENIED, "Items", "denied"))
+                .thenReturn(response(3, "Diff", 0))
+                .thenReturn(response(3, "Diff", 0))
+                .thenReturn(response(4, "Diff", 0, row("I", 4, "\"Id\":1")));
+        EngineConfig config = new EngineConfig("test", scripted, counting, null, List.of(ITEMS),
+                List.of(new NamedDestination("out", out, DeliveryPolicy.block())), listeners,
+                Duration.ofSeconds(30), 2, null, Duration.ofSeconds(30), Clock.fixed(NOW, ZoneOffset.UTC));
+        CycleRunner runner = new CycleRunner(config, calls);
+
+        for (int i = 0; i < 9; i++) {
+            runner.run(ITEMS);
+        }
+
+        assertThat(writes).containsExactly("advance 3", "error PROCEDURE_FAILED", "error PERMISSION_DENIED",
+                "error cleared", "advance 4");
+        assertThat(runner.lastPolled("Items")).hasValue(NOW);
+    }
+
     /** Passes every call to another provider; tests override the one call they break. */
     private static class DelegatingProvider implements ChangeProvider {
         private final ChangeProvider delegate;

@@ -1,12 +1,15 @@
 package io.tidemark.sync.internal.engine;
 
+import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.ObjectReport;
+import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.Outcome;
 import io.tidemark.sync.TrackedObject;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -33,6 +36,7 @@ class PollerTest {
     private final ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
     private final BlockingQueue<Long> cycleStarts = new LinkedBlockingQueue<>();
     private final AtomicReference<Outcome> outcome = new AtomicReference<>(Outcome.BLOCKED);
+    private final AtomicReference<ErrorCode> failure = new AtomicReference<>(ErrorCode.DESTINATION_FAILED);
 
     @AfterEach
     void shutdown() {
@@ -42,8 +46,12 @@ class PollerTest {
     private Poller poller(Duration interval) {
         return new Poller(ITEMS, interval, scheduler, object -> {
             cycleStarts.add(System.nanoTime());
-            return ObjectReport.builder(object.name(), Instant.EPOCH).outcome(outcome.get()).build();
-        });
+            ObjectReport.Builder report = ObjectReport.builder(object.name(), Instant.EPOCH).outcome(outcome.get());
+            if (outcome.get() == Outcome.FAILED || outcome.get() == Outcome.BLOCKED) {
+                report.error(TidemarkException.forObject(failure.get(), object.name(), "scripted failure"));
+            }
+            return report.build();
+        }, new FailureLog(ITEMS.name(), Clock.systemUTC()));
     }
 
     @Test
@@ -82,6 +90,59 @@ class PollerTest {
     }
 
     @Test
+    void an_object_that_could_not_reach_the_database_retries_once_each_time_the_database_is_seen_answering()
+            throws Exception {
+        outcome.set(Outcome.FAILED);
+        failure.set(ErrorCode.CONNECTION_FAILED);
+        Poller poller = poller(Duration.ofHours(1));
+        poller.start();
+        assertThat(cycleStarts.poll(10, TimeUnit.SECONDS)).as("the first cycle, failed").isNotNull();
+        awaitIdle(poller);
+        assertThat(poller.waitingForDatabase()).isTrue();
+
+        poller.databaseReachable();
+        assertThat(cycleStarts.poll(10, TimeUnit.SECONDS)).as("the retry when the database answers").isNotNull();
+        awaitIdle(poller);
+        poller.databaseReachable();
+        poller.changesNotified();
+        assertThat(cycleStarts.poll(300, TimeUnit.MILLISECONDS))
+                .as("a second retry while the database answers but the object still cannot reach it").isNull();
+
+        poller.databaseUnreachable();
+        poller.changesNotified(); // a notification, or the listener's reconnect: the database answers again
+        assertThat(cycleStarts.poll(10, TimeUnit.SECONDS)).as("the retry after it was away and back").isNotNull();
+
+        outcome.set(Outcome.NO_CHANGES);
+        poller.wake();
+        assertThat(cycleStarts.poll(10, TimeUnit.SECONDS)).isNotNull();
+        awaitIdle(poller);
+        assertThat(poller.waitingForDatabase()).as("after a success").isFalse();
+        poller.stop();
+    }
+
+    @Test
+    void other_failures_keep_their_backoff_when_the_database_answers() throws Exception {
+        outcome.set(Outcome.FAILED);
+        failure.set(ErrorCode.PROCEDURE_FAILED);
+        Poller poller = poller(Duration.ofHours(1));
+        poller.start();
+        assertThat(cycleStarts.poll(10, TimeUnit.SECONDS)).as("the first cycle, failed").isNotNull();
+        awaitIdle(poller);
+
+        assertThat(poller.waitingForDatabase()).isFalse();
+        poller.databaseUnreachable();
+        poller.databaseReachable();
+        poller.changesNotified();
+        assertThat(cycleStarts.poll(300, TimeUnit.MILLISECONDS)).as("a retry of a broken procedure").isNull();
+        poller.stop();
+    }
+
+    /** Waits until the cycle that just started has been accounted for (its failure recorded, the next scheduled). */
+    private static void awaitIdle(Poller poller) throws InterruptedException {
+        Thread.sleep(100);
+    }
+
+    @Test
     void a_success_elsewhere_ends_the_retry_wait() throws Exception {
         Poller poller = poller(Duration.ofHours(1));
         poller.start();
@@ -102,7 +163,7 @@ class PollerTest {
             Poller poller = new Poller(ITEMS, Duration.ofHours(1), manual, object -> {
                 cycleStarts.add(System.nanoTime());
                 return ObjectReport.builder(object.name(), Instant.EPOCH).outcome(Outcome.NO_CHANGES).build();
-            });
+            }, new FailureLog(ITEMS.name(), Clock.systemUTC()));
             poller.start();
             // The wake cancels the first run; cancel(false) reports success even for a run whose thread has
             // begun but not yet reached the poller, so that run may still arrive: it must not cycle.

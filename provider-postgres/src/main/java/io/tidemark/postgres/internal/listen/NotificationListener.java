@@ -37,7 +37,12 @@ public final class NotificationListener implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(NotificationListener.class);
     private static final AtomicInteger THREADS = new AtomicInteger();
     private static final Duration FIRST_RETRY = Duration.ofMillis(100);
-    private static final Duration LAST_RETRY = Duration.ofSeconds(30);
+    /**
+     * The longest pause between reconnect attempts. Short, because the reconnect is what wakes every object when
+     * the database is back (a commit made before it notified nobody): objects resume within about this long of the
+     * server's return. An attempt against a server that is down is refused at once, so it costs little.
+     */
+    static final Duration LAST_RETRY = Duration.ofMillis(500);
     private static final Duration JOIN_TIMEOUT = Duration.ofSeconds(10);
 
     private final DataSource dataSource;
@@ -48,6 +53,7 @@ public final class NotificationListener implements AutoCloseable {
     private final Thread thread;
     private final Object lock = new Object();
     private Connection connection; // guarded by lock
+    private boolean retryNow; // guarded by lock
     private volatile boolean closed;
 
     private record Target(String objectName, PgName function) {
@@ -91,7 +97,12 @@ public final class NotificationListener implements AutoCloseable {
     private void run() {
         Duration retry = FIRST_RETRY;
         boolean connectedBefore = false;
+        int failedAttempts = 0;
+        long failingSince = 0;
         while (!closed) {
+            synchronized (lock) {
+                retryNow = false;
+            }
             try {
                 Connection c = connect();
                 if (c == null) {
@@ -99,7 +110,11 @@ public final class NotificationListener implements AutoCloseable {
                 }
                 // A commit between an object's last poll and this LISTEN notified nobody. That is true of the first
                 // connection too: the engine's first polls run while this thread is still connecting.
-                if (connectedBefore) {
+                if (failedAttempts > 0) {
+                    LOG.info("Listening on the notification channel again after {} ms ({} failed attempts); waking every"
+                            + " object in case one was missed", (System.nanoTime() - failingSince) / 1_000_000,
+                            failedAttempts);
+                } else if (connectedBefore) {
                     LOG.info("Listening on the notification channel again; waking every object in case one was missed");
                 } else {
                     LOG.debug("Listening on the notification channel; waking every object once for commits made"
@@ -107,14 +122,22 @@ public final class NotificationListener implements AutoCloseable {
                 }
                 wakeAll();
                 connectedBefore = true;
+                failedAttempts = 0;
                 retry = FIRST_RETRY;
                 listen(c);
             } catch (SQLException | RuntimeException e) {
                 if (closed) {
                     break;
                 }
-                LOG.warn("The notification connection failed ({}); reconnecting in {} ms. Until then changes are"
-                        + " seen at the poll interval.", e.toString(), retry.toMillis());
+                if (failedAttempts == 0) {
+                    failingSince = System.nanoTime();
+                    LOG.warn("The notification connection failed ({}); reconnecting every {} ms or less. Until then"
+                            + " changes are seen at the poll interval.", e.toString(), LAST_RETRY.toMillis());
+                } else {
+                    LOG.debug("Reconnecting the notification connection failed ({} attempts): {}", failedAttempts,
+                            e.toString());
+                }
+                failedAttempts++;
                 disconnect();
                 pause(retry);
                 retry = retry.multipliedBy(2).compareTo(LAST_RETRY) > 0 ? LAST_RETRY : retry.multipliedBy(2);
@@ -127,6 +150,10 @@ public final class NotificationListener implements AutoCloseable {
         Connection c = dataSource.getConnection();
         try {
             c.setAutoCommit(true);
+            // Bounds the health check's round trip: on a connection that died without closing (a partition), it
+            // fails after this long instead of waiting on the socket for as long as TCP does. The wait for
+            // notifications sets its own timeout and restores this one.
+            c.setNetworkTimeout(Runnable::run, healthCheckMillis);
             try (Statement s = c.createStatement()) {
                 s.execute(listenSql);
             }
@@ -202,7 +229,7 @@ public final class NotificationListener implements AutoCloseable {
         long deadline = System.nanoTime() + duration.toNanos();
         synchronized (lock) {
             long left;
-            while (!closed && (left = deadline - System.nanoTime()) > 0) {
+            while (!closed && !retryNow && (left = deadline - System.nanoTime()) > 0) {
                 try {
                     TimeUnit.NANOSECONDS.timedWait(lock, left);
                 } catch (InterruptedException e) {
@@ -210,6 +237,17 @@ public final class NotificationListener implements AutoCloseable {
                     return;
                 }
             }
+        }
+    }
+
+    /**
+     * The database answers again (the engine's probe got through): a reconnect waiting out its pause tries at once,
+     * so that commits made from now on notify. Does nothing while connected.
+     */
+    public void retryNow() {
+        synchronized (lock) {
+            retryNow = true;
+            lock.notifyAll();
         }
     }
 
