@@ -21,6 +21,7 @@ import io.tidemark.sync.internal.config.Defaults;
 import io.tidemark.sync.spi.ResponsePayload;
 import io.tidemark.sync.internal.jdbc.Transactions;
 import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -134,7 +135,8 @@ public final class PostgresProvider implements ChangeProvider {
 
     private String callSql(TrackedObject object) {
         return callSql.computeIfAbsent(object.procedure(),
-                procedure -> "SELECT " + function(object).quoted() + "(?::json)");
+                procedure -> SqlTemplate.of("SELECT {{function}}(?::json)").with("function", function(object).quoted())
+                        .render());
     }
 
     private static PgName function(TrackedObject object) {

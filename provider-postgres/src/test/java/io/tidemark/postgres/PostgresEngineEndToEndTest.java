@@ -408,24 +408,7 @@ class PostgresEngineEndToEndTest {
                 .toList();
     }
 
-    /** Polls pg_stat_activity (the database's own view of what runs) until the query is active, or not. */
     private void awaitQuery(String fragment, boolean active) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        try (Connection c = database.dataSource().getConnection();
-             PreparedStatement s = c.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE state = 'active'"
-                     + " AND query LIKE '%' || ? || '%' AND pid <> pg_backend_pid()")) {
-            s.setString(1, fragment);
-            while (true) {
-                try (ResultSet rs = s.executeQuery()) {
-                    rs.next();
-                    if ((rs.getInt(1) > 0) == active) {
-                        return;
-                    }
-                }
-                if (System.nanoTime() > deadline) {
-                    throw new AssertionError("query " + fragment + (active ? " never became active" : " is still active"));
-                }
-            }
-        }
+        ActiveQueries.await(database.dataSource(), fragment, active);
     }
 }

@@ -49,7 +49,8 @@ class OutboxSnippetTest {
         // end::outbox[]
         try (engine) {
             assertThat(sql).contains("CREATE TABLE IF NOT EXISTS");
-            awaitSeeded(engine);   // an INCREMENTAL object starts from "now": a change made before the seed is not news
+            // An INCREMENTAL object starts from "now": a change made before the seed is not news.
+            Await.seeded(engine, "Items");
             database.execute("INSERT INTO public.items VALUES ('A-100', 'Widget', 9.50)");
             recorder.awaitChanges(1, Duration.ofSeconds(30));
             assertThat(recorder.changes().get(0).field("ItemCode").orElseThrow().asText()).isEqualTo("A-100");
@@ -66,14 +67,6 @@ class OutboxSnippetTest {
                 .assertSafe();
         // end::verifier[]
         // assertSafe() above throws when any scenario is not SAFE.
-    }
-
-    private static void awaitSeeded(SyncEngine engine) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (engine.status("Items").stored().version().isEmpty()) {
-            assertThat(System.nanoTime()).as("the first cycle seeded within 30 s").isLessThan(deadline);
-            Thread.sleep(20);
-        }
     }
 
     /** The README's destination: here it records what it is given. */

@@ -2,6 +2,7 @@ package io.tidemark.postgres.outage;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.tidemark.postgres.ActiveQueries;
 import io.tidemark.postgres.PostgresOutbox;
 import io.tidemark.postgres.PostgresProvider;
 import io.tidemark.sync.ErrorCode;
@@ -79,7 +80,7 @@ class BlackholeTest {
                      .destination("out", new RecordingDestination())
                      .build()) {
             CompletableFuture<ObjectReport> cycle = CompletableFuture.supplyAsync(() -> engine.runOnce("Slow"));
-            Thread.sleep(300); // the call is in flight, the server sleeping
+            ActiveQueries.await(database.dataSource(), "slow_changes", true); // in flight, the server sleeping
             proxy.blackhole();
             ObjectReport failed = cycle.get(30, TimeUnit.SECONDS);
 

@@ -90,7 +90,7 @@ final class CycleRunner {
             if (state.isPresent() && state.get().paused()) {
                 return finish(report.outcome(Outcome.PAUSED), started);
             }
-            String source = config.provider().sourceIdentity(object);
+            String source = config.sourceIdentity(object);
             checkSource(object, state, stored, source);
             if (stored.isEmpty() && object.initialSync() == InitialSync.INCREMENTAL) {
                 after = OptionalLong.of(seed(object, source, report));

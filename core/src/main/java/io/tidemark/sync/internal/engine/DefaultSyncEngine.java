@@ -216,7 +216,7 @@ public final class DefaultSyncEngine implements SyncEngine {
     @Override
     public void adoptWatermark(String objectName) {
         TrackedObject object = object(objectName);
-        String source = config.provider().sourceIdentity(object);
+        String source = config.sourceIdentity(object);
         ReentrantLock lock = locks.get(objectName);
         lock.lock();
         try {

@@ -14,6 +14,8 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 
 /** The engine's validated, immutable configuration. */
 public final class EngineConfig {
@@ -34,6 +36,8 @@ public final class EngineConfig {
     private final int threads;
     private final Duration shutdownTimeout;
     private final Clock clock;
+    /** Each object's source identity, resolved once: a cycle compares it with the stored one every time. */
+    private final ConcurrentMap<String, String> sources = new ConcurrentHashMap<>();
 
     /**
      * Validates every rule at once (the builder's setters only store) and fails with one
@@ -116,6 +120,11 @@ public final class EngineConfig {
 
     public List<TrackedObject> objects() {
         return objects;
+    }
+
+    /** The provider's {@link ChangeProvider#sourceIdentity} of {@code object}, asked once per object. */
+    public String sourceIdentity(TrackedObject object) {
+        return sources.computeIfAbsent(object.name(), name -> provider.sourceIdentity(object));
     }
 
     public List<NamedDestination> destinations() {

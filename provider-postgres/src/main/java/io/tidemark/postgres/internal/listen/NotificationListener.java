@@ -4,6 +4,7 @@ import io.tidemark.postgres.internal.FunctionNames;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 import org.slf4j.Logger;
@@ -62,7 +63,7 @@ public final class NotificationListener implements AutoCloseable {
     private NotificationListener(DataSource dataSource, String channel, Duration healthCheck,
                                  Collection<TrackedObject> objects, Consumer<String> wakeUp) {
         this.dataSource = dataSource;
-        this.listenSql = "LISTEN " + PgName.quote(channel);
+        this.listenSql = SqlTemplate.of("LISTEN {{channel}}").with("channel", PgName.quote(channel)).render();
         this.healthCheckMillis = Math.toIntExact(Math.max(1, healthCheck.toMillis()));
         this.targets = targets(objects);
         this.wakeUp = wakeUp;
