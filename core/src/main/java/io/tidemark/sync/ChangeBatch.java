@@ -1,5 +1,9 @@
 package io.tidemark.sync;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 
@@ -9,7 +13,8 @@ import java.util.Objects;
  * <p>A cycle's changes arrive as pages {@code 1..pageCount()} of at most the configured page size. The
  * watermark moves to {@link #toVersion()} only after every destination accepted every page; if any refuses,
  * the next cycle offers the same changes again, so destinations must tolerate seeing a change twice.
- * {@link #batchId()} and {@link #pageNumber()} give an idempotent consumer a stable key for that.
+ * {@link #idempotencyKey()} gives an idempotent consumer a stable key for that; {@link Envelope} writes the page
+ * in the JSON form the contract documents.
  */
 public final class ChangeBatch {
 
@@ -22,6 +27,7 @@ public final class ChangeBatch {
     private final int pageNumber;
     private final int pageCount;
     private final long totalChanges;
+    private volatile String idempotencyKey;
 
     public ChangeBatch(String objectName, long fromVersion, long toVersion, SyncType syncType, int reasonCode,
                        List<Change> changes, int pageNumber, int pageCount, long totalChanges) {
@@ -91,9 +97,39 @@ public final class ChangeBatch {
         return objectName + ":" + fromVersion + "-" + toVersion;
     }
 
+    /**
+     * A key that is the same every time these changes are offered again, so a consumer can drop duplicates:
+     * {@code tm1-} and 32 hex digits of a SHA-256 over the object's name, the version range, the page number and
+     * the number of pages. Header-safe (ASCII letters, digits and a dash); computed once per page.
+     */
+    public String idempotencyKey() {
+        String key = idempotencyKey;
+        if (key == null) {
+            key = IdempotencyKeys.of(objectName, fromVersion, toVersion, pageNumber, pageCount);
+            idempotencyKey = key;
+        }
+        return key;
+    }
+
     @Override
     public String toString() {
         return "ChangeBatch[" + batchId() + ", " + syncType + ", reason " + reasonCode + ", page " + pageNumber
                 + "/" + pageCount + ", " + changes.size() + " of " + totalChanges + " changes]";
+    }
+
+    /** Derives {@link #idempotencyKey()}; the derivation is part of the contract, so it never changes silently. */
+    private static final class IdempotencyKeys {
+        private static final HexFormat HEX = HexFormat.of();
+
+        static String of(String objectName, long fromVersion, long toVersion, int pageNumber, int pageCount) {
+            String material = objectName + '\0' + fromVersion + '\0' + toVersion + '\0' + pageNumber
+                    + '\0' + pageCount;
+            try {
+                byte[] digest = MessageDigest.getInstance("SHA-256").digest(material.getBytes(StandardCharsets.UTF_8));
+                return "tm1-" + HEX.formatHex(digest, 0, 16);
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException("every Java platform provides SHA-256", e);
+            }
+        }
     }
 }

@@ -1,0 +1,74 @@
+package io.tidemark.sync;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import io.tidemark.sync.internal.Json;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+
+/**
+ * The JSON form of a page, the same for every destination that serialises one (docs/contract.md, "The envelope"):
+ *
+ * <pre>{@code
+ * {"object":"Items","idempotencyKey":"tm1-...","batchId":"Items:10-20","fromVersion":10,"toVersion":20,
+ *  "syncType":"DIFF","reasonCode":0,"page":1,"pageCount":3,"totalChanges":2500,
+ *  "changes":[ ...each change exactly as the procedure returned it... ]}
+ * }</pre>
+ *
+ * <p>Changes are copied as the bytes the procedure returned; nothing is parsed again or re-encoded.
+ */
+public final class Envelope {
+
+    private Envelope() {
+    }
+
+    /** Writes the page's envelope to {@code out} (not closed). */
+    public static void write(ChangeBatch batch, OutputStream out) throws IOException {
+        try (JsonGenerator g = Json.FACTORY.createGenerator(out)) {
+            g.disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET);
+            g.writeStartObject();
+            writeFields(batch, g);
+            g.writeArrayFieldStart("changes");
+            for (Change change : batch.changes()) {
+                writeRawChange(change, g);
+            }
+            g.writeEndArray();
+            g.writeEndObject();
+        }
+    }
+
+    /** The page's envelope as UTF-8 bytes. */
+    public static byte[] toBytes(ChangeBatch batch) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(256 + batch.changes().size() * 160);
+        try {
+            write(batch, out);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out.toByteArray();
+    }
+
+    /**
+     * Writes the envelope's fields (everything but {@code changes}) into an object the caller opened; for forms
+     * that carry them on every change, such as one JSON line per change.
+     */
+    public static void writeFields(ChangeBatch batch, JsonGenerator g) throws IOException {
+        g.writeStringField("object", batch.objectName());
+        g.writeStringField("idempotencyKey", batch.idempotencyKey());
+        g.writeStringField("batchId", batch.batchId());
+        g.writeNumberField("fromVersion", batch.fromVersion());
+        g.writeNumberField("toVersion", batch.toVersion());
+        g.writeStringField("syncType", batch.syncType().name());
+        g.writeNumberField("reasonCode", batch.reasonCode());
+        g.writeNumberField("page", batch.pageNumber());
+        g.writeNumberField("pageCount", batch.pageCount());
+        g.writeNumberField("totalChanges", batch.totalChanges());
+    }
+
+    /** Writes one change as the procedure returned it. */
+    public static void writeRawChange(Change change, JsonGenerator g) throws IOException {
+        g.writeRawValue(change.rawJson());
+    }
+}
