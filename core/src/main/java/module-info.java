@@ -20,11 +20,14 @@ module io.tidemark.core {
     exports io.tidemark.sync.spi;
     exports io.tidemark.sync.micrometer;
 
-    exports io.tidemark.sync.internal to io.tidemark.postgres, io.tidemark.history;
+    exports io.tidemark.sync.internal to io.tidemark.postgres, io.tidemark.history, io.tidemark.destinations;
     exports io.tidemark.sync.internal.config
-            to io.tidemark.postgres, io.tidemark.sqlserver, io.tidemark.history, io.tidemark.testing;
+            to io.tidemark.postgres, io.tidemark.sqlserver, io.tidemark.history, io.tidemark.testing,
+            io.tidemark.destinations;
     exports io.tidemark.sync.internal.contract to io.tidemark.testing;
-    exports io.tidemark.sync.internal.jdbc to io.tidemark.postgres, io.tidemark.sqlserver, io.tidemark.history;
+    exports io.tidemark.sync.internal.jdbc
+            to io.tidemark.postgres, io.tidemark.sqlserver, io.tidemark.history, io.tidemark.destinations;
     exports io.tidemark.sync.internal.sql
-            to io.tidemark.postgres, io.tidemark.sqlserver, io.tidemark.history, io.tidemark.testing;
+            to io.tidemark.postgres, io.tidemark.sqlserver, io.tidemark.history, io.tidemark.testing,
+            io.tidemark.destinations;
 }
