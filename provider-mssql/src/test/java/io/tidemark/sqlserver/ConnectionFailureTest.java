@@ -4,11 +4,13 @@ import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.spi.CallContext;
+import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.testing.UnreachableDatabase;
 import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
+import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -37,6 +39,15 @@ class ConnectionFailureTest {
                 .contains("while calling dbo.get_item_changes")
                 .contains("Check the JDBC URL, the credentials and the network")
                 .doesNotContain(UnreachableDatabase.PASSWORD);
+    }
+
+    @Test
+    void the_reachability_probe_reports_a_closed_port_as_unreachable_within_its_timeout() {
+        long started = System.nanoTime();
+        ChangeProvider.Reachability answer = SqlServerProvider.create(UnreachableDatabase.sqlServer())
+                .probe(Duration.ofSeconds(5));
+        assertThat(answer).isEqualTo(ChangeProvider.Reachability.UNREACHABLE);
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
     }
 
     @Test

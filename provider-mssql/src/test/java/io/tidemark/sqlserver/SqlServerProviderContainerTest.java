@@ -140,6 +140,12 @@ class SqlServerProviderContainerTest {
     }
 
     @Test
+    void the_reachability_probe_answers_reachable_when_the_server_answers() {
+        assertThat(provider.probe(java.time.Duration.ofSeconds(5)))
+                .isEqualTo(io.tidemark.sync.spi.ChangeProvider.Reachability.REACHABLE);
+    }
+
+    @Test
     void a_missing_procedure_is_procedure_not_found() {
         assertFails(() -> invoke("dbo.no_such_procedure"), ErrorCode.PROCEDURE_NOT_FOUND,
                 "Could not find stored procedure", "(error 2812");

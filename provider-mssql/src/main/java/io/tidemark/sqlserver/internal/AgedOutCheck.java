@@ -3,12 +3,14 @@ package io.tidemark.sqlserver.internal;
 import io.tidemark.sync.Diagnostic;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.jdbc.ConnectionWatchdog;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -52,6 +54,7 @@ public final class AgedOutCheck {
     }
 
     /** @param quotedTable the object's table, bracket-quoted */
+    @SuppressWarnings("try") // the watch is held for the query's duration, never read
     public List<Diagnostic> diagnose(TrackedObject object, String quotedTable, OptionalLong stored) {
         Long asked = requested.remove(object.name());
         long oldest = Long.MAX_VALUE;
@@ -64,7 +67,8 @@ public final class AgedOutCheck {
         if (oldest == Long.MAX_VALUE) {
             return List.of();
         }
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(QUERY)) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(QUERY);
+             ConnectionWatchdog.Guard ignored = ConnectionWatchdog.watch(c, Duration.ofSeconds(timeoutSeconds))) {
             ps.setQueryTimeout(timeoutSeconds);
             ps.setNString(1, quotedTable);
             try (ResultSet rs = ps.executeQuery()) {

@@ -4,6 +4,7 @@ import com.microsoft.sqlserver.jdbc.ISQLServerStatement;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.jdbc.ConnectionWatchdog;
 import io.tidemark.sync.internal.jdbc.Transactions;
 import io.tidemark.sync.internal.sql.SqlTemplate;
 import io.tidemark.sync.spi.CallContext;
@@ -18,6 +19,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
+import java.time.Duration;
 
 /**
  * One call of a change procedure: {@code SET NOCOUNT ON; EXEC [schema].[procedure] @Json = ?}, the request bound
@@ -34,6 +36,10 @@ import java.sql.Types;
  *   <li>Auto-commit is on for the call: the procedure runs its own snapshot transaction, and one opened around it
  *       (auto-commit off) would make SQL Server refuse the snapshot read (error 3951). The connection's previous
  *       mode is restored.</li>
+ *   <li>The connection is watched ({@link ConnectionWatchdog}): a server that stops answering altogether (a
+ *       partition, a failover, a half-open socket) does not answer the timeout's attention signal either, so once
+ *       the command timeout plus a grace period has passed the connection is abandoned and the call fails as
+ *       {@link ErrorCode#CONNECTION_FAILED}, which the engine retries as soon as the database answers.</li>
  *   <li>Adaptive response buffering makes the driver stream rows (and large values) from the connection instead
  *       of buffering the whole response; with {@link ResultSetChunkSource} memory stays bounded.</li>
  * </ul>
@@ -81,14 +87,32 @@ public final class ProcedureCall {
     private ResponsePayload call(Connection connection, String sql, TrackedObject object, ChangeRequest request,
                                  CallContext context) throws SQLException, IOException {
         try (PreparedStatement statement = connection.prepareStatement(sql);
-             CallContext.Registration ignored = context.onCancel(() -> cancelQuietly(statement))) {
+             CallContext.Registration ignored = context.onCancel(() -> cancelQuietly(statement));
+             ConnectionWatchdog.Guard watch = ConnectionWatchdog.watch(connection, Duration.ofSeconds(timeoutSeconds))) {
             statement.setQueryTimeout(timeoutSeconds);
             streamResponses(statement);
             statement.setObject(1, request.toJson(), Types.LONGNVARCHAR);
-            boolean isResultSet = statement.execute();
-            return new ResponseReader(object.name(), object.procedure())
-                    .read(new JdbcCallResults(statement, isResultSet));
+            try {
+                boolean isResultSet = statement.execute();
+                return new ResponseReader(object.name(), object.procedure())
+                        .read(new JdbcCallResults(statement, isResultSet));
+            } catch (SQLException | IOException | RuntimeException e) {
+                if (watch.fired()) {
+                    throw abandoned(object, e);
+                }
+                throw e;
+            }
         }
+    }
+
+    /** The call failed because the watchdog abandoned a connection that no longer answered. */
+    private TidemarkException abandoned(TrackedObject object, Exception cause) {
+        return TidemarkException.forObject(ErrorCode.CONNECTION_FAILED, object.name(), "the database stopped"
+                + " answering: the call to " + object.procedure() + " got no reply within the command timeout of "
+                + timeoutSeconds + " s plus " + ConnectionWatchdog.GRACE.toSeconds() + " s (not even to its"
+                + " cancel), so the connection was abandoned. A network partition, a failover or a half-open"
+                + " connection does this; the engine retries as soon as the database answers. Setting the driver's"
+                + " socketTimeout bounds such waits too.", cause);
     }
 
     /** Asks for adaptive buffering even when the connection URL says {@code responseBuffering=full}. */

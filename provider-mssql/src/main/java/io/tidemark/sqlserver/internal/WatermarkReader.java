@@ -4,12 +4,14 @@ import io.tidemark.sqlserver.WatermarkQuery;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.jdbc.ConnectionWatchdog;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 
 /** Runs an object's {@link WatermarkQuery} for its first incremental cycle. */
 public final class WatermarkReader {
@@ -22,8 +24,10 @@ public final class WatermarkReader {
         this.timeoutSeconds = timeoutSeconds;
     }
 
+    @SuppressWarnings("try") // the watch is held for the query's duration, never read
     public long read(TrackedObject object, WatermarkQuery query) {
-        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement();
+             ConnectionWatchdog.Guard ignored = ConnectionWatchdog.watch(connection, Duration.ofSeconds(timeoutSeconds))) {
             statement.setQueryTimeout(timeoutSeconds);
             try (ResultSet rs = statement.executeQuery(query.sql())) {
                 if (!rs.next()) {
