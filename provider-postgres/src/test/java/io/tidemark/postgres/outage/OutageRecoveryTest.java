@@ -51,11 +51,15 @@ class OutageRecoveryTest {
 
     private static final Logger LOG = LoggerFactory.getLogger(OutageRecoveryTest.class);
     static final String FULL_RUN_PROPERTY = "tidemark.outages.full";
+    static final String BACK_TO_BACK_PROPERTY = "tidemark.outages.backToBack";
     private static final int SUITE_OUTAGES = 4;
     private static final Duration TARGET = Duration.ofSeconds(1);
     /**
      * Behind HikariCP the pool decides when a connection is opened again: after repeated failures it waits up to 5 s
      * between attempts (hard-wired in HikariCP), so the engine can only be as quick as the pool's next attempt.
+     * The suite leaves more than that between outages. With {@code -D}{@value #BACK_TO_BACK_PROPERTY}{@code =true}
+     * the pooled run spaces its outages like the others (0.3 to 1.5 s up between them), which shows the pool missing
+     * whole windows: measured, it fails this target by far (see docs/operations.md).
      */
     private static final Duration POOLED_TARGET = Duration.ofSeconds(8);
     private static final AtomicInteger DATABASES = new AtomicInteger();
@@ -129,7 +133,7 @@ class OutageRecoveryTest {
                 // A random moment in the stream of writes. Behind HikariCP, long enough after the last return for the
                 // pool's own reconnect backoff (up to 5 s) to have let it open connections again: otherwise what is
                 // measured is the pool, not the engine.
-                Thread.sleep((pooled ? 6000 : 300) + random.nextInt(1200));
+                Thread.sleep((pooled && !Boolean.getBoolean(BACK_TO_BACK_PROPERTY) ? 6000 : 300) + random.nextInt(1200));
                 boolean crash = i % 2 == 1 || outages == 1;
                 long down = minDown + (long) random.nextInt((int) (maxDown - minDown + 1));
                 LOG.info("Outage {} of {}: {} for {} ms", i + 1, outages, crash ? "crash (SIGKILL)" : "fast shutdown",

@@ -8,6 +8,7 @@ import java.net.NoRouteToHostException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -49,13 +50,18 @@ public final class SqlErrors {
 
     /**
      * Whether the database could not be reached: SQLState class 08 anywhere in the chain, a socket that could not
-     * connect (refused, timed out, unknown host, no route) among the causes, or pgjdbc's "connection attempt
-     * failed".
+     * connect (refused, timed out, unknown host, no route) among the causes, pgjdbc's "connection attempt
+     * failed", or a {@link SQLTransientConnectionException} without a state: that is how a pool (HikariCP) says it
+     * had no connection to give within its timeout, when it has no driver failure to pass on (its connections all
+     * went stale at once, or it is still waiting out its own reconnect backoff).
      */
     public static boolean isConnectionFailure(Throwable failure) {
         for (Throwable t = failure; t != null; t = next(t)) {
             if (t instanceof ConnectException || t instanceof SocketTimeoutException
                     || t instanceof UnknownHostException || t instanceof NoRouteToHostException) {
+                return true;
+            }
+            if (t instanceof SQLTransientConnectionException) {
                 return true;
             }
             if (t instanceof SQLException) {

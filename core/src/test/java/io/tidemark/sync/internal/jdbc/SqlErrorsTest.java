@@ -53,6 +53,15 @@ class SqlErrorsTest {
     }
 
     @Test
+    void a_pool_that_had_no_connection_to_give_is_a_connection_failure_even_without_a_state() {
+        SQLException poolTimeout = new java.sql.SQLTransientConnectionException(
+                "tidemark - Connection is not available, request timed out after 2001ms.", (String) null);
+        assertThat(SqlErrors.isConnectionFailure(poolTimeout)).isTrue();
+        assertThat(SqlErrors.map(poolTimeout, CONTEXT, "Grant it.", ErrorCode.DATABASE_ERROR).code())
+                .isEqualTo(ErrorCode.CONNECTION_FAILED);
+    }
+
+    @Test
     void a_chained_sql_server_style_error_is_searched_too() {
         SQLException first = new SQLException("follow-up", "S0001", 3998);
         first.setNextException(new SQLException("Connection reset", "08S01"));
