@@ -45,7 +45,7 @@ class ModuleDescriptorTest {
 
     private static final Set<String> TIDEMARK_MODULES = Set.of(
             "io.tidemark.core", "io.tidemark.postgres", "io.tidemark.sqlserver", "io.tidemark.history",
-            "io.tidemark.testing");
+            "io.tidemark.testing", "io.tidemark.destinations");
 
     @Test
     void core_exports_api_spi_and_micrometer_and_its_internals_only_to_tidemark_modules() throws Exception {
@@ -54,15 +54,18 @@ class ModuleDescriptorTest {
         assertThat(unqualifiedExports(core))
                 .containsExactlyInAnyOrder("io.tidemark.sync", "io.tidemark.sync.spi", "io.tidemark.sync.micrometer");
         assertThat(qualifiedExports(core)).isEqualTo(Map.of(
-                "io.tidemark.sync.internal", Set.of("io.tidemark.postgres", "io.tidemark.history"),
+                "io.tidemark.sync.internal", Set.of(
+                        "io.tidemark.postgres", "io.tidemark.history", "io.tidemark.destinations"),
                 "io.tidemark.sync.internal.config", Set.of(
-                        "io.tidemark.postgres", "io.tidemark.sqlserver", "io.tidemark.history", "io.tidemark.testing"),
+                        "io.tidemark.postgres", "io.tidemark.sqlserver", "io.tidemark.history", "io.tidemark.testing",
+                        "io.tidemark.destinations"),
                 "io.tidemark.sync.internal.contract", Set.of("io.tidemark.testing"),
                 "io.tidemark.sync.internal.jdbc", Set.of(
-                        "io.tidemark.postgres", "io.tidemark.sqlserver", "io.tidemark.history"),
+                        "io.tidemark.postgres", "io.tidemark.sqlserver", "io.tidemark.history",
+                        "io.tidemark.destinations"),
                 "io.tidemark.sync.internal.sql", Set.of(
                         "io.tidemark.postgres", "io.tidemark.sqlserver", "io.tidemark.history",
-                        "io.tidemark.testing")));
+                        "io.tidemark.testing", "io.tidemark.destinations")));
         assertInternalsNotOpen(core);
         assertThat(core.requires()).as("Micrometer is optional: requires static")
                 .anySatisfy(r -> {
