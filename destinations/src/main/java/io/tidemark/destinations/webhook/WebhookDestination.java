@@ -137,7 +137,7 @@ public final class WebhookDestination implements Destination {
         byte[] json = EnvelopeParts.body(part);
         byte[] wire = gzip ? Gzip.compress(json) : json;
         HttpResponse<String> response = exchange(part, json, wire);
-        if (response.statusCode() == 401 && authorizer.renewAfterRejection()) {
+        if (response.statusCode() == 401 && authorizer.renewAfterRejection(response.request())) {
             response = exchange(part, json, wire);
             if (response.statusCode() == 401) {
                 throw DeliveryException.fatal(failure(part, response) + "; a freshly issued token was refused"

@@ -2,6 +2,7 @@ package io.tidemark.benchmarks.destinations.webhook;
 
 import io.tidemark.destinations.webhook.WebhookDestination;
 import io.tidemark.postgres.PostgresProvider;
+import io.tidemark.sync.ChangeBatch;
 import io.tidemark.sync.InMemoryWatermarkStore;
 import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.Outcome;
@@ -32,7 +33,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * the other, a fresh {@link SyncEngine} over {@link PostgresProvider} from the seed version to the end, in pages of
  * 1,000 changes, into (a) a callback that only counts, and (b) a {@link WebhookDestination} POSTing each page to a
  * loopback receiver that reads the body and answers 204 at once; further variants (signed, signed and gzipped)
- * run in the same rounds for information. Two warm-up rounds, then medians of changes per second. The ratio
+ * run in the same rounds for information, and (e) the webhook alone: the same pages, kept in memory, delivered
+ * straight to it, without database or engine. Two warm-up rounds, then medians of changes per second. The ratio
  * (b)/(a) is the figure the target is set on: at least 0.5.
  *
  * <pre>{@code java -Xmx2g -cp benchmarks/target/benchmarks.jar \
@@ -66,6 +68,12 @@ public final class WebhookBenchmark {
                     Runtime.getRuntime().availableProcessors(),
                     java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
 
+            // The pages as the engine hands them over, kept for (e): the webhook alone, without database or engine.
+            List<ChangeBatch> pages = new ArrayList<>();
+            run(ds, source, pages::add, changes);
+            Destination plain = variants.get("(b) webhook");
+            List<Double> alone = new ArrayList<>();
+
             List<Double> callback = new ArrayList<>();
             Map<String, List<Double>> webhook = new LinkedHashMap<>();
             variants.keySet().forEach(k -> webhook.put(k, new ArrayList<>()));
@@ -82,14 +90,21 @@ public final class WebhookBenchmark {
                     long before = receiver.requests();
                     double b = run(ds, source, variant.getValue(), changes);
                     long requests = receiver.requests() - before;
-                    long pages = (changes + PAGE_SIZE - 1) / PAGE_SIZE;
-                    if (requests != pages) {
+                    long expected = (changes + PAGE_SIZE - 1) / PAGE_SIZE;
+                    if (requests != expected) {
                         throw new IllegalStateException(variant.getKey() + ": the receiver accepted " + requests
-                                + " requests, expected one per page: " + pages);
+                                + " requests, expected one per page: " + expected);
                     }
                     if (round >= 2) {
                         webhook.get(variant.getKey()).add(b);
                     }
+                }
+                long started = System.nanoTime();
+                for (ChangeBatch page : pages) {
+                    plain.deliver(page);
+                }
+                if (round >= 2) {
+                    alone.add(changes / ((System.nanoTime() - started) / 1e9));
                 }
             }
             double base = median(callback);
@@ -100,6 +115,8 @@ public final class WebhookBenchmark {
                 System.out.printf(Locale.ROOT, "%-30s median %,9.0f changes/s  ratio to (a) %.3f  (rounds: %s)%n",
                         e.getKey() + ":", m, m / base, format(e.getValue()));
             }
+            System.out.printf(Locale.ROOT, "%-30s median %,9.0f changes/s  (rounds: %s)%n",
+                    "(e) webhook alone, no database:", median(alone), format(alone));
             System.out.printf(Locale.ROOT, "receiver: %,d requests, %,.1f MB of bodies in all%n", receiver.requests(),
                     receiver.bytes() / 1048576.0);
         }

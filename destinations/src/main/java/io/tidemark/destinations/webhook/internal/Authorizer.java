@@ -13,7 +13,7 @@ public interface Authorizer {
         }
 
         @Override
-        public boolean renewAfterRejection() {
+        public boolean renewAfterRejection(HttpRequest refused) {
             return false;
         }
 
@@ -27,10 +27,10 @@ public interface Authorizer {
     void authorize(HttpRequest.Builder request) throws InterruptedException;
 
     /**
-     * Called after a 401 for the credential last added: true when a fresh one was obtained, so the request is worth
-     * sending once more; false when the credential is fixed and the 401 is final.
+     * Called after the receiver answered {@code refused} with 401: true when a fresh credential will be added next
+     * time, so the request is worth sending once more; false when the credential is fixed and the 401 is final.
      */
-    boolean renewAfterRejection();
+    boolean renewAfterRejection(HttpRequest refused);
 
     /** Every secret value this authorizer may put on the wire right now, for scrubbing them from messages. */
     List<String> secrets();

@@ -23,7 +23,7 @@ public final class HeaderAuthorizer implements Authorizer {
     }
 
     @Override
-    public boolean renewAfterRejection() {
+    public boolean renewAfterRejection(HttpRequest refused) {
         return false;
     }
 

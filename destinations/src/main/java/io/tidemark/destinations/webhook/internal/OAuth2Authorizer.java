@@ -38,7 +38,6 @@ public final class OAuth2Authorizer implements Authorizer {
     private final Clock clock;
     private final String endpoint;
     private Token token;
-    private String lastUsed;
 
     public OAuth2Authorizer(OAuth2Settings settings, HttpClient client, Duration timeout, Clock clock) {
         this.settings = settings;
@@ -57,9 +56,10 @@ public final class OAuth2Authorizer implements Authorizer {
     }
 
     @Override
-    public synchronized boolean renewAfterRejection() {
+    public synchronized boolean renewAfterRejection(HttpRequest refused) {
         // Another thread may already have replaced the token the receiver refused; only drop the one that was refused.
-        if (token != null && token.value().equals(lastUsed)) {
+        String sent = refused.headers().firstValue("Authorization").orElse("");
+        if (token != null && sent.equals("Bearer " + token.value())) {
             token = null;
         }
         LOG.info("The webhook receiver answered 401 to the OAuth2 access token; asking {} for a new one", endpoint);
@@ -73,9 +73,6 @@ public final class OAuth2Authorizer implements Authorizer {
         if (token != null) {
             secrets.add(token.value());
         }
-        if (lastUsed != null) {
-            secrets.add(lastUsed);
-        }
         return secrets;
     }
 
@@ -83,8 +80,7 @@ public final class OAuth2Authorizer implements Authorizer {
         if (token == null || !clock.instant().isBefore(token.refreshAt())) {
             token = fetch();
         }
-        lastUsed = token.value();
-        return lastUsed;
+        return token.value();
     }
 
     private Token fetch() throws InterruptedException {
