@@ -7,8 +7,15 @@ import org.junit.jupiter.api.Test;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import static io.tidemark.destinations.webhook.WebhookReceiver.CLIENT_ID;
 import static io.tidemark.destinations.webhook.WebhookReceiver.CLIENT_SECRET;
@@ -92,6 +99,43 @@ class WebhookOAuth2Test {
         assertThat(resent.header("webhook-id")).isEqualTo(refused.header("webhook-id"));
         assertThat(resent.body()).isEqualTo(refused.body());
         assertThat(resent.header("authorization")).isEqualTo("Bearer access-token-2-Kp3v");
+    }
+
+    @Test
+    void threads_sharing_the_destination_share_one_token_and_one_refresh() throws Exception {
+        WebhookDestination hook = webhook(oauth2());
+        concurrently(hook, 4, 5);
+        assertThat(receiver.tokensIssued()).isEqualTo(1);
+
+        receiver.revokeTokens();
+        concurrently(hook, 4, 5);
+        // Every thread's first request was refused with token 1; one new token serves them all.
+        assertThat(receiver.tokensIssued()).isEqualTo(2);
+        assertThat(receiver.accepted()).hasSize(40);
+    }
+
+    private static void concurrently(WebhookDestination hook, int threads, int each) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        CountDownLatch start = new CountDownLatch(1);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                done.add(pool.submit(() -> {
+                    start.await();
+                    for (int i = 0; i < each; i++) {
+                        hook.deliver(WebhookPages.page("Object" + thread, 100 + i * 10, 5, 1, 1, i));
+                    }
+                    return null;
+                }));
+            }
+            start.countDown();
+            for (Future<?> f : done) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     @Test
