@@ -192,9 +192,11 @@ class WebhookDeliveryTest {
         assertThat(e.getMessage()).contains("did not answer").contains("requestTimeout PT1S");
     }
 
-    @Test
-    void a_connection_dropped_without_an_answer_is_retryable_and_the_next_delivery_goes_through() throws Exception {
-        receiver.then(reset());
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void a_connection_dropped_without_an_answer_is_retryable_and_the_next_delivery_goes_through(boolean handlerFails)
+            throws Exception {
+        receiver.then(handlerFails ? reset() : WebhookReceiver.closeWithoutAnswer());
         WebhookDestination hook = webhook().build();
         DeliveryException e = catchThrowableOfType(() -> hook.deliver(WebhookPages.page(2)), DeliveryException.class);
         assertThat(e.isRetryable()).isTrue();

@@ -149,6 +149,14 @@ final class WebhookReceiver implements AutoCloseable {
         };
     }
 
+    /** Closes the exchange without sending a status line: the server closes the connection under the client. */
+    static Reply closeWithoutAnswer() {
+        return (exchange, recorder) -> {
+            recorder.accept(-1);
+            exchange.close();
+        };
+    }
+
     /** Requests to /hook need a bearer token this server issued and has not revoked. */
     synchronized WebhookReceiver requireToken() {
         requireToken = true;
