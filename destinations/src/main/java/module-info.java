@@ -9,4 +9,5 @@ module io.tidemark.destinations {
     requires org.slf4j;
 
     // Each destination package is exported here once it holds its public classes (api: webhook, files, jdbc).
+    exports io.tidemark.destinations.files;
 }
