@@ -10,4 +10,5 @@ module io.tidemark.destinations {
 
     // Each destination package is exported here once it holds its public classes (api: webhook, files, jdbc).
     exports io.tidemark.destinations.files;
+    exports io.tidemark.destinations.jdbc;
 }

@@ -1,0 +1,173 @@
+package io.tidemark.destinations.jdbc.internal;
+
+import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.QualifiedName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Types;
+import java.util.List;
+import java.util.StringJoiner;
+
+/**
+ * PostgreSQL: {@code INSERT ... ON CONFLICT (key) DO UPDATE}, the position row locked by an upsert that returns
+ * it, texts and NULLs bound with an unspecified type so the server reads them as the column's type (a timestamp,
+ * a uuid, a jsonb), exactly as it would a literal.
+ */
+public final class PostgresTableDialect extends TableDialect {
+
+    @Override
+    public String database() {
+        return "PostgreSQL";
+    }
+
+    @Override
+    public QualifiedName table(String text, String what) {
+        return PgName.parse(text, what).withDefaultSchema(defaultSchema());
+    }
+
+    @Override
+    public String defaultSchema() {
+        return "public";
+    }
+
+    @Override
+    public QualifiedName inSchema(String schema, String name) {
+        return PgName.of(schema, name);
+    }
+
+    @Override
+    public String quoteColumn(String column) {
+        return PgName.quote(PgName.checkPart(column, "column"));
+    }
+
+    @Override
+    public String createScript(TableMapping m) {
+        return SqlTemplate.of("""
+                -- Tidemark JDBC table destination: its two tables in the target database.
+                -- The position table holds, per destination and tracked object, the last page applied to the
+                -- target table; it is written in the same transaction as the page, so a page is applied once.
+                -- The stage table holds the pages of a FULL export until its last page replaces the table's
+                -- content. Safe to run again.
+                {{create_positions}};
+
+                {{create_stage}};
+                """)
+                .with("create_positions", createPositions(m))
+                .with("create_stage", createStage(m))
+                .render();
+    }
+
+    private static String createPositions(TableMapping m) {
+        return SqlTemplate.of("""
+                CREATE TABLE IF NOT EXISTS {{positions}} (
+                    destination_name text        NOT NULL,
+                    object_name      text        NOT NULL,
+                    from_version     bigint          NULL, -- NULL until the first page is applied
+                    to_version       bigint          NULL,
+                    page_number      integer         NULL,
+                    page_count       integer         NULL,
+                    idempotency_key  text            NULL,
+                    sync_type        text            NULL, -- FULL or DIFF
+                    applied_at       timestamptz     NULL,
+                    PRIMARY KEY (destination_name, object_name)
+                )""").with("positions", m.positions().quoted()).render();
+    }
+
+    private static String createStage(TableMapping m) {
+        return SqlTemplate.of("""
+                CREATE TABLE IF NOT EXISTS {{stage}} (
+                    destination_name text    NOT NULL,
+                    object_name      text    NOT NULL,
+                    page_number      integer NOT NULL,
+                    ordinal          integer NOT NULL,
+                    change_json      text    NOT NULL, -- the change as the procedure returned it
+                    PRIMARY KEY (destination_name, object_name, page_number, ordinal)
+                )""").with("stage", m.stage().quoted()).render();
+    }
+
+    @Override
+    public void createMissing(Connection c, TableMapping m) throws SQLException {
+        // Looked up first: CREATE TABLE IF NOT EXISTS still needs CREATE on the schema, which a role handed
+        // ready tables may rightly lack.
+        try (Statement s = c.createStatement()) {
+            if (!exists(c, m.positions())) {
+                s.execute(createPositions(m));
+            }
+            if (!exists(c, m.stage())) {
+                s.execute(createStage(m));
+            }
+        }
+    }
+
+    private static boolean exists(Connection c, QualifiedName table) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+            ps.setString(1, table.quoted());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
+    }
+
+    @Override
+    public String lockPosition(TableMapping m) {
+        return SqlTemplate.of("""
+                -- Creates the row on first use; otherwise a no-op update that locks it until the page commits,
+                -- so two deliveries of one page (two processes) are applied one after the other.
+                INSERT INTO {{positions}} AS p (destination_name, object_name)
+                VALUES (?, ?)
+                ON CONFLICT (destination_name, object_name) DO UPDATE
+                   SET applied_at = p.applied_at
+                RETURNING p.from_version, p.to_version, p.page_number, p.page_count, p.sync_type""")
+                .with("positions", m.positions().quoted())
+                .render();
+    }
+
+    @Override
+    public String upsert(TableMapping m, String mask) {
+        List<Column> columns = columnsOf(m, mask);
+        List<Column> others = columns.stream().filter(c -> !c.key()).toList();
+        StringJoiner placeholders = new StringJoiner(", ");
+        columns.forEach(c -> placeholders.add("?"));
+        String onConflict;
+        if (others.isEmpty()) {
+            onConflict = "DO NOTHING";
+        } else {
+            StringJoiner sets = new StringJoiner(",\n       ");
+            others.forEach(c -> sets.add(c.quoted() + " = EXCLUDED." + c.quoted()));
+            onConflict = SqlTemplate.of("""
+                    DO UPDATE
+                       SET {{sets}}""").with("sets", sets.toString()).render();
+        }
+        return SqlTemplate.of("""
+                INSERT INTO {{table}} ({{columns}})
+                VALUES ({{placeholders}})
+                ON CONFLICT ({{key}}) {{on_conflict}}""")
+                .with("table", m.table().quoted())
+                .with("columns", joined(columns, "", ", "))
+                .with("placeholders", placeholders.toString())
+                .with("key", joined(keyColumns(m), "", ", "))
+                .with("on_conflict", onConflict)
+                .render();
+    }
+
+    @Override
+    public void bindText(PreparedStatement ps, int index, String text) throws SQLException {
+        ps.setObject(index, text, Types.OTHER);
+    }
+
+    @Override
+    public void bindNull(PreparedStatement ps, int index, int columnType) throws SQLException {
+        ps.setNull(index, Types.OTHER);
+    }
+
+    @Override
+    protected String now() {
+        return "now()";
+    }
+}

@@ -1,0 +1,191 @@
+package io.tidemark.destinations.jdbc.internal;
+
+import io.tidemark.sync.internal.sql.QualifiedName;
+import io.tidemark.sync.internal.sql.SqlServerName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import java.util.StringJoiner;
+
+/**
+ * SQL Server: {@code MERGE ... WITH (HOLDLOCK)} for the upsert and the position row (without {@code HOLDLOCK} two
+ * sessions can both find no row and both insert), the position returned by {@code OUTPUT}; texts bound as
+ * strings, which SQL Server converts to the column's type; NULLs bound with the column's own JDBC type.
+ */
+public final class SqlServerTableDialect extends TableDialect {
+
+    /** Destination and object names are compared exactly, whatever the database's collation. */
+    private static final String NAME_TYPE = "NVARCHAR(200) COLLATE Latin1_General_100_BIN2";
+
+    @Override
+    public String database() {
+        return "SQL Server";
+    }
+
+    @Override
+    public QualifiedName table(String text, String what) {
+        return SqlServerName.parse(text, what).withDefaultSchema(defaultSchema());
+    }
+
+    @Override
+    public String defaultSchema() {
+        return "dbo";
+    }
+
+    @Override
+    public QualifiedName inSchema(String schema, String name) {
+        return SqlServerName.of(schema, name);
+    }
+
+    @Override
+    public String quoteColumn(String column) {
+        return SqlServerName.quote(SqlServerName.checkPart(column, "column"));
+    }
+
+    @Override
+    public String createScript(TableMapping m) {
+        return SqlTemplate.of("""
+                -- Tidemark JDBC table destination: its two tables in the target database.
+                -- The position table holds, per destination and tracked object, the last page applied to the
+                -- target table; it is written in the same transaction as the page, so a page is applied once.
+                -- The stage table holds the pages of a FULL export until its last page replaces the table's
+                -- content. Safe to run again.
+                IF OBJECT_ID({{positions_literal}}, N'U') IS NULL
+                {{create_positions}};
+                GO
+
+                IF OBJECT_ID({{stage_literal}}, N'U') IS NULL
+                {{create_stage}};
+                GO
+                """)
+                .with("positions_literal", SqlServerName.literal(m.positions().quoted()))
+                .with("create_positions", createPositions(m))
+                .with("stage_literal", SqlServerName.literal(m.stage().quoted()))
+                .with("create_stage", createStage(m))
+                .render();
+    }
+
+    private static String createPositions(TableMapping m) {
+        return SqlTemplate.of("""
+                CREATE TABLE {{positions}} (
+                    destination_name {{name_type}} NOT NULL,
+                    object_name      {{name_type}} NOT NULL,
+                    from_version     BIGINT            NULL, -- NULL until the first page is applied
+                    to_version       BIGINT            NULL,
+                    page_number      INT               NULL,
+                    page_count       INT               NULL,
+                    idempotency_key  VARCHAR(40)       NULL,
+                    sync_type        VARCHAR(10)       NULL, -- FULL or DIFF
+                    applied_at       DATETIMEOFFSET(6) NULL,
+                    PRIMARY KEY (destination_name, object_name)
+                )""").with("positions", m.positions().quoted()).with("name_type", NAME_TYPE).render();
+    }
+
+    private static String createStage(TableMapping m) {
+        return SqlTemplate.of("""
+                CREATE TABLE {{stage}} (
+                    destination_name {{name_type}} NOT NULL,
+                    object_name      {{name_type}} NOT NULL,
+                    page_number      INT           NOT NULL,
+                    ordinal          INT           NOT NULL,
+                    change_json      NVARCHAR(MAX) NOT NULL, -- the change as the procedure returned it
+                    PRIMARY KEY (destination_name, object_name, page_number, ordinal)
+                )""").with("stage", m.stage().quoted()).with("name_type", NAME_TYPE).render();
+    }
+
+    @Override
+    public void createMissing(Connection c, TableMapping m) throws SQLException {
+        // Looked up first: CREATE TABLE needs permissions a role handed ready tables may rightly lack.
+        try (Statement s = c.createStatement()) {
+            if (!exists(c, m.positions())) {
+                s.execute(createPositions(m));
+            }
+            if (!exists(c, m.stage())) {
+                s.execute(createStage(m));
+            }
+        }
+    }
+
+    private static boolean exists(Connection c, QualifiedName table) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT CASE WHEN OBJECT_ID(?, N'U') IS NULL THEN 0 ELSE 1 END")) {
+            ps.setString(1, table.quoted());
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1) == 1;
+            }
+        }
+    }
+
+    @Override
+    public String lockPosition(TableMapping m) {
+        return SqlTemplate.of("""
+                -- Creates the row on first use; otherwise a no-op update that locks it until the page commits,
+                -- so two deliveries of one page (two processes) are applied one after the other.
+                MERGE {{positions}} WITH (HOLDLOCK) AS p
+                USING (SELECT CAST(? AS {{name_type}}) AS destination_name,
+                              CAST(? AS {{name_type}}) AS object_name) AS s
+                   ON p.destination_name = s.destination_name
+                  AND p.object_name = s.object_name
+                 WHEN MATCHED THEN UPDATE
+                      SET applied_at = p.applied_at
+                 WHEN NOT MATCHED THEN INSERT (destination_name, object_name)
+                      VALUES (s.destination_name, s.object_name)
+                OUTPUT inserted.from_version, inserted.to_version, inserted.page_number, inserted.page_count,
+                       inserted.sync_type;""")
+                .with("positions", m.positions().quoted())
+                .with("name_type", NAME_TYPE)
+                .render();
+    }
+
+    @Override
+    public String upsert(TableMapping m, String mask) {
+        List<Column> columns = columnsOf(m, mask);
+        List<Column> others = columns.stream().filter(c -> !c.key()).toList();
+        StringJoiner placeholders = new StringJoiner(", ");
+        columns.forEach(c -> placeholders.add("?"));
+        StringJoiner on = new StringJoiner("\n  AND ");
+        keyColumns(m).forEach(c -> on.add("t." + c.quoted() + " = s." + c.quoted()));
+        String whenMatched = "";
+        if (!others.isEmpty()) {
+            StringJoiner sets = new StringJoiner(",\n          ");
+            others.forEach(c -> sets.add(c.quoted() + " = s." + c.quoted()));
+            whenMatched = SqlTemplate.of("""
+                     WHEN MATCHED THEN UPDATE
+                      SET {{sets}}
+                    """).with("sets", sets.toString()).render();
+        }
+        return SqlTemplate.of("""
+                MERGE {{table}} WITH (HOLDLOCK) AS t
+                USING (VALUES ({{placeholders}})) AS s ({{columns}})
+                   ON {{key_matches}}
+                {{when_matched}} WHEN NOT MATCHED THEN INSERT ({{columns}})
+                      VALUES ({{source_columns}});""")
+                .with("table", m.table().quoted())
+                .with("placeholders", placeholders.toString())
+                .with("columns", joined(columns, "", ", "))
+                .with("key_matches", on.toString())
+                .with("when_matched", whenMatched)
+                .with("source_columns", joined(columns, "s.", ", "))
+                .render();
+    }
+
+    @Override
+    public void bindText(PreparedStatement ps, int index, String text) throws SQLException {
+        ps.setString(index, text);
+    }
+
+    @Override
+    public void bindNull(PreparedStatement ps, int index, int columnType) throws SQLException {
+        ps.setNull(index, columnType);
+    }
+
+    @Override
+    protected String now() {
+        return "SYSDATETIMEOFFSET()";
+    }
+}

@@ -1,0 +1,194 @@
+package io.tidemark.destinations.jdbc.internal;
+
+import io.tidemark.sync.internal.sql.QualifiedName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.StringJoiner;
+
+/**
+ * The SQL of the JDBC table destination for one database. What both dialects write the same way (deletes, the
+ * stage, the position update) lives here, with names quoted by the dialect; the upsert, the position lock, the DDL
+ * and how a text or a NULL is bound differ.
+ */
+public abstract class TableDialect {
+
+    /** The database's name, for messages: "PostgreSQL". */
+    public abstract String database();
+
+    /** Parses a table name the database's way, with {@code defaultSchema} when none is given. */
+    public abstract QualifiedName table(String text, String what);
+
+    /** The schema a table without one is looked up in. */
+    public abstract String defaultSchema();
+
+    /** A name of one part in {@code schema}. */
+    public abstract QualifiedName inSchema(String schema, String name);
+
+    /** Checks one column name (taken as written, as the catalog spells it) and returns it quoted. */
+    public abstract String quoteColumn(String column);
+
+    /** The script that creates the position and stage tables, for a DBA to review or run. */
+    public abstract String createScript(TableMapping m);
+
+    /** Creates whichever of the position and stage tables is missing. */
+    public abstract void createMissing(Connection c, TableMapping m) throws SQLException;
+
+    /**
+     * Locks this destination's position row for the object (creating it when missing) and returns its columns
+     * {@code from_version, to_version, page_number, page_count, sync_type}; parameters: destination, object.
+     */
+    public abstract String lockPosition(TableMapping m);
+
+    /** Inserts or updates one row writing the columns of {@code mask} (one 0/1 per mapped column). */
+    public abstract String upsert(TableMapping m, String mask);
+
+    /** Binds a JSON string (or a JSON object or array as its text) so the server converts it to the column's type. */
+    public abstract void bindText(PreparedStatement ps, int index, String text) throws SQLException;
+
+    /** Binds a NULL for a column of JDBC type {@code columnType}. */
+    public abstract void bindNull(PreparedStatement ps, int index, int columnType) throws SQLException;
+
+    /** Updates the non-key columns of {@code mask} of one row; parameters: those columns, then the key. */
+    public String update(TableMapping m, String mask) {
+        StringJoiner sets = new StringJoiner(",\n       ");
+        for (Column c : columnsOf(m, mask)) {
+            if (!c.key()) {
+                sets.add(c.quoted() + " = ?");
+            }
+        }
+        StringJoiner where = new StringJoiner("\n   AND ");
+        for (Column c : keyColumns(m)) {
+            where.add(c.quoted() + " = ?");
+        }
+        return SqlTemplate.of("""
+                UPDATE {{table}}
+                   SET {{sets}}
+                 WHERE {{key_matches}}""")
+                .with("table", m.table().quoted())
+                .with("sets", sets.toString())
+                .with("key_matches", where.toString())
+                .render();
+    }
+
+    /** Deletes one row by its key. */
+    public String delete(TableMapping m) {
+        StringJoiner where = new StringJoiner("\n   AND ");
+        for (Column c : keyColumns(m)) {
+            where.add(c.quoted() + " = ?");
+        }
+        return SqlTemplate.of("""
+                DELETE FROM {{table}}
+                 WHERE {{key_matches}}""")
+                .with("table", m.table().quoted())
+                .with("key_matches", where.toString())
+                .render();
+    }
+
+    /** Empties the table, inside the transaction that writes a FULL export's content: readers see old or new. */
+    public String deleteAll(TableMapping m) {
+        return SqlTemplate.of("""
+                -- A FULL export replaces the table's content; DELETE (not TRUNCATE) so that readers keep seeing
+                -- the old content until the transaction that writes the new one commits.
+                DELETE FROM {{table}}""").with("table", m.table().quoted()).render();
+    }
+
+    /** Records the page as this destination's position; parameters: from, to, page, count, key, sync type, destination, object. */
+    public String writePosition(TableMapping m) {
+        return SqlTemplate.of("""
+                UPDATE {{positions}}
+                   SET from_version = ?,
+                       to_version = ?,
+                       page_number = ?,
+                       page_count = ?,
+                       idempotency_key = ?,
+                       sync_type = ?,
+                       applied_at = {{now}}
+                 WHERE destination_name = ?
+                   AND object_name = ?""")
+                .with("positions", m.positions().quoted())
+                .with("now", now())
+                .render();
+    }
+
+    /** Stages one change of a FULL export; parameters: destination, object, page, ordinal, the change's JSON. */
+    public String stageInsert(TableMapping m) {
+        return SqlTemplate.of("""
+                INSERT INTO {{stage}} (destination_name, object_name, page_number, ordinal, change_json)
+                VALUES (?, ?, ?, ?, ?)""").with("stage", m.stage().quoted()).render();
+    }
+
+    /** One staged page's changes in their order; parameters: destination, object, page. */
+    public String stageRead(TableMapping m) {
+        return SqlTemplate.of("""
+                SELECT change_json
+                  FROM {{stage}}
+                 WHERE destination_name = ?
+                   AND object_name = ?
+                   AND page_number = ?
+                 ORDER BY ordinal""").with("stage", m.stage().quoted()).render();
+    }
+
+    /** Forgets the staged changes; parameters: destination, object. */
+    public String stageClear(TableMapping m) {
+        return SqlTemplate.of("""
+                DELETE FROM {{stage}}
+                 WHERE destination_name = ?
+                   AND object_name = ?""").with("stage", m.stage().quoted()).render();
+    }
+
+    /** Every statement the destination runs, with a comment line each: what the golden files hold. */
+    public String statements(TableMapping m) {
+        String all = "1".repeat(m.columns().size());
+        String keysAndFirst = "1".repeat(m.keyCount()) + (m.columns().size() > m.keyCount() ? "1" : "")
+                + "0".repeat(Math.max(0, m.columns().size() - m.keyCount() - 1));
+        List<String[]> parts = new ArrayList<>();
+        parts.add(new String[] {"lock the position row", lockPosition(m)});
+        parts.add(new String[] {"upsert, every column", upsert(m, all)});
+        parts.add(new String[] {"upsert, the key and the first other column ($changed)", upsert(m, keysAndFirst)});
+        parts.add(new String[] {"update of some columns ($changed, updates only)", update(m, keysAndFirst)});
+        parts.add(new String[] {"upsert, the key only", upsert(m, "1".repeat(m.keyCount())
+                + "0".repeat(m.columns().size() - m.keyCount()))});
+        parts.add(new String[] {"delete", delete(m)});
+        parts.add(new String[] {"FULL: replace the content", deleteAll(m)});
+        parts.add(new String[] {"FULL: stage a page", stageInsert(m)});
+        parts.add(new String[] {"FULL: read a staged page", stageRead(m)});
+        parts.add(new String[] {"FULL: forget the staged pages", stageClear(m)});
+        parts.add(new String[] {"write the position", writePosition(m)});
+        StringBuilder out = new StringBuilder();
+        for (String[] part : parts) {
+            out.append("-- ").append(part[0]).append('\n').append(part[1]).append("\n\n");
+        }
+        return out.toString();
+    }
+
+    /** The database's current time, for {@code applied_at}. */
+    protected abstract String now();
+
+    protected static List<Column> keyColumns(TableMapping m) {
+        return m.columns().stream().filter(Column::key).toList();
+    }
+
+    /** The columns of {@code mask}, in mapping order. */
+    protected static List<Column> columnsOf(TableMapping m, String mask) {
+        List<Column> out = new ArrayList<>();
+        for (int i = 0; i < mask.length(); i++) {
+            if (mask.charAt(i) == '1') {
+                out.add(m.columns().get(i));
+            }
+        }
+        return out;
+    }
+
+    protected static String joined(List<Column> columns, String prefix, String separator) {
+        StringJoiner out = new StringJoiner(separator);
+        for (Column c : columns) {
+            out.add(prefix + c.quoted());
+        }
+        return out.toString();
+    }
+}
