@@ -20,6 +20,9 @@ import java.util.StringJoiner;
  */
 public final class PostgresTableDialect extends TableDialect {
 
+    /** Serialises first-time creation by several processes (CREATE TABLE IF NOT EXISTS can still race). */
+    private static final long DDL_LOCK_KEY = 0x746D_6465_7374_6464L; // "tmdestdd"
+
     @Override
     public String database() {
         return "PostgreSQL";
@@ -95,6 +98,10 @@ public final class PostgresTableDialect extends TableDialect {
         // Looked up first: CREATE TABLE IF NOT EXISTS still needs CREATE on the schema, which a role handed
         // ready tables may rightly lack.
         try (Statement s = c.createStatement()) {
+            if (exists(c, m.positions()) && exists(c, m.stage())) {
+                return;
+            }
+            s.execute(SqlTemplate.of("SELECT pg_advisory_xact_lock({{key}})").with("key", DDL_LOCK_KEY).render());
             if (!exists(c, m.positions())) {
                 s.execute(createPositions(m));
             }

@@ -4,11 +4,13 @@ import io.tidemark.sync.internal.sql.QualifiedName;
 import io.tidemark.sync.internal.sql.SqlServerName;
 import io.tidemark.sync.internal.sql.SqlTemplate;
 
+import java.sql.CallableStatement;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Types;
 import java.util.List;
 import java.util.StringJoiner;
 
@@ -18,6 +20,10 @@ import java.util.StringJoiner;
  * strings, which SQL Server converts to the column's type; NULLs bound with the column's own JDBC type.
  */
 public final class SqlServerTableDialect extends TableDialect {
+
+    /** Serialises first-time creation by several processes ({@code IF OBJECT_ID ... CREATE} can race). */
+    private static final String DDL_LOCK_RESOURCE = "tidemark-destination-ddl";
+    private static final int DDL_LOCK_TIMEOUT_MS = 30_000;
 
     /** Destination and object names are compared exactly, whatever the database's collation. */
     private static final String NAME_TYPE = "NVARCHAR(200) COLLATE Latin1_General_100_BIN2";
@@ -102,11 +108,32 @@ public final class SqlServerTableDialect extends TableDialect {
     public void createMissing(Connection c, TableMapping m) throws SQLException {
         // Looked up first: CREATE TABLE needs permissions a role handed ready tables may rightly lack.
         try (Statement s = c.createStatement()) {
+            if (exists(c, m.positions()) && exists(c, m.stage())) {
+                return;
+            }
+            lock(c);
             if (!exists(c, m.positions())) {
                 s.execute(createPositions(m));
             }
             if (!exists(c, m.stage())) {
                 s.execute(createStage(m));
+            }
+        }
+    }
+
+    /** Takes an application lock owned by the transaction: released by its commit or rollback. */
+    private static void lock(Connection c) throws SQLException {
+        try (CallableStatement call = c.prepareCall("{? = call sp_getapplock(?, ?, ?, ?)}")) {
+            call.registerOutParameter(1, Types.INTEGER);
+            call.setString(2, DDL_LOCK_RESOURCE);
+            call.setString(3, "Exclusive");
+            call.setString(4, "Transaction");
+            call.setInt(5, DDL_LOCK_TIMEOUT_MS);
+            call.execute();
+            if (call.getInt(1) < 0) {
+                throw new SQLException("sp_getapplock('" + DDL_LOCK_RESOURCE + "') returned " + call.getInt(1)
+                        + ": another session held the table creation lock for more than "
+                        + DDL_LOCK_TIMEOUT_MS / 1000 + " s", "HY008");
             }
         }
     }
