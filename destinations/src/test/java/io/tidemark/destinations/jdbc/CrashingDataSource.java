@@ -13,18 +13,31 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Logger;
 
 /**
- * A PostgreSQL data source that, once armed, kills the server process of a connection at the moment its owner
+ * A data source that, once armed, kills the server process of a connection at the moment its owner
  * calls {@code commit()}: everything the transaction did has reached the server, and the commit never does. The
- * kill comes from another session ({@code pg_terminate_backend}), as when the database or the network dies.
+ * kill comes from another session ({@code pg_terminate_backend}, SQL Server's {@code KILL}), as when the database
+ * or the network dies.
  */
 final class CrashingDataSource implements DataSource {
 
     private final DataSource target;
+    private final String sessionQuery;
+    private final String killStatement;
     private final AtomicBoolean armed = new AtomicBoolean();
     private volatile int crashes;
 
-    CrashingDataSource(DataSource target) {
+    private CrashingDataSource(DataSource target, String sessionQuery, String killStatement) {
         this.target = target;
+        this.sessionQuery = sessionQuery;
+        this.killStatement = killStatement;
+    }
+
+    static CrashingDataSource postgres(DataSource target) {
+        return new CrashingDataSource(target, "SELECT pg_backend_pid()", "SELECT pg_terminate_backend(%d, 5000)");
+    }
+
+    static CrashingDataSource sqlServer(DataSource target) {
+        return new CrashingDataSource(target, "SELECT @@SPID", "KILL %d");
     }
 
     /** The next commit on a connection of this data source dies before it reaches the server. */
@@ -40,7 +53,7 @@ final class CrashingDataSource implements DataSource {
     public Connection getConnection() throws SQLException {
         Connection real = target.getConnection();
         int pid;
-        try (Statement s = real.createStatement(); ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+        try (Statement s = real.createStatement(); ResultSet rs = s.executeQuery(sessionQuery)) {
             rs.next();
             pid = rs.getInt(1);
         }
@@ -60,7 +73,7 @@ final class CrashingDataSource implements DataSource {
 
     private void kill(int pid) throws SQLException {
         try (Connection admin = target.getConnection(); Statement s = admin.createStatement()) {
-            s.execute("SELECT pg_terminate_backend(" + pid + ", 5000)");
+            s.execute(String.format(killStatement, pid));
         }
     }
 

@@ -62,7 +62,7 @@ class JdbcTableCrashTest {
                 CREATE TRIGGER audit AFTER INSERT OR UPDATE OR DELETE ON copy.items
                     FOR EACH ROW EXECUTE FUNCTION copy.audit_row();
                 """);
-        crashing = new CrashingDataSource(target.dataSource());
+        crashing = CrashingDataSource.postgres(target.dataSource());
         copy = JdbcTableDestination.postgres(crashing, "copy.items").name("items-copy")
                 .columns("id", "name").keyColumns("id").build();
     }

@@ -183,7 +183,7 @@ public final class SqlServerTableDialect extends TableDialect {
             others.forEach(c -> sets.add(c.quoted() + " = s." + c.quoted()));
             whenMatched = SqlTemplate.of("""
                      WHEN MATCHED THEN UPDATE
-                      SET {{sets}}
+                          SET {{sets}}
                     """).with("sets", sets.toString()).render();
         }
         return SqlTemplate.of("""
