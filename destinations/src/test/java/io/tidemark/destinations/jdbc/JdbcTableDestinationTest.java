@@ -300,15 +300,6 @@ class JdbcTableDestinationTest {
     }
 
     List<String> query(String sql) {
-        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery(sql)) {
-            List<String> out = new ArrayList<>();
-            while (rs.next()) {
-                out.add(rs.getString(1));
-            }
-            return out;
-        } catch (SQLException e) {
-            throw new IllegalStateException(sql, e);
-        }
+        return Rows.query(db.dataSource(), sql);
     }
 }

@@ -7,11 +7,6 @@ import io.tidemark.testing.SqlServerDatabase;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.List;
 
 import static io.tidemark.destinations.jdbc.Changes.diff;
@@ -90,15 +85,6 @@ class JdbcTableSqlServerContainerTest {
                 SELECT CONCAT(id, '|', name, '|', COALESCE(CAST(price AS NVARCHAR(20)), 'null'), '|',
                        COALESCE(CAST(active AS NVARCHAR(1)), 'null'), '|', COALESCE(note, 'null'))
                   FROM dbo.items ORDER BY id""";
-        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery(sql)) {
-            List<String> out = new ArrayList<>();
-            while (rs.next()) {
-                out.add(rs.getString(1));
-            }
-            return out;
-        } catch (SQLException e) {
-            throw new IllegalStateException(sql, e);
-        }
+        return Rows.query(db.dataSource(), sql);
     }
 }

@@ -65,7 +65,8 @@ public final class PostgresTableDialect extends TableDialect {
                 .render();
     }
 
-    private static String createPositions(TableMapping m) {
+    @Override
+    protected String createPositions(TableMapping m) {
         return SqlTemplate.of("""
                 CREATE TABLE IF NOT EXISTS {{positions}} (
                     destination_name text        NOT NULL,
@@ -81,7 +82,8 @@ public final class PostgresTableDialect extends TableDialect {
                 )""").with("positions", m.positions().quoted()).render();
     }
 
-    private static String createStage(TableMapping m) {
+    @Override
+    protected String createStage(TableMapping m) {
         return SqlTemplate.of("""
                 CREATE TABLE IF NOT EXISTS {{stage}} (
                     destination_name text    NOT NULL,
@@ -94,24 +96,14 @@ public final class PostgresTableDialect extends TableDialect {
     }
 
     @Override
-    public void createMissing(Connection c, TableMapping m) throws SQLException {
-        // Looked up first: CREATE TABLE IF NOT EXISTS still needs CREATE on the schema, which a role handed
-        // ready tables may rightly lack.
+    protected void lockCreation(Connection c) throws SQLException {
         try (Statement s = c.createStatement()) {
-            if (exists(c, m.positions()) && exists(c, m.stage())) {
-                return;
-            }
             s.execute(SqlTemplate.of("SELECT pg_advisory_xact_lock({{key}})").with("key", DDL_LOCK_KEY).render());
-            if (!exists(c, m.positions())) {
-                s.execute(createPositions(m));
-            }
-            if (!exists(c, m.stage())) {
-                s.execute(createStage(m));
-            }
         }
     }
 
-    private static boolean exists(Connection c, QualifiedName table) throws SQLException {
+    @Override
+    protected boolean exists(Connection c, QualifiedName table) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
             ps.setString(1, table.quoted());
             try (ResultSet rs = ps.executeQuery()) {

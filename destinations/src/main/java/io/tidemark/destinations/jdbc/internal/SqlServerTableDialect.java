@@ -9,7 +9,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.sql.Types;
 import java.util.List;
 import java.util.StringJoiner;
@@ -76,7 +75,8 @@ public final class SqlServerTableDialect extends TableDialect {
                 .render();
     }
 
-    private static String createPositions(TableMapping m) {
+    @Override
+    protected String createPositions(TableMapping m) {
         return SqlTemplate.of("""
                 CREATE TABLE {{positions}} (
                     destination_name {{name_type}} NOT NULL,
@@ -92,7 +92,8 @@ public final class SqlServerTableDialect extends TableDialect {
                 )""").with("positions", m.positions().quoted()).with("name_type", NAME_TYPE).render();
     }
 
-    private static String createStage(TableMapping m) {
+    @Override
+    protected String createStage(TableMapping m) {
         return SqlTemplate.of("""
                 CREATE TABLE {{stage}} (
                     destination_name {{name_type}} NOT NULL,
@@ -104,25 +105,9 @@ public final class SqlServerTableDialect extends TableDialect {
                 )""").with("stage", m.stage().quoted()).with("name_type", NAME_TYPE).render();
     }
 
-    @Override
-    public void createMissing(Connection c, TableMapping m) throws SQLException {
-        // Looked up first: CREATE TABLE needs permissions a role handed ready tables may rightly lack.
-        try (Statement s = c.createStatement()) {
-            if (exists(c, m.positions()) && exists(c, m.stage())) {
-                return;
-            }
-            lock(c);
-            if (!exists(c, m.positions())) {
-                s.execute(createPositions(m));
-            }
-            if (!exists(c, m.stage())) {
-                s.execute(createStage(m));
-            }
-        }
-    }
-
     /** Takes an application lock owned by the transaction: released by its commit or rollback. */
-    private static void lock(Connection c) throws SQLException {
+    @Override
+    protected void lockCreation(Connection c) throws SQLException {
         try (CallableStatement call = c.prepareCall("{? = call sp_getapplock(?, ?, ?, ?)}")) {
             call.registerOutParameter(1, Types.INTEGER);
             call.setString(2, DDL_LOCK_RESOURCE);
@@ -138,7 +123,8 @@ public final class SqlServerTableDialect extends TableDialect {
         }
     }
 
-    private static boolean exists(Connection c, QualifiedName table) throws SQLException {
+    @Override
+    protected boolean exists(Connection c, QualifiedName table) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT CASE WHEN OBJECT_ID(?, N'U') IS NULL THEN 0 ELSE 1 END")) {
             ps.setString(1, table.quoted());
             try (ResultSet rs = ps.executeQuery()) {

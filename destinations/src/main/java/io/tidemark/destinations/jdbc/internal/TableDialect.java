@@ -6,6 +6,7 @@ import io.tidemark.sync.internal.sql.SqlTemplate;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.StringJoiner;
@@ -35,8 +36,37 @@ public abstract class TableDialect {
     /** The script that creates the position and stage tables, for a DBA to review or run. */
     public abstract String createScript(TableMapping m);
 
-    /** Creates whichever of the position and stage tables is missing. */
-    public abstract void createMissing(Connection c, TableMapping m) throws SQLException;
+    /**
+     * Creates whichever of the position and stage tables is missing, under a lock that serialises first-time
+     * creation by several processes ({@code IF NOT EXISTS} can still race). Existence is looked up first: creating
+     * needs rights a role handed ready tables may rightly lack.
+     */
+    public void createMissing(Connection c, TableMapping m) throws SQLException {
+        if (exists(c, m.positions()) && exists(c, m.stage())) {
+            return;
+        }
+        lockCreation(c);
+        try (Statement s = c.createStatement()) {
+            if (!exists(c, m.positions())) {
+                s.execute(createPositions(m));
+            }
+            if (!exists(c, m.stage())) {
+                s.execute(createStage(m));
+            }
+        }
+    }
+
+    /** Whether {@code table} exists. */
+    protected abstract boolean exists(Connection c, QualifiedName table) throws SQLException;
+
+    /** Takes a lock held until the transaction ends that serialises the creation of the tables. */
+    protected abstract void lockCreation(Connection c) throws SQLException;
+
+    /** The position table's CREATE TABLE. */
+    protected abstract String createPositions(TableMapping m);
+
+    /** The stage table's CREATE TABLE. */
+    protected abstract String createStage(TableMapping m);
 
     /**
      * Locks this destination's position row for the object (creating it when missing) and returns its columns
