@@ -13,6 +13,12 @@ CREATE TABLE IF NOT EXISTS "sales"."tidemark_destination_position" (
     idempotency_key  text            NULL,
     sync_type        text            NULL, -- FULL or DIFF
     applied_at       timestamptz     NULL,
+    -- the position the last page replaced: returned by the statement that records a page
+    previous_from_version bigint     NULL,
+    previous_to_version   bigint     NULL,
+    previous_page_number  integer    NULL,
+    previous_page_count   integer    NULL,
+    previous_sync_type    text       NULL,
     PRIMARY KEY (destination_name, object_name)
 );
 

@@ -1,11 +1,26 @@
--- lock the position row
--- Creates the row on first use; otherwise a no-op update that locks it until the page commits,
--- so two deliveries of one page (two processes) are applied one after the other.
-INSERT INTO "sales"."tidemark_destination_position" AS p (destination_name, object_name)
-VALUES (?, ?)
+-- record the position, returning the one it replaces
+-- Records the page as the position (creating the row on first use) and returns the position it
+-- replaces, kept in the previous_* columns: in an ON CONFLICT update the old row is the one locked,
+-- so a concurrent delivery of the same page waits here and then sees this one's page.
+INSERT INTO "sales"."tidemark_destination_position" AS p
+       (destination_name, object_name, from_version, to_version, page_number, page_count,
+        idempotency_key, sync_type, applied_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, now())
 ON CONFLICT (destination_name, object_name) DO UPDATE
-   SET applied_at = p.applied_at
-RETURNING p.from_version, p.to_version, p.page_number, p.page_count, p.sync_type
+   SET previous_from_version = p.from_version,
+       previous_to_version = p.to_version,
+       previous_page_number = p.page_number,
+       previous_page_count = p.page_count,
+       previous_sync_type = p.sync_type,
+       from_version = EXCLUDED.from_version,
+       to_version = EXCLUDED.to_version,
+       page_number = EXCLUDED.page_number,
+       page_count = EXCLUDED.page_count,
+       idempotency_key = EXCLUDED.idempotency_key,
+       sync_type = EXCLUDED.sync_type,
+       applied_at = EXCLUDED.applied_at
+RETURNING p.previous_from_version, p.previous_to_version, p.previous_page_number,
+          p.previous_page_count, p.previous_sync_type
 
 -- upsert, every column
 INSERT INTO "sales"."Order Lines" ("order_id", "line", "Product Name", "qty", "price")
@@ -56,18 +71,6 @@ SELECT change_json
 
 -- FULL: forget the staged pages
 DELETE FROM "sales"."tidemark_destination_stage"
- WHERE destination_name = ?
-   AND object_name = ?
-
--- write the position
-UPDATE "sales"."tidemark_destination_position"
-   SET from_version = ?,
-       to_version = ?,
-       page_number = ?,
-       page_count = ?,
-       idempotency_key = ?,
-       sync_type = ?,
-       applied_at = now()
  WHERE destination_name = ?
    AND object_name = ?
 

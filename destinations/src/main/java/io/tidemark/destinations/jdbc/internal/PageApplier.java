@@ -24,11 +24,15 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Applies one page in one transaction: lock the destination's position row, decide from it whether the page was
- * applied already (then nothing else happens), apply the page, record it as the position, commit. Because the
+ * Applies one page in one transaction: record the page as the destination's position (which locks the row and
+ * returns the position it replaced), decide from the replaced one whether the page was applied already (then roll
+ * back), apply the page, commit. Because the
  * position commits with the rows, a page is applied exactly once whatever fails when: a crash before the commit
  * leaves neither, and the page offered again is applied then; a crash after it leaves both, and the page offered
  * again is skipped.
+ *
+ * <p>The bookkeeping is one statement at the start: it records the page as the position and returns the position
+ * it replaced; when that says the page was applied already, the transaction is rolled back instead.
  *
  * <p>A FULL export of one page replaces the table's content in that transaction. A FULL export of several pages
  * stages pages 1 to n-1 (each in its own transaction, with the position) in the stage table, and its last page
@@ -88,8 +92,9 @@ public final class PageApplier {
     }
 
     private Outcome applyInTransaction(Connection c, ChangeBatch batch) throws SQLException {
-        Position position = lock(c, batch.objectName());
+        Position position = claim(c, batch);
         if (position.decide(batch) == Position.Decision.SKIP) {
+            c.rollback(); // undoes the claim: the recorded position stays as it was
             return Outcome.SKIPPED;
         }
         Outcome outcome = Outcome.APPLIED;
@@ -122,14 +127,20 @@ public final class PageApplier {
             }
             applyChanges(c, batch.changes());
         }
-        writePosition(c, batch);
         return outcome;
     }
 
-    private Position lock(Connection c, String objectName) throws SQLException {
-        try (PreparedStatement ps = prepare(c, dialect.lockPosition(mapping))) {
+    /** Records {@code batch} as the position and returns the position it replaced. */
+    private Position claim(Connection c, ChangeBatch batch) throws SQLException {
+        try (PreparedStatement ps = prepare(c, dialect.claimPosition(mapping))) {
             ps.setString(1, destination);
-            ps.setString(2, objectName);
+            ps.setString(2, batch.objectName());
+            ps.setLong(3, batch.fromVersion());
+            ps.setLong(4, batch.toVersion());
+            ps.setInt(5, batch.pageNumber());
+            ps.setInt(6, batch.pageCount());
+            ps.setString(7, batch.idempotencyKey());
+            ps.setString(8, batch.syncType().name());
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 long from = rs.getLong(1);
@@ -139,20 +150,6 @@ public final class PageApplier {
                 return new Position(from, rs.getLong(2), rs.getInt(3), rs.getInt(4),
                         SyncType.valueOf(rs.getString(5)));
             }
-        }
-    }
-
-    private void writePosition(Connection c, ChangeBatch batch) throws SQLException {
-        try (PreparedStatement ps = prepare(c, dialect.writePosition(mapping))) {
-            ps.setLong(1, batch.fromVersion());
-            ps.setLong(2, batch.toVersion());
-            ps.setInt(3, batch.pageNumber());
-            ps.setInt(4, batch.pageCount());
-            ps.setString(5, batch.idempotencyKey());
-            ps.setString(6, batch.syncType().name());
-            ps.setString(7, destination);
-            ps.setString(8, batch.objectName());
-            ps.executeUpdate();
         }
     }
 

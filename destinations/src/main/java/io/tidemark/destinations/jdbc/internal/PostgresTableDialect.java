@@ -14,8 +14,8 @@ import java.util.List;
 import java.util.StringJoiner;
 
 /**
- * PostgreSQL: {@code INSERT ... ON CONFLICT (key) DO UPDATE}, the position row locked by an upsert that returns
- * it, texts and NULLs bound with an unspecified type so the server reads them as the column's type (a timestamp,
+ * PostgreSQL: {@code INSERT ... ON CONFLICT (key) DO UPDATE}, the position recorded by an upsert that returns
+ * the one it replaced, texts and NULLs bound with an unspecified type so the server reads them as the column's type (a timestamp,
  * a uuid, a jsonb), exactly as it would a literal.
  */
 public final class PostgresTableDialect extends TableDialect {
@@ -78,6 +78,12 @@ public final class PostgresTableDialect extends TableDialect {
                     idempotency_key  text            NULL,
                     sync_type        text            NULL, -- FULL or DIFF
                     applied_at       timestamptz     NULL,
+                    -- the position the last page replaced: returned by the statement that records a page
+                    previous_from_version bigint     NULL,
+                    previous_to_version   bigint     NULL,
+                    previous_page_number  integer    NULL,
+                    previous_page_count   integer    NULL,
+                    previous_sync_type    text       NULL,
                     PRIMARY KEY (destination_name, object_name)
                 )""").with("positions", m.positions().quoted()).render();
     }
@@ -114,15 +120,30 @@ public final class PostgresTableDialect extends TableDialect {
     }
 
     @Override
-    public String lockPosition(TableMapping m) {
+    public String claimPosition(TableMapping m) {
         return SqlTemplate.of("""
-                -- Creates the row on first use; otherwise a no-op update that locks it until the page commits,
-                -- so two deliveries of one page (two processes) are applied one after the other.
-                INSERT INTO {{positions}} AS p (destination_name, object_name)
-                VALUES (?, ?)
+                -- Records the page as the position (creating the row on first use) and returns the position it
+                -- replaces, kept in the previous_* columns: in an ON CONFLICT update the old row is the one locked,
+                -- so a concurrent delivery of the same page waits here and then sees this one's page.
+                INSERT INTO {{positions}} AS p
+                       (destination_name, object_name, from_version, to_version, page_number, page_count,
+                        idempotency_key, sync_type, applied_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, now())
                 ON CONFLICT (destination_name, object_name) DO UPDATE
-                   SET applied_at = p.applied_at
-                RETURNING p.from_version, p.to_version, p.page_number, p.page_count, p.sync_type""")
+                   SET previous_from_version = p.from_version,
+                       previous_to_version = p.to_version,
+                       previous_page_number = p.page_number,
+                       previous_page_count = p.page_count,
+                       previous_sync_type = p.sync_type,
+                       from_version = EXCLUDED.from_version,
+                       to_version = EXCLUDED.to_version,
+                       page_number = EXCLUDED.page_number,
+                       page_count = EXCLUDED.page_count,
+                       idempotency_key = EXCLUDED.idempotency_key,
+                       sync_type = EXCLUDED.sync_type,
+                       applied_at = EXCLUDED.applied_at
+                RETURNING p.previous_from_version, p.previous_to_version, p.previous_page_number,
+                          p.previous_page_count, p.previous_sync_type""")
                 .with("positions", m.positions().quoted())
                 .render();
     }
@@ -165,8 +186,4 @@ public final class PostgresTableDialect extends TableDialect {
         ps.setNull(index, Types.OTHER);
     }
 
-    @Override
-    protected String now() {
-        return "now()";
-    }
 }

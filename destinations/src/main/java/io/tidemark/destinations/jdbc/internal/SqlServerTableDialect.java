@@ -15,7 +15,7 @@ import java.util.StringJoiner;
 
 /**
  * SQL Server: {@code MERGE ... WITH (HOLDLOCK)} for the upsert and the position row (without {@code HOLDLOCK} two
- * sessions can both find no row and both insert), the position returned by {@code OUTPUT}; texts bound as
+ * sessions can both find no row and both insert), the position it replaces returned by {@code OUTPUT deleted}; texts bound as
  * strings, which SQL Server converts to the column's type; NULLs bound with the column's own JDBC type.
  */
 public final class SqlServerTableDialect extends TableDialect {
@@ -135,21 +135,37 @@ public final class SqlServerTableDialect extends TableDialect {
     }
 
     @Override
-    public String lockPosition(TableMapping m) {
+    public String claimPosition(TableMapping m) {
         return SqlTemplate.of("""
-                -- Creates the row on first use; otherwise a no-op update that locks it until the page commits,
-                -- so two deliveries of one page (two processes) are applied one after the other.
+                -- Records the page as the position (creating the row on first use) and returns the position it
+                -- replaces (OUTPUT deleted.*, NULLs for a new row); HOLDLOCK keeps the row locked until the page
+                -- commits, so a concurrent delivery of the same page waits here and then sees this one's page.
                 MERGE {{positions}} WITH (HOLDLOCK) AS p
                 USING (SELECT CAST(? AS {{name_type}}) AS destination_name,
-                              CAST(? AS {{name_type}}) AS object_name) AS s
+                              CAST(? AS {{name_type}}) AS object_name,
+                              CAST(? AS BIGINT) AS from_version,
+                              CAST(? AS BIGINT) AS to_version,
+                              CAST(? AS INT) AS page_number,
+                              CAST(? AS INT) AS page_count,
+                              CAST(? AS VARCHAR(40)) AS idempotency_key,
+                              CAST(? AS VARCHAR(10)) AS sync_type) AS s
                    ON p.destination_name = s.destination_name
                   AND p.object_name = s.object_name
                  WHEN MATCHED THEN UPDATE
-                      SET applied_at = p.applied_at
-                 WHEN NOT MATCHED THEN INSERT (destination_name, object_name)
-                      VALUES (s.destination_name, s.object_name)
-                OUTPUT inserted.from_version, inserted.to_version, inserted.page_number, inserted.page_count,
-                       inserted.sync_type;""")
+                      SET from_version = s.from_version,
+                          to_version = s.to_version,
+                          page_number = s.page_number,
+                          page_count = s.page_count,
+                          idempotency_key = s.idempotency_key,
+                          sync_type = s.sync_type,
+                          applied_at = SYSDATETIMEOFFSET()
+                 WHEN NOT MATCHED THEN INSERT
+                      (destination_name, object_name, from_version, to_version, page_number, page_count,
+                       idempotency_key, sync_type, applied_at)
+                      VALUES (s.destination_name, s.object_name, s.from_version, s.to_version, s.page_number,
+                              s.page_count, s.idempotency_key, s.sync_type, SYSDATETIMEOFFSET())
+                OUTPUT deleted.from_version, deleted.to_version, deleted.page_number, deleted.page_count,
+                       deleted.sync_type;""")
                 .with("positions", m.positions().quoted())
                 .with("name_type", NAME_TYPE)
                 .render();
@@ -197,8 +213,4 @@ public final class SqlServerTableDialect extends TableDialect {
         ps.setNull(index, columnType);
     }
 
-    @Override
-    protected String now() {
-        return "SYSDATETIMEOFFSET()";
-    }
 }

@@ -69,10 +69,13 @@ public abstract class TableDialect {
     protected abstract String createStage(TableMapping m);
 
     /**
-     * Locks this destination's position row for the object (creating it when missing) and returns its columns
-     * {@code from_version, to_version, page_number, page_count, sync_type}; parameters: destination, object.
+     * Records the page as this destination's position for the object, creating the row when missing, and returns
+     * the position it replaced: {@code from_version, to_version, page_number, page_count, sync_type} (NULLs when
+     * there was none). One statement locks, reads and writes, so a page costs one round trip for its bookkeeping;
+     * when the old position says the page was applied already, the transaction is rolled back, undoing the write.
+     * Parameters: destination, object, from, to, page, count, idempotency key, sync type.
      */
-    public abstract String lockPosition(TableMapping m);
+    public abstract String claimPosition(TableMapping m);
 
     /** Inserts or updates one row writing the columns of {@code mask} (one 0/1 per mapped column). */
     public abstract String upsert(TableMapping m, String mask);
@@ -127,24 +130,6 @@ public abstract class TableDialect {
                 DELETE FROM {{table}}""").with("table", m.table().quoted()).render();
     }
 
-    /** Records the page as this destination's position; parameters: from, to, page, count, key, sync type, destination, object. */
-    public String writePosition(TableMapping m) {
-        return SqlTemplate.of("""
-                UPDATE {{positions}}
-                   SET from_version = ?,
-                       to_version = ?,
-                       page_number = ?,
-                       page_count = ?,
-                       idempotency_key = ?,
-                       sync_type = ?,
-                       applied_at = {{now}}
-                 WHERE destination_name = ?
-                   AND object_name = ?""")
-                .with("positions", m.positions().quoted())
-                .with("now", now())
-                .render();
-    }
-
     /** Stages one change of a FULL export; parameters: destination, object, page, ordinal, the change's JSON. */
     public String stageInsert(TableMapping m) {
         return SqlTemplate.of("""
@@ -177,7 +162,7 @@ public abstract class TableDialect {
         String keysAndFirst = "1".repeat(m.keyCount()) + (m.columns().size() > m.keyCount() ? "1" : "")
                 + "0".repeat(Math.max(0, m.columns().size() - m.keyCount() - 1));
         List<String[]> parts = new ArrayList<>();
-        parts.add(new String[] {"lock the position row", lockPosition(m)});
+        parts.add(new String[] {"record the position, returning the one it replaces", claimPosition(m)});
         parts.add(new String[] {"upsert, every column", upsert(m, all)});
         parts.add(new String[] {"upsert, the key and the first other column ($changed)", upsert(m, keysAndFirst)});
         parts.add(new String[] {"update of some columns ($changed, updates only)", update(m, keysAndFirst)});
@@ -188,16 +173,12 @@ public abstract class TableDialect {
         parts.add(new String[] {"FULL: stage a page", stageInsert(m)});
         parts.add(new String[] {"FULL: read a staged page", stageRead(m)});
         parts.add(new String[] {"FULL: forget the staged pages", stageClear(m)});
-        parts.add(new String[] {"write the position", writePosition(m)});
         StringBuilder out = new StringBuilder();
         for (String[] part : parts) {
             out.append("-- ").append(part[0]).append('\n').append(part[1]).append("\n\n");
         }
         return out.toString();
     }
-
-    /** The database's current time, for {@code applied_at}. */
-    protected abstract String now();
 
     protected static List<Column> keyColumns(TableMapping m) {
         return m.columns().stream().filter(Column::key).toList();
