@@ -30,7 +30,17 @@ ON CONFLICT ("order_id", "line") DO UPDATE
        "qty" = EXCLUDED."qty",
        "price" = EXCLUDED."price"
 
--- upsert, the key and the first other column ($changed)
+-- upsert, every column, three rows in one statement
+INSERT INTO "sales"."Order Lines" ("order_id", "line", "Product Name", "qty", "price")
+VALUES (?, ?, ?, ?, ?),
+       (?, ?, ?, ?, ?),
+       (?, ?, ?, ?, ?)
+ON CONFLICT ("order_id", "line") DO UPDATE
+   SET "Product Name" = EXCLUDED."Product Name",
+       "qty" = EXCLUDED."qty",
+       "price" = EXCLUDED."price"
+
+-- upsert, the key and the first other column
 INSERT INTO "sales"."Order Lines" ("order_id", "line", "Product Name")
 VALUES (?, ?, ?)
 ON CONFLICT ("order_id", "line") DO UPDATE

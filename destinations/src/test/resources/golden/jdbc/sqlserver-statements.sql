@@ -41,7 +41,21 @@ USING (VALUES (?, ?, ?, ?, ?)) AS s ([order_id], [line], [Product Name], [qty], 
  WHEN NOT MATCHED THEN INSERT ([order_id], [line], [Product Name], [qty], [price])
       VALUES (s.[order_id], s.[line], s.[Product Name], s.[qty], s.[price]);
 
--- upsert, the key and the first other column ($changed)
+-- upsert, every column, three rows in one statement
+MERGE [sales].[Order Lines] WITH (HOLDLOCK) AS t
+USING (VALUES (?, ?, ?, ?, ?),
+              (?, ?, ?, ?, ?),
+              (?, ?, ?, ?, ?)) AS s ([order_id], [line], [Product Name], [qty], [price])
+   ON t.[order_id] = s.[order_id]
+  AND t.[line] = s.[line]
+ WHEN MATCHED THEN UPDATE
+      SET [Product Name] = s.[Product Name],
+          [qty] = s.[qty],
+          [price] = s.[price]
+ WHEN NOT MATCHED THEN INSERT ([order_id], [line], [Product Name], [qty], [price])
+      VALUES (s.[order_id], s.[line], s.[Product Name], s.[qty], s.[price]);
+
+-- upsert, the key and the first other column
 MERGE [sales].[Order Lines] WITH (HOLDLOCK) AS t
 USING (VALUES (?, ?, ?)) AS s ([order_id], [line], [Product Name])
    ON t.[order_id] = s.[order_id]

@@ -131,6 +131,23 @@ class JdbcTableDestinationTest {
     }
 
     @Test
+    void a_page_larger_than_one_statement_is_applied_whole_in_order() {
+        JdbcTableDestination copy = items().build();
+        List<String> changes = new ArrayList<>();
+        for (int id = 1; id <= 301; id++) { // 2 full statements of 128 rows, then 32 + 8 + 4 + 1
+            changes.add("{\"$operation\":\"I\",\"id\":" + id + ",\"name\":\"n" + id + "\",\"price\":" + id + ".25}");
+        }
+        changes.add("{\"$operation\":\"U\",\"id\":7,\"name\":\"seven\"}"); // folded into the insert of 7
+        copy.deliver(diff("Items", 0, 400, 1, 1, changes.toArray(String[]::new)));
+
+        assertThat(scalar("SELECT count(*) FROM copy.items", Long.class)).isEqualTo(301);
+        assertThat(scalar("SELECT sum(price) FROM copy.items", BigDecimal.class))
+                .isEqualByComparingTo(new BigDecimal("45526.25")); // 301 * 302 / 2 + 301 * 0.25
+        assertThat(scalar("SELECT name FROM copy.items WHERE id = 7", String.class)).isEqualTo("seven");
+        assertThat(auditCount()).as("one write per row").isEqualTo(301);
+    }
+
+    @Test
     void two_destinations_keep_their_own_positions_and_objects_are_apart() {
         JdbcTableDestination one = items().build();
         JdbcTableDestination two = items().name("items-copy-2").build();

@@ -180,21 +180,7 @@ public final class PageApplier {
             }
         }
         for (Map.Entry<String, List<RowOp>> shape : reduction.upsertsByShape().entrySet()) {
-            String mask = shape.getKey();
-            String sql = upserts.computeIfAbsent(mask, m -> dialect.upsert(mapping, m));
-            try (PreparedStatement ps = prepare(c, sql)) {
-                int pending = 0;
-                for (RowOp row : shape.getValue()) {
-                    int index = 1;
-                    for (int i = 0; i < row.values.length; i++) {
-                        if (mask.charAt(i) == '1') {
-                            bind(ps, index++, row.values[i], columnTypes[i]);
-                        }
-                    }
-                    pending = added(ps, pending);
-                }
-                flush(ps, pending);
-            }
+            upsert(c, shape.getKey(), shape.getValue());
         }
         for (Map.Entry<String, List<RowOp>> shape : reduction.updatesByShape().entrySet()) {
             String mask = shape.getKey();
@@ -217,6 +203,58 @@ public final class PageApplier {
                     pending = added(ps, pending);
                 }
                 flush(ps, pending);
+            }
+        }
+    }
+
+    /**
+     * Upserts rows of one shape, many rows per statement: full statements of {@link TableDialect#rowsPerStatement}
+     * rows as one JDBC batch, the rest in statements of 64, 32, ... 1 rows, so a table meets few statement texts
+     * (each prepared once per connection and reused).
+     */
+    private void upsert(Connection c, String mask, List<RowOp> rows) throws SQLException {
+        int columns = (int) mask.chars().filter(ch -> ch == '1').count();
+        int perStatement = dialect.rowsPerStatement(columns);
+        int done = 0;
+        int full = rows.size() / perStatement;
+        if (full > 0) {
+            try (PreparedStatement ps = prepare(c, upsertSql(mask, perStatement))) {
+                int pending = 0;
+                for (int s = 0; s < full; s++) {
+                    bindRows(ps, mask, rows.subList(done, done + perStatement));
+                    done += perStatement;
+                    ps.addBatch();
+                    pending += perStatement;
+                    if (pending >= batchSize) {
+                        ps.executeBatch();
+                        pending = 0;
+                    }
+                }
+                flush(ps, pending);
+            }
+        }
+        for (int size = Integer.highestOneBit(Math.max(1, perStatement - 1)); done < rows.size(); size >>= 1) {
+            if (rows.size() - done >= size) {
+                try (PreparedStatement ps = prepare(c, upsertSql(mask, size))) {
+                    bindRows(ps, mask, rows.subList(done, done + size));
+                    ps.executeUpdate();
+                }
+                done += size;
+            }
+        }
+    }
+
+    private String upsertSql(String mask, int rows) {
+        return upserts.computeIfAbsent(mask + ':' + rows, k -> dialect.upsert(mapping, mask, rows));
+    }
+
+    private void bindRows(PreparedStatement ps, String mask, List<RowOp> rows) throws SQLException {
+        int index = 1;
+        for (RowOp row : rows) {
+            for (int i = 0; i < row.values.length; i++) {
+                if (mask.charAt(i) == '1') {
+                    bind(ps, index++, row.values[i], columnTypes[i]);
+                }
             }
         }
     }

@@ -149,11 +149,9 @@ public final class PostgresTableDialect extends TableDialect {
     }
 
     @Override
-    public String upsert(TableMapping m, String mask) {
+    public String upsert(TableMapping m, String mask, int rows) {
         List<Column> columns = columnsOf(m, mask);
         List<Column> others = columns.stream().filter(c -> !c.key()).toList();
-        StringJoiner placeholders = new StringJoiner(", ");
-        columns.forEach(c -> placeholders.add("?"));
         String onConflict;
         if (others.isEmpty()) {
             onConflict = "DO NOTHING";
@@ -166,14 +164,19 @@ public final class PostgresTableDialect extends TableDialect {
         }
         return SqlTemplate.of("""
                 INSERT INTO {{table}} ({{columns}})
-                VALUES ({{placeholders}})
+                VALUES {{rows}}
                 ON CONFLICT ({{key}}) {{on_conflict}}""")
                 .with("table", m.table().quoted())
                 .with("columns", joined(columns, "", ", "))
-                .with("placeholders", placeholders.toString())
+                .with("rows", valueRows(columns.size(), rows, "       "))
                 .with("key", joined(keyColumns(m), "", ", "))
                 .with("on_conflict", onConflict)
                 .render();
+    }
+
+    @Override
+    protected int maxParameters() {
+        return 65_535;
     }
 
     @Override

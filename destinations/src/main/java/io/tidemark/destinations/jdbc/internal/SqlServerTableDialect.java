@@ -172,11 +172,9 @@ public final class SqlServerTableDialect extends TableDialect {
     }
 
     @Override
-    public String upsert(TableMapping m, String mask) {
+    public String upsert(TableMapping m, String mask, int rows) {
         List<Column> columns = columnsOf(m, mask);
         List<Column> others = columns.stream().filter(c -> !c.key()).toList();
-        StringJoiner placeholders = new StringJoiner(", ");
-        columns.forEach(c -> placeholders.add("?"));
         StringJoiner on = new StringJoiner("\n  AND ");
         keyColumns(m).forEach(c -> on.add("t." + c.quoted() + " = s." + c.quoted()));
         String whenMatched = "";
@@ -190,17 +188,23 @@ public final class SqlServerTableDialect extends TableDialect {
         }
         return SqlTemplate.of("""
                 MERGE {{table}} WITH (HOLDLOCK) AS t
-                USING (VALUES ({{placeholders}})) AS s ({{columns}})
+                USING (VALUES {{rows}}) AS s ({{columns}})
                    ON {{key_matches}}
                 {{when_matched}} WHEN NOT MATCHED THEN INSERT ({{columns}})
                       VALUES ({{source_columns}});""")
                 .with("table", m.table().quoted())
-                .with("placeholders", placeholders.toString())
+                .with("rows", valueRows(columns.size(), rows, "              "))
                 .with("columns", joined(columns, "", ", "))
                 .with("key_matches", on.toString())
                 .with("when_matched", whenMatched)
                 .with("source_columns", joined(columns, "s.", ", "))
                 .render();
+    }
+
+    /** 2100 is SQL Server's limit per request; a little is left for the driver. */
+    @Override
+    protected int maxParameters() {
+        return 2_000;
     }
 
     @Override

@@ -77,8 +77,32 @@ public abstract class TableDialect {
      */
     public abstract String claimPosition(TableMapping m);
 
-    /** Inserts or updates one row writing the columns of {@code mask} (one 0/1 per mapped column). */
-    public abstract String upsert(TableMapping m, String mask);
+    /**
+     * Inserts or updates {@code rows} rows (of distinct keys) writing the columns of {@code mask} (one 0/1 per
+     * mapped column); parameters: the rows' values, row after row.
+     */
+    public abstract String upsert(TableMapping m, String mask, int rows);
+
+    /** The most parameters one statement may carry (SQL Server: 2100; PostgreSQL: 65535). */
+    protected abstract int maxParameters();
+
+    /**
+     * How many rows one upsert carries: up to {@value #ROWS_PER_STATEMENT}, fewer when that many rows of
+     * {@code columns} columns would pass the database's parameter limit. Several rows per statement cut the
+     * statements the server parses, plans and answers by that factor.
+     */
+    public int rowsPerStatement(int columns) {
+        return Math.max(1, Math.min(ROWS_PER_STATEMENT, maxParameters() / Math.max(1, columns)));
+    }
+
+    /** Rows per upsert statement at most. */
+    public static final int ROWS_PER_STATEMENT = 128;
+
+    /** {@code (?, ?, ?)} rows of {@code columns} placeholders, one per line after the first. */
+    protected static String valueRows(int columns, int rows, String indent) {
+        String row = "(" + String.join(", ", java.util.Collections.nCopies(columns, "?")) + ")";
+        return String.join(",\n" + indent, java.util.Collections.nCopies(rows, row));
+    }
 
     /** Binds a JSON string (or a JSON object or array as its text) so the server converts it to the column's type. */
     public abstract void bindText(PreparedStatement ps, int index, String text) throws SQLException;
@@ -163,11 +187,12 @@ public abstract class TableDialect {
                 + "0".repeat(Math.max(0, m.columns().size() - m.keyCount() - 1));
         List<String[]> parts = new ArrayList<>();
         parts.add(new String[] {"record the position, returning the one it replaces", claimPosition(m)});
-        parts.add(new String[] {"upsert, every column", upsert(m, all)});
-        parts.add(new String[] {"upsert, the key and the first other column ($changed)", upsert(m, keysAndFirst)});
+        parts.add(new String[] {"upsert, every column", upsert(m, all, 1)});
+        parts.add(new String[] {"upsert, every column, three rows in one statement", upsert(m, all, 3)});
+        parts.add(new String[] {"upsert, the key and the first other column", upsert(m, keysAndFirst, 1)});
         parts.add(new String[] {"update of some columns ($changed, updates only)", update(m, keysAndFirst)});
         parts.add(new String[] {"upsert, the key only", upsert(m, "1".repeat(m.keyCount())
-                + "0".repeat(m.columns().size() - m.keyCount()))});
+                + "0".repeat(m.columns().size() - m.keyCount()), 1)});
         parts.add(new String[] {"delete", delete(m)});
         parts.add(new String[] {"FULL: replace the content", deleteAll(m)});
         parts.add(new String[] {"FULL: stage a page", stageInsert(m)});

@@ -47,15 +47,23 @@ class JdbcTableDialectGoldenTest {
     }
 
     @Test
+    void rows_per_statement_stay_under_each_database_s_parameter_limit() {
+        assertThat(new PostgresTableDialect().rowsPerStatement(5)).isEqualTo(TableDialect.ROWS_PER_STATEMENT);
+        assertThat(new SqlServerTableDialect().rowsPerStatement(5)).isEqualTo(TableDialect.ROWS_PER_STATEMENT);
+        assertThat(new SqlServerTableDialect().rowsPerStatement(30)).isEqualTo(66); // 66 * 30 = 1980 < 2100
+        assertThat(new SqlServerTableDialect().rowsPerStatement(3000)).isEqualTo(1);
+    }
+
+    @Test
     void a_key_only_mapping_inserts_or_does_nothing() {
         PostgresTableDialect pg = new PostgresTableDialect();
         var t = pg.table("s.tags", "t");
         TableMapping m = new TableMapping(t, pg.inSchema("s", "p"), pg.inSchema("s", "st"),
                 List.of(new Column("tag", "\"tag\"", "tag", true)));
-        assertThat(pg.upsert(m, "1")).endsWith("ON CONFLICT (\"tag\") DO NOTHING");
+        assertThat(pg.upsert(m, "1", 1)).endsWith("ON CONFLICT (\"tag\") DO NOTHING");
         SqlServerTableDialect ms = new SqlServerTableDialect();
         TableMapping mm = new TableMapping(ms.table("s.tags", "t"), ms.inSchema("s", "p"), ms.inSchema("s", "st"),
                 List.of(new Column("tag", "[tag]", "tag", true)));
-        assertThat(ms.upsert(mm, "1")).doesNotContain("WHEN MATCHED").contains("WHEN NOT MATCHED THEN INSERT ([tag])");
+        assertThat(ms.upsert(mm, "1", 1)).doesNotContain("WHEN MATCHED").contains("WHEN NOT MATCHED THEN INSERT ([tag])");
     }
 }
