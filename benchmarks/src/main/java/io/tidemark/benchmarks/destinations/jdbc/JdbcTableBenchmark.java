@@ -36,7 +36,8 @@ import java.util.stream.Stream;
  * Both tables are emptied before each round (not timed); both
  * take a pooled connection per page. Pages alternate between the two (which goes first alternates too), each page
  * timed on its own, so both meet the same moments of a shared machine. Figures are medians of the measured rounds,
- * after two warm-up rounds; the ratio is the median of the per-round ratios.
+ * after two warm-up rounds; the ratio is the median of the per-round ratios. Arguments: page size (1000), pages
+ * (20), measured rounds (7), and {@code rewrite} to turn on pgjdbc's {@code reWriteBatchedInserts} for both.
  */
 public final class JdbcTableBenchmark {
 
@@ -54,9 +55,10 @@ public final class JdbcTableBenchmark {
         int pageSize = args.length > 0 ? Integer.parseInt(args[0]) : 1000;
         int pages = args.length > 1 ? Integer.parseInt(args[1]) : 20;
         int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 7;
+        boolean rewrite = args.length > 3 && args[3].equals("rewrite");
         int warmUp = 2;
         try (TestDatabase database = EmbeddedPostgresServer.shared().createDatabase();
-             PooledDataSource pool = PooledDataSource.of(database.dataSource(), 2)) {
+             PooledDataSource pool = PooledDataSource.of(rewritten(database.dataSource(), rewrite), 2)) {
             database.execute("""
                     CREATE SCHEMA bench;
                     CREATE TABLE bench.dest_items (id bigint PRIMARY KEY, name text NOT NULL, price numeric(12, 2),
@@ -71,7 +73,8 @@ public final class JdbcTableBenchmark {
 
             long changes = 2L * pages * pageSize;
             System.out.printf(Locale.ROOT, "%d rounds (after %d warm-up), each %,d changes: %d pages of %,d inserts"
-                    + " then the same rows as updates%n", rounds, warmUp, changes, pages, pageSize);
+                    + " then the same rows as updates; pgjdbc reWriteBatchedInserts=%s%n", rounds, warmUp, changes,
+                    pages, pageSize, rewrite);
             List<Double> table = new ArrayList<>();
             List<Double> baseline = new ArrayList<>();
             List<Double> jsonl = new ArrayList<>();
@@ -129,6 +132,17 @@ public final class JdbcTableBenchmark {
         } finally {
             EmbeddedPostgresServer.shared().close();
         }
+    }
+
+    /**
+     * With {@code rewrite}, pgjdbc's own multi-row rewriting of batched inserts ({@code reWriteBatchedInserts}), for
+     * both variants: the strongest plain baseline the driver offers.
+     */
+    private static javax.sql.DataSource rewritten(javax.sql.DataSource dataSource, boolean rewrite) {
+        if (rewrite) {
+            ((org.postgresql.ds.PGSimpleDataSource) dataSource).setReWriteBatchedInserts(true);
+        }
+        return dataSource;
     }
 
     /** The round's pages, built fresh (raw JSON, parsed on first use) so no variant reuses another's parse. */
