@@ -3,8 +3,8 @@
 -- replaces (OUTPUT deleted.*, NULLs for a new row); HOLDLOCK keeps the row locked until the page
 -- commits, so a concurrent delivery of the same page waits here and then sees this one's page.
 MERGE [tidemark].[tidemark_destination_position] WITH (HOLDLOCK) AS p
-USING (SELECT CAST(? AS NVARCHAR(200) COLLATE Latin1_General_100_BIN2) AS destination_name,
-              CAST(? AS NVARCHAR(200) COLLATE Latin1_General_100_BIN2) AS object_name,
+USING (SELECT CAST(? AS NVARCHAR(200)) AS destination_name, -- compared in the column's collation
+              CAST(? AS NVARCHAR(200)) AS object_name,
               CAST(? AS BIGINT) AS from_version,
               CAST(? AS BIGINT) AS to_version,
               CAST(? AS INT) AS page_number,

@@ -141,8 +141,8 @@ public final class SqlServerTableDialect extends TableDialect {
                 -- replaces (OUTPUT deleted.*, NULLs for a new row); HOLDLOCK keeps the row locked until the page
                 -- commits, so a concurrent delivery of the same page waits here and then sees this one's page.
                 MERGE {{positions}} WITH (HOLDLOCK) AS p
-                USING (SELECT CAST(? AS {{name_type}}) AS destination_name,
-                              CAST(? AS {{name_type}}) AS object_name,
+                USING (SELECT CAST(? AS NVARCHAR(200)) AS destination_name, -- compared in the column's collation
+                              CAST(? AS NVARCHAR(200)) AS object_name,
                               CAST(? AS BIGINT) AS from_version,
                               CAST(? AS BIGINT) AS to_version,
                               CAST(? AS INT) AS page_number,
@@ -167,7 +167,6 @@ public final class SqlServerTableDialect extends TableDialect {
                 OUTPUT deleted.from_version, deleted.to_version, deleted.page_number, deleted.page_count,
                        deleted.sync_type;""")
                 .with("positions", m.positions().quoted())
-                .with("name_type", NAME_TYPE)
                 .render();
     }
 
