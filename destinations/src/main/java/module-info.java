@@ -8,6 +8,7 @@ module io.tidemark.destinations {
     requires java.net.http;
     requires org.slf4j;
 
-    // Each destination package is exported here once it holds its public classes (api: webhook, files, jdbc).
     exports io.tidemark.destinations.webhook;
+    exports io.tidemark.destinations.files;
+    exports io.tidemark.destinations.jdbc;
 }
