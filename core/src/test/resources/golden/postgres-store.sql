@@ -1,5 +1,6 @@
 -- createScript()
 -- Tidemark store: one row per tracked object (its watermark and bookkeeping),
+-- one row per destination of an object (its position),
 -- and the pages a destination refused under a dead-letter policy.
 CREATE SCHEMA IF NOT EXISTS "tidemark";
 
@@ -16,6 +17,17 @@ CREATE TABLE IF NOT EXISTS "tidemark"."sync_state" (
 
 -- A table created before watermarks recorded their source gains the column here.
 ALTER TABLE "tidemark"."sync_state" ADD COLUMN IF NOT EXISTS source_identity text;
+
+-- An object whose watermark was stored before positions were kept has no rows here:
+-- every destination then stands at the object's watermark until its next delivery.
+CREATE TABLE IF NOT EXISTS "tidemark"."sync_state_positions" (
+    object_name text        NOT NULL,
+    destination text        NOT NULL,
+    version     bigint,                 -- every change up to it was accepted; NULL: none yet
+    paused      boolean     NOT NULL DEFAULT false,
+    updated_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (object_name, destination)
+);
 
 CREATE TABLE IF NOT EXISTS "tidemark"."dead_letters" (
     id           bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -96,6 +108,45 @@ UPDATE "tidemark"."sync_state"
        source_identity = NULL,
        last_moved_at = :at,
        last_error = NULL,
+       updated_at = :at
+ WHERE object_name = :name
+
+-- selectPositions()
+SELECT object_name, destination, version, paused
+  FROM "tidemark"."sync_state_positions"
+ WHERE object_name = :name
+ ORDER BY destination
+
+-- selectAllPositions()
+SELECT object_name, destination, version, paused
+  FROM "tidemark"."sync_state_positions"
+ ORDER BY object_name, destination
+
+-- insertPosition()
+INSERT INTO "tidemark"."sync_state_positions" AS p (object_name, destination, version, paused, updated_at)
+VALUES (:name, :destination, :version, false, :at)
+ON CONFLICT (object_name, destination) DO UPDATE
+   SET version = EXCLUDED.version,
+       updated_at = EXCLUDED.updated_at
+ WHERE p.version IS NULL
+
+-- advancePosition()
+UPDATE "tidemark"."sync_state_positions"
+   SET version = :version,
+       updated_at = :at
+ WHERE object_name = :name AND destination = :destination
+   AND version = :expected AND version <= :version
+
+-- setDestinationPaused()
+INSERT INTO "tidemark"."sync_state_positions" AS p (object_name, destination, version, paused, updated_at)
+VALUES (:name, :destination, NULL, :paused, :at)
+ON CONFLICT (object_name, destination) DO UPDATE
+   SET paused = EXCLUDED.paused,
+       updated_at = EXCLUDED.updated_at
+
+-- resetPositions()
+UPDATE "tidemark"."sync_state_positions"
+   SET version = NULL,
        updated_at = :at
  WHERE object_name = :name
 

@@ -1,5 +1,6 @@
 -- createScript()
 -- Tidemark store: one row per tracked object (its watermark and bookkeeping),
+-- one row per destination of an object (its position),
 -- and the pages a destination refused under a dead-letter policy.
 -- Safe to run again: each object is created only when it is missing.
 IF SCHEMA_ID(N'tidemark') IS NULL
@@ -22,6 +23,19 @@ GO
 -- A table created before watermarks recorded their source gains the column here.
 IF COL_LENGTH(N'[tidemark].[sync_state]', N'source_identity') IS NULL
     ALTER TABLE [tidemark].[sync_state] ADD source_identity NVARCHAR(1000) COLLATE Latin1_General_100_BIN2 NULL;
+GO
+
+-- An object whose watermark was stored before positions were kept has no rows here:
+-- every destination then stands at the object's watermark until its next delivery.
+IF OBJECT_ID(N'[tidemark].[sync_state_positions]', N'U') IS NULL
+CREATE TABLE [tidemark].[sync_state_positions] (
+    object_name NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,
+    destination NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,
+    version     BIGINT            NULL,    -- every change up to it was accepted; NULL: none yet
+    paused      BIT               NOT NULL DEFAULT 0,
+    updated_at  DATETIMEOFFSET(6) NOT NULL DEFAULT SYSDATETIMEOFFSET(),
+    PRIMARY KEY (object_name, destination)
+);
 GO
 
 IF OBJECT_ID(N'[tidemark].[dead_letters]', N'U') IS NULL
@@ -111,6 +125,50 @@ UPDATE [tidemark].[sync_state]
        source_identity = NULL,
        last_moved_at = :at,
        last_error = NULL,
+       updated_at = :at
+ WHERE object_name = :name
+
+-- selectPositions()
+SELECT object_name, destination, version, paused
+  FROM [tidemark].[sync_state_positions]
+ WHERE object_name = :name
+ ORDER BY destination
+
+-- selectAllPositions()
+SELECT object_name, destination, version, paused
+  FROM [tidemark].[sync_state_positions]
+ ORDER BY object_name, destination
+
+-- insertPosition()
+MERGE [tidemark].[sync_state_positions] WITH (HOLDLOCK) AS p
+USING (SELECT :name AS object_name, :destination AS destination) AS src
+   ON p.object_name = src.object_name AND p.destination = src.destination
+ WHEN MATCHED AND p.version IS NULL THEN UPDATE
+      SET version = :version,
+          updated_at = :at
+ WHEN NOT MATCHED THEN INSERT (object_name, destination, version, paused, updated_at)
+      VALUES (:name, :destination, :version, 0, :at);
+
+-- advancePosition()
+UPDATE [tidemark].[sync_state_positions]
+   SET version = :version,
+       updated_at = :at
+ WHERE object_name = :name AND destination = :destination
+   AND version = :expected AND version <= :version
+
+-- setDestinationPaused()
+MERGE [tidemark].[sync_state_positions] WITH (HOLDLOCK) AS p
+USING (SELECT :name AS object_name, :destination AS destination) AS src
+   ON p.object_name = src.object_name AND p.destination = src.destination
+ WHEN MATCHED THEN UPDATE
+      SET paused = :paused,
+          updated_at = :at
+ WHEN NOT MATCHED THEN INSERT (object_name, destination, version, paused, updated_at)
+      VALUES (:name, :destination, NULL, :paused, :at);
+
+-- resetPositions()
+UPDATE [tidemark].[sync_state_positions]
+   SET version = NULL,
        updated_at = :at
  WHERE object_name = :name
 

@@ -200,6 +200,23 @@ public final class DefaultSyncEngine implements SyncEngine {
     }
 
     @Override
+    public void pause(String objectName, String destination) {
+        object(objectName);
+        destination(destination);
+        config.watermarks().setDestinationPaused(objectName, destination, true, config.clock().instant());
+        LOG.info("[{}] destination '{}' paused", objectName, destination);
+    }
+
+    @Override
+    public void resume(String objectName, String destination) {
+        object(objectName);
+        destination(destination);
+        config.watermarks().setDestinationPaused(objectName, destination, false, config.clock().instant());
+        LOG.info("[{}] destination '{}' resumed", objectName, destination);
+        wake(objectName);
+    }
+
+    @Override
     public void reset(String objectName) {
         object(objectName);
         ReentrantLock lock = locks.get(objectName);
@@ -260,7 +277,7 @@ public final class DefaultSyncEngine implements SyncEngine {
         }
         return new WatermarkState(stored.objectName(), stored.version().isPresent() ? stored.version().getAsLong()
                 : null, stored.paused(), stored.lastMovedAt().orElse(null), polled.get(),
-                stored.lastError().orElse(null), stored.source().orElse(null));
+                stored.lastError().orElse(null), stored.source().orElse(null), stored.positions());
     }
 
     @Override
@@ -355,6 +372,14 @@ public final class DefaultSyncEngine implements SyncEngine {
     private void checkOpen() {
         if (state.get() == State.CLOSED) {
             throw new TidemarkException(ErrorCode.ENGINE_STATE, "The engine '" + config.name() + "' is closed");
+        }
+    }
+
+    private void destination(String name) {
+        if (config.destinations().stream().noneMatch(d -> d.name().equals(name))) {
+            throw new TidemarkException(ErrorCode.UNKNOWN_DESTINATION, "The engine '" + config.name()
+                    + "' does not deliver to a destination named '" + name + "'; it delivers to "
+                    + config.destinations().stream().map(NamedDestination::name).toList());
         }
     }
 

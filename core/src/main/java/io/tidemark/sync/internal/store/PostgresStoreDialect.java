@@ -16,13 +16,15 @@ final class PostgresStoreDialect extends CommonStoreDialect {
 
     PostgresStoreDialect(String schema, String stateTable, String deadLetterTable) {
         super(PgName.of(schema, PgName.checkPart(stateTable, "table")),
-                PgName.of(schema, PgName.checkPart(deadLetterTable, "table")));
+                PgName.of(schema, PgName.checkPart(deadLetterTable, "table")),
+                PgName.of(schema, PgName.checkPart(stateTable + POSITIONS_SUFFIX, "positions table")));
     }
 
     @Override
     public String createScript() {
         return SqlTemplate.of("""
                 -- Tidemark store: one row per tracked object (its watermark and bookkeeping),
+                -- one row per destination of an object (its position),
                 -- and the pages a destination refused under a dead-letter policy.
                 CREATE SCHEMA IF NOT EXISTS {{schema}};
 
@@ -31,6 +33,10 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                 -- A table created before watermarks recorded their source gains the column here.
                 {{add_source}};
 
+                -- An object whose watermark was stored before positions were kept has no rows here:
+                -- every destination then stands at the object's watermark until its next delivery.
+                {{create_positions}};
+
                 {{create_letters}};
 
                 {{create_letters_index}};
@@ -38,6 +44,7 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                 .with("schema", schema)
                 .with("create_state", createStateTable())
                 .with("add_source", addSourceColumn())
+                .with("create_positions", createPositionsTable())
                 .with("create_letters", createLettersTable())
                 .with("create_letters_index", createLettersIndex())
                 .render();
@@ -55,6 +62,18 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                     last_error      text,
                     updated_at      timestamptz NOT NULL DEFAULT now()
                 )""").with("state", state).render();
+    }
+
+    private String createPositionsTable() {
+        return SqlTemplate.of("""
+                CREATE TABLE IF NOT EXISTS {{positions}} (
+                    object_name text        NOT NULL,
+                    destination text        NOT NULL,
+                    version     bigint,                 -- every change up to it was accepted; NULL: none yet
+                    paused      boolean     NOT NULL DEFAULT false,
+                    updated_at  timestamptz NOT NULL DEFAULT now(),
+                    PRIMARY KEY (object_name, destination)
+                )""").with("positions", positions).render();
     }
 
     private String addSourceColumn() {
@@ -111,6 +130,9 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                                       AND NOT attisdropped)""", state)) {
                 s.execute(addSourceColumn());
             }
+            if (!Jdbc.queryBoolean(c, "SELECT to_regclass(?) IS NOT NULL", positions)) {
+                s.execute(createPositionsTable());
+            }
             if (!Jdbc.queryBoolean(c, "SELECT to_regclass(?) IS NOT NULL", letters)) {
                 s.execute(createLettersTable());
                 s.execute(createLettersIndex());
@@ -153,6 +175,27 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                 ON CONFLICT (object_name) DO UPDATE
                    SET paused = EXCLUDED.paused,
                        updated_at = EXCLUDED.updated_at""").with("state", state).render();
+    }
+
+    @Override
+    public String insertPosition() {
+        return SqlTemplate.of("""
+                INSERT INTO {{positions}} AS p (object_name, destination, version, paused, updated_at)
+                VALUES (:name, :destination, :version, false, :at)
+                ON CONFLICT (object_name, destination) DO UPDATE
+                   SET version = EXCLUDED.version,
+                       updated_at = EXCLUDED.updated_at
+                 WHERE p.version IS NULL""").with("positions", positions).render();
+    }
+
+    @Override
+    public String setDestinationPaused() {
+        return SqlTemplate.of("""
+                INSERT INTO {{positions}} AS p (object_name, destination, version, paused, updated_at)
+                VALUES (:name, :destination, NULL, :paused, :at)
+                ON CONFLICT (object_name, destination) DO UPDATE
+                   SET paused = EXCLUDED.paused,
+                       updated_at = EXCLUDED.updated_at""").with("positions", positions).render();
     }
 
     @Override

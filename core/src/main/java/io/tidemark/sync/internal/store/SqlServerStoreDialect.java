@@ -32,13 +32,15 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
 
     SqlServerStoreDialect(String schema, String stateTable, String deadLetterTable) {
         super(SqlServerName.of(schema, SqlServerName.checkPart(stateTable, "table")),
-                SqlServerName.of(schema, SqlServerName.checkPart(deadLetterTable, "table")));
+                SqlServerName.of(schema, SqlServerName.checkPart(deadLetterTable, "table")),
+                SqlServerName.of(schema, SqlServerName.checkPart(stateTable + POSITIONS_SUFFIX, "positions table")));
     }
 
     @Override
     public String createScript() {
         return SqlTemplate.of("""
                 -- Tidemark store: one row per tracked object (its watermark and bookkeeping),
+                -- one row per destination of an object (its position),
                 -- and the pages a destination refused under a dead-letter policy.
                 -- Safe to run again: each object is created only when it is missing.
                 IF SCHEMA_ID({{schema_literal}}) IS NULL
@@ -54,6 +56,12 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
                     {{add_source}};
                 GO
 
+                -- An object whose watermark was stored before positions were kept has no rows here:
+                -- every destination then stands at the object's watermark until its next delivery.
+                IF OBJECT_ID({{positions_literal}}, N'U') IS NULL
+                {{create_positions}};
+                GO
+
                 IF OBJECT_ID({{letters_literal}}, N'U') IS NULL
                 BEGIN
                 {{create_letters}};
@@ -66,6 +74,8 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
                 .with("state_literal", SqlServerName.literal(state))
                 .with("create_state", createStateTable())
                 .with("add_source", addSourceColumn())
+                .with("positions_literal", SqlServerName.literal(positions))
+                .with("create_positions", createPositionsTable())
                 .with("letters_literal", SqlServerName.literal(letters))
                 .with("create_letters", indent(createLettersTable()))
                 .with("create_letters_index", createLettersIndex())
@@ -89,6 +99,18 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
                     last_error      NVARCHAR(MAX)     NULL,
                     updated_at      DATETIMEOFFSET(6) NOT NULL DEFAULT SYSDATETIMEOFFSET()
                 )""").with("state", state).with("source_type", SOURCE_TYPE).render();
+    }
+
+    private String createPositionsTable() {
+        return SqlTemplate.of("""
+                CREATE TABLE {{positions}} (
+                    object_name NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,
+                    destination NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,
+                    version     BIGINT            NULL,    -- every change up to it was accepted; NULL: none yet
+                    paused      BIT               NOT NULL DEFAULT 0,
+                    updated_at  DATETIMEOFFSET(6) NOT NULL DEFAULT SYSDATETIMEOFFSET(),
+                    PRIMARY KEY (object_name, destination)
+                )""").with("positions", positions).render();
     }
 
     private String addSourceColumn() {
@@ -145,6 +167,9 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
             // Checked first: ALTER TABLE needs ALTER permission, which a role handed ready tables may lack.
             if (isNull(c, "SELECT COL_LENGTH(?, N'source_identity')", state)) {
                 s.execute(addSourceColumn());
+            }
+            if (isNull(c, "SELECT OBJECT_ID(?, N'U')", positions)) {
+                s.execute(createPositionsTable());
             }
             if (isNull(c, "SELECT OBJECT_ID(?, N'U')", letters)) {
                 s.execute(createLettersTable());
@@ -223,6 +248,32 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
                           updated_at = :at
                  WHEN NOT MATCHED THEN INSERT (object_name, version, paused, updated_at)
                       VALUES (:name, NULL, :paused, :at);""").with("state", state).render();
+    }
+
+    @Override
+    public String insertPosition() {
+        return SqlTemplate.of("""
+                MERGE {{positions}} WITH (HOLDLOCK) AS p
+                USING (SELECT :name AS object_name, :destination AS destination) AS src
+                   ON p.object_name = src.object_name AND p.destination = src.destination
+                 WHEN MATCHED AND p.version IS NULL THEN UPDATE
+                      SET version = :version,
+                          updated_at = :at
+                 WHEN NOT MATCHED THEN INSERT (object_name, destination, version, paused, updated_at)
+                      VALUES (:name, :destination, :version, 0, :at);""").with("positions", positions).render();
+    }
+
+    @Override
+    public String setDestinationPaused() {
+        return SqlTemplate.of("""
+                MERGE {{positions}} WITH (HOLDLOCK) AS p
+                USING (SELECT :name AS object_name, :destination AS destination) AS src
+                   ON p.object_name = src.object_name AND p.destination = src.destination
+                 WHEN MATCHED THEN UPDATE
+                      SET paused = :paused,
+                          updated_at = :at
+                 WHEN NOT MATCHED THEN INSERT (object_name, destination, version, paused, updated_at)
+                      VALUES (:name, :destination, NULL, :paused, :at);""").with("positions", positions).render();
     }
 
     /**
