@@ -363,6 +363,69 @@ class DestinationPositionsTest {
         assertThat(letters.list(ITEMS)).hasSize(2);
     }
 
+    @Test
+    void a_position_is_stored_after_each_accepted_page_before_the_next_is_offered() {
+        provider.object(ITEMS).respondWith(rows.insert(1, 7));
+        store.advance(ITEMS, provider.sourceIdentity(TrackedObject.of(ITEMS, "public.items_changes")),
+                OptionalLong.empty(), 0, Instant.EPOCH); // not a first cycle: each destination goes its own way
+        List<String> seen = new ArrayList<>();
+        RecordingDestination watcher = new RecordingDestination();
+        SyncEngine engine = engine(SyncEngine.builder().destination("d", batch -> {
+            // What the store holds for this destination while it is handed each page.
+            seen.add(batch.pageNumber() + "@" + store.load(ITEMS).map(s -> s.positions().get("d"))
+                    .map(p -> String.valueOf(p.version())).orElse("none"));
+            if (batch.pageNumber() == 3) {
+                throw new IllegalStateException("down");
+            }
+        }).destination("watcher", watcher));
+
+        ObjectReport report = engine.runOnce(ITEMS);
+
+        assertThat(seen).containsExactly("1@none", "2@2", "3@4"); // none: the legacy watermark only
+        // It keeps the two pages it accepted; the watcher took everything.
+        assertThat(position("d")).hasValue(4);
+        assertThat(position("watcher")).hasValue(7);
+        assertThat(watermark()).hasValue(4);
+        assertThat(report.destinations().get(0).toVersion()).hasValue(4);
+        assertThat(report.destinations().get(0).outcome()).isEqualTo(Outcome.BLOCKED);
+    }
+
+    @Test
+    void a_version_split_across_two_pages_is_not_a_place_to_stand() {
+        provider.object(ITEMS)
+                .thenReturn(response(3, "Diff", 0, row("I", 1, "\"Id\":1"), row("I", 2, "\"Id\":2"),
+                        row("U", 2, "\"Id\":3"), row("I", 3, "\"Id\":4")))
+                .thenReturn(response(3, "Diff", 0, row("I", 2, "\"Id\":2"), row("U", 2, "\"Id\":3"),
+                        row("I", 3, "\"Id\":4")));
+        RecordingDestination d = new RecordingDestination().refuseWhen(b -> b.pageNumber() == 2);
+        SyncEngine engine = engine(SyncEngine.builder().destination("d", d).destination("other",
+                new RecordingDestination()));
+
+        engine.runOnce(ITEMS);
+
+        // Page 1 holds versions 1 and 2, but version 2 continues on page 2: only 1 is complete.
+        assertThat(position("d")).hasValue(1);
+        d.acceptAll();
+        engine.runOnce(ITEMS);
+        assertThat(calls()).last().isEqualTo("{\"fromVersion\":1,\"mode\":\"sync\"}");
+        assertThat(position("d")).hasValue(3);
+    }
+
+    @Test
+    void a_full_response_moves_a_destination_only_once_it_took_all_of_it() {
+        provider.object(ITEMS)
+                .thenReturn(response(4, "Full", 0, row("I", 1, "\"Id\":1"), row("I", 2, "\"Id\":2"),
+                        row("I", 3, "\"Id\":3"), row("I", 4, "\"Id\":4")));
+        List<String> seen = new ArrayList<>();
+        SyncEngine engine = engine(SyncEngine.builder().destination("d", batch -> seen.add(
+                store.load(ITEMS).map(s -> s.positions().toString()).orElse("none"))));
+
+        engine.runOnce(ITEMS);
+
+        assertThat(seen).containsExactly("none", "none");
+        assertThat(position("d")).hasValue(4);
+    }
+
     /** A clock a test moves by hand. */
     private static final class MutableClock extends Clock {
         private Instant now = Instant.parse("2026-01-01T00:00:00Z");

@@ -256,7 +256,9 @@ final class CycleRunner {
             // On the object's very first cycle no destination has a position to fall back to: a destination that
             // blocks there would later read as one added afterwards. So that cycle succeeds for all or for none.
             Map<String, PageDelivery.Result> results = delivery.deliver(object, payload, summary, from,
-                    group.stream().map(e -> e.destination).toList(), plan.firstCycle());
+                    group.stream().map(e -> e.destination).toList(), plan.firstCycle(),
+                    (destinations, version) -> advance(object, source, plan, group.stream()
+                            .filter(e -> destinations.contains(e.destination)).toList(), version));
             List<PositionPlan.Entry> accepted = new ArrayList<>();
             for (PositionPlan.Entry e : group) {
                 PageDelivery.Result r = results.get(e.name());

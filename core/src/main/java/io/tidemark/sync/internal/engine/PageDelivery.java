@@ -63,13 +63,24 @@ final class PageDelivery {
                         + " (Retry-After); its position stays and the same changes will be offered then"));
     }
 
+    /** Stores the positions of destinations that accepted every page so far. */
+    @FunctionalInterface
+    interface Progress {
+        void reached(List<NamedDestination> destinations, long version);
+    }
+
     /**
      * Delivers every page to {@code members}; returns what each of them did, by name. With {@code together} (an
      * object's very first cycle, where no destination has a position to fall back to) the first destination that
      * blocks stops the delivery for all of them: the exception is thrown.
+     *
+     * <p>When the response {@link ResponseSummary#resumableBetweenPages() allows it}, the destinations that
+     * accepted every page so far are moved through {@code progress} before the next page is offered, to the highest
+     * version that page does not continue: a crash or a block then costs at most the page in flight.
      */
     Map<String, Result> deliver(TrackedObject object, ResponsePayload payload, ResponseSummary summary,
-                                long fromVersion, List<NamedDestination> members, boolean together) {
+                                long fromVersion, List<NamedDestination> members, boolean together,
+                                Progress progress) {
         int pageSize = config.pageSize(object);
         long total = summary.rowCount();
         int pageCount = Math.toIntExact((total + pageSize - 1) / pageSize);
@@ -77,6 +88,8 @@ final class PageDelivery {
         Map<String, Result> results = new LinkedHashMap<>();
         members.forEach(m -> results.put(m.name(), new Result()));
         List<NamedDestination> active = new ArrayList<>(members);
+        boolean resumable = summary.resumableBetweenPages();
+        PageBoundary boundary = new PageBoundary(fromVersion);
         try (ChangeReader reader = new ChangeReader(object.name(), payload)) {
             for (int page = 1; page <= pageCount && !active.isEmpty(); page++) {
                 checkNotCancelled(object);
@@ -86,6 +99,9 @@ final class PageDelivery {
                     throw new TidemarkException(ErrorCode.INTERNAL, object.name(), "[" + object.name()
                             + "] page " + page + " held " + changes.size() + " changes where the check counted "
                             + expected + "; nothing more is delivered and the positions stay", null);
+                }
+                if (resumable) {
+                    boundary.before(changes).ifPresent(version -> progress.reached(List.copyOf(active), version));
                 }
                 ChangeBatch batch = new ChangeBatch(object.name(), fromVersion, toVersion, summary.syncType(),
                         summary.reasonCode(), changes, page, pageCount, total);
