@@ -3,6 +3,7 @@ package io.tidemark.postgres.delivery;
 import io.tidemark.postgres.PostgresOutbox;
 import io.tidemark.postgres.PostgresProvider;
 import io.tidemark.sync.ChangeBatch;
+import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.JdbcWatermarkStore;
 import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.TrackedObject;
@@ -56,7 +57,7 @@ public final class CrashChild {
     }
 
     static TrackedObject object() {
-        return PostgresOutbox.forTable(TABLE).build().track(OBJECT).maxRows(MAX_ROWS).pageSize(PAGE_SIZE)
+        return PostgresOutbox.forTable(TABLE).build().track(OBJECT).initialSync(InitialSync.INCREMENTAL).maxRows(MAX_ROWS).pageSize(PAGE_SIZE)
                 .pollInterval(Duration.ofMillis(20));
     }
 

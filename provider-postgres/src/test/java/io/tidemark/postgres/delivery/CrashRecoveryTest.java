@@ -1,7 +1,6 @@
 package io.tidemark.postgres.delivery;
 
 import io.tidemark.postgres.PostgresOutbox;
-import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.SyncEngine;
 import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.TestDatabase;
@@ -36,13 +35,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * it; a change accepted twice was either re-offered under the same key or in flight when the process died, at most
  * one page per destination and kill; and no stored position (sampled all along) ever went down.
  *
- * <p>The suite kills 5 times; {@code -Dtidemark.crash.full=true} runs the judged 50 kills.
+ * <p>The suite kills 3 times; {@code -Dtidemark.crash.full=true} runs the judged 50 kills.
  */
 @EmbeddedPostgresTest
 class CrashRecoveryTest {
 
     private static final boolean FULL = Boolean.getBoolean("tidemark.crash.full");
-    private static final int KILLS = FULL ? 50 : 5;
+    private static final int KILLS = FULL ? 50 : 3;
     private static final int ROWS_PER_STATEMENT = 10;
     /** Changes per second the writer commits. */
     private static final int RATE = 1_000;
@@ -62,7 +61,6 @@ class CrashRecoveryTest {
         try (SyncEngine seed = CrashChild.engine(database.dataSource(), folder, 0).build()) {
             assertThat(seed.runOnce(CrashChild.OBJECT).outcome().name()).isEqualTo("SEEDED");
         }
-        assertThat(CrashChild.object().initialSync()).isEqualTo(InitialSync.INCREMENTAL);
 
         AtomicBoolean writing = new AtomicBoolean(true);
         AtomicLong written = new AtomicLong();
@@ -76,7 +74,9 @@ class CrashRecoveryTest {
         long started = System.nanoTime();
         for (int run = 1; run <= KILLS; run++) {
             Process child = launch(folder, run);
-            Thread.sleep(500 + random.nextInt(2_000)); // a random moment: starting, polling, or mid-delivery
+            awaitStarted(folder, run);
+            // A random moment: usually while it drains what was written since the last kill, or polling.
+            Thread.sleep(random.nextInt(3_000));
             child.destroyForcibly(); // SIGKILL
             assertThat(child.waitFor(30, TimeUnit.SECONDS)).isTrue();
         }
@@ -95,15 +95,17 @@ class CrashRecoveryTest {
         sampler.stop.set(true);
         sampling.join();
 
-        System.out.printf("Crash test: %d SIGKILLs over %.1f s, %,d changes written, %,d position samples%n", KILLS,
-                (System.nanoTime() - started) / 1e9, total, sampler.samples.get());
+        System.out.printf("Crash test: %d SIGKILLs over %.1f s, %,d changes written, %,d position samples, %d runs"
+                        + " that accepted pages before their kill%n", KILLS, (System.nanoTime() - started) / 1e9, total,
+                sampler.samples.get(), accepted.get("a").stream().filter(p -> p.run() <= KILLS)
+                        .map(AcceptedPage::run).distinct().count());
         List<DeliveryAudit> audits = new ArrayList<>();
         for (String destination : CrashChild.DESTINATIONS) {
             DeliveryAudit audit = DeliveryAudit.of(destination, accepted.get(destination), total);
             audits.add(audit);
             long maxPerRun = audit.redeliveredAfterRestart.values().stream().mapToLong(Long::longValue).max()
                     .orElse(0);
-            System.out.println("  " + audit + "; restarts with re-deliveries: " + audit.redeliveredAfterRestart.size()
+            System.out.println("  " + audit + "; kills followed by re-deliveries: " + audit.redeliveredAfterRestart.size()
                     + ", most changes re-delivered after one kill: " + maxPerRun);
         }
         assertThat(sampler.problems).isEmpty();
@@ -124,6 +126,19 @@ class CrashRecoveryTest {
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(folder.resolve("child.out").toFile()))
                 .start();
+    }
+
+    /** Waits until the child's engine started (its first cycle runs at once). */
+    private static void awaitStarted(Path folder, int run) throws IOException, InterruptedException {
+        Path out = folder.resolve("child.out");
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline) {
+            if (Files.exists(out) && Files.readString(out).contains("run " + run + " started")) {
+                return;
+            }
+            Thread.sleep(10);
+        }
+        throw new AssertionError("run " + run + " did not start within 60 s:\n" + Files.readString(out));
     }
 
     private void write(AtomicBoolean writing, AtomicLong written) {

@@ -10,8 +10,8 @@ import java.util.Set;
 /**
  * Checks what one destination accepted, in order: that every expected row arrived; that, leaving re-deliveries
  * aside, versions never go down; and that a change accepted twice came again under an idempotency key it had
- * already been accepted under, unless a process restart lies between the two (then the page was in flight when the
- * process died, and is counted per run).
+ * already been accepted under, or a process restart lies between the two (then the page was in flight when the
+ * process died; such re-deliveries are counted per run, whatever their key).
  */
 final class DeliveryAudit {
 
@@ -64,11 +64,13 @@ final class DeliveryAudit {
                     runOf.put(id, page.run());
                 } else {
                     duplicates++;
-                    if (keys.contains(page.key())) {
+                    boolean sameKey = keys.contains(page.key());
+                    if (sameKey) {
                         duplicatesUnderSameKey++;
-                    } else if (runOf.get(id) != page.run()) {
+                    }
+                    if (runOf.get(id) != page.run()) {
                         redeliveredAfterRestart.merge(page.run(), 1L, Long::sum);
-                    } else {
+                    } else if (!sameKey) {
                         problems.add(destination + ": row " + id + " accepted again within one run under another"
                                 + " key " + page.key());
                     }
