@@ -85,7 +85,8 @@ final class PageDelivery {
             }
         }
         if (policy.whenExhausted() == DeliveryPolicy.WhenExhausted.DEAD_LETTER) {
-            DeadLetter letter = config.deadLetters().add(letterFor(destination, batch, last));
+            DeadLetter letter = config.deadLetters().record(
+                    DeadLetter.of(batch, destination.name(), last, config.clock().instant()));
             LOG.warn("[{}] page {}/{} of {} ({} changes) refused by destination '{}' was stored as dead letter {}"
                             + " and delivery moved on, as its policy allows", object.name(), batch.pageNumber(),
                     batch.pageCount(), batch.batchId(), batch.changes().size(), destination.name(), letter.id());
@@ -97,21 +98,6 @@ final class PageDelivery {
                         + (policy.maxAttempts() == 1 ? " attempt" : " attempts") + ": " + last
                         + ". The watermark stays at " + batch.fromVersion()
                         + " and the same changes will be offered again.", last);
-    }
-
-    private DeadLetter letterFor(NamedDestination destination, ChangeBatch batch, Exception error) {
-        StringBuilder json = new StringBuilder(batch.changes().size() * 128).append('[');
-        List<Change> changes = batch.changes();
-        for (int i = 0; i < changes.size(); i++) {
-            if (i > 0) {
-                json.append(',');
-            }
-            json.append(changes.get(i).rawJson());
-        }
-        json.append(']');
-        return new DeadLetter(0, batch.objectName(), destination.name(), batch.batchId(), batch.pageNumber(),
-                batch.fromVersion(), batch.toVersion(), batch.syncType(), batch.reasonCode(), changes.size(),
-                json.toString(), String.valueOf(error), config.clock().instant());
     }
 
     private void pause(TrackedObject object, Duration wait) {

@@ -25,10 +25,6 @@ abstract class CommonStoreDialect implements StoreDialect {
     protected final String schema;
     /** The watermark table, quoted and schema-qualified. */
     protected final String state;
-    /** The dead-letter table, quoted and schema-qualified. */
-    protected final String letters;
-    /** The dead-letter table's own name, unquoted, from which its index is named. */
-    protected final String lettersTableName;
 
     // Built once: a store reads and advances on every cycle.
     private final String selectState;
@@ -36,15 +32,12 @@ abstract class CommonStoreDialect implements StoreDialect {
     private final String advanceFrom;
     private final String adoptSource;
     private final String reset;
-    private final String deleteDeadLetter;
 
     /** Takes the two tables' names, checked by the subclass's dialect and in the same schema. */
     CommonStoreDialect(QualifiedName stateTable, QualifiedName lettersTable) {
         this.schemaName = stateTable.schema().orElseThrow();
         this.schema = stateTable.quotedSchema().orElseThrow();
         this.state = stateTable.quoted();
-        this.letters = lettersTable.quoted();
-        this.lettersTableName = lettersTable.name();
         this.selectState = SqlTemplate.of("""
                 SELECT {{columns}}
                   FROM {{state}}
@@ -77,9 +70,6 @@ abstract class CommonStoreDialect implements StoreDialect {
                        last_error = NULL,
                        updated_at = :at
                  WHERE object_name = :name""").with("state", state).render();
-        this.deleteDeadLetter = SqlTemplate.of("""
-                DELETE FROM {{letters}}
-                 WHERE id = :id""").with("letters", letters).render();
     }
 
     /** Runs {@link #createMissing} in one transaction, where the dialect takes its creation lock. */
@@ -117,10 +107,5 @@ abstract class CommonStoreDialect implements StoreDialect {
     @Override
     public final String reset() {
         return reset;
-    }
-
-    @Override
-    public final String deleteDeadLetter() {
-        return deleteDeadLetter;
     }
 }

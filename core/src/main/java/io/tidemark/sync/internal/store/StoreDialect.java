@@ -41,11 +41,8 @@ public interface StoreDialect {
 
     String reset();
 
-    String insertDeadLetter();
-
-    String selectDeadLetters();
-
-    String deleteDeadLetter();
+    /** The dead-letter table's SQL. */
+    DeadLetterDialect deadLetters();
 
     /** Picks the dialect for the database behind {@code dataSource}. */
     static StoreDialect detect(String builder, DataSource dataSource, String schema, String stateTable,
