@@ -17,6 +17,8 @@ public enum ErrorCode {
     ENGINE_STATE,
     /** A call named a tracked object the engine does not know. */
     UNKNOWN_OBJECT,
+    /** A call named a destination the engine does not have (a dead letter's destination that was removed). */
+    UNKNOWN_DESTINATION,
     /**
      * The engine's start-up check ({@link SyncEngine#check()}, {@code SyncEngine.Builder#checkOnBuild}) found
      * problems; the message lists each with its own code (for example {@code CONNECTION_FAILED},
