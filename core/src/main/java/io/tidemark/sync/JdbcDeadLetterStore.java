@@ -19,6 +19,7 @@ import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * Keeps dead letters in a table ({@code tidemark.dead_letters} by default), next to the watermarks: one row per
@@ -118,7 +119,8 @@ public final class JdbcDeadLetterStore implements DeadLetterStore {
 
     /**
      * Updates the page's letter, or inserts it; empty when a concurrent insert of the same page won (PostgreSQL
-     * inserts nothing then; SQL Server reports a duplicate key), so the caller tries again and updates that one.
+     * inserts nothing then; SQL Server reports a duplicate key) or the database chose this transaction as a deadlock
+     * victim, so the caller tries again and updates that letter.
      */
     private Optional<DeadLetter> recordOnce(DeadLetter letter) {
         try {
@@ -136,7 +138,7 @@ public final class JdbcDeadLetterStore implements DeadLetterStore {
                 return insert(h, letter);
             });
         } catch (JdbiException e) {
-            if (isDuplicateKey(e)) {
+            if (isDuplicateKey(e) || isDeadlock(e)) {
                 return Optional.empty();
             }
             throw e;
@@ -168,6 +170,33 @@ public final class JdbcDeadLetterStore implements DeadLetterStore {
                 .bind("failures", FailuresJson.write(letter.failures()))
                 .bind("firstFailedAt", JdbcWatermarkStore.timestamp(letter.firstFailedAt()))
                 .bind("lastFailedAt", JdbcWatermarkStore.timestamp(letter.lastFailedAt()));
+    }
+
+    /**
+     * Runs a claim again when the database chose it as a deadlock victim (its transaction was rolled back, so nothing
+     * was claimed): claims of one destination lock its rows, and on SQL Server the key-range locks of two claims can
+     * still meet in a cycle.
+     */
+    private static <T> T retryingDeadlocks(Supplier<T> claim) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return claim.get();
+            } catch (JdbiException e) {
+                if (attempt == 3 || !isDeadlock(e)) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /** A deadlock victim: SQLState 40P01 (PostgreSQL), error 1205 (SQL Server). */
+    private static boolean isDeadlock(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SQLException s && ("40P01".equals(s.getSQLState()) || s.getErrorCode() == 1205)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A duplicate key on the page's unique index: SQLState 23505 (PostgreSQL), error 2627 or 2601 (SQL Server). */
@@ -237,7 +266,7 @@ public final class JdbcDeadLetterStore implements DeadLetterStore {
     public List<DeadLetter> claimNext(String objectName, String destination, String claimant, Instant now,
                                       Instant until, int limit) {
         try {
-            List<DeadLetter> claimed = support.jdbi().inTransaction(h -> {
+            List<DeadLetter> claimed = retryingDeadlocks(() -> support.jdbi().inTransaction(h -> {
                 // First wait for, and then see, any concurrent claim on this destination's letters.
                 h.createQuery(sql().lockDestination())
                         .bind("name", objectName)
@@ -252,7 +281,7 @@ public final class JdbcDeadLetterStore implements DeadLetterStore {
                         .bind("limit", limit)
                         .map(LETTER)
                         .list();
-            });
+            }));
             List<DeadLetter> ordered = new ArrayList<>(claimed);
             ordered.sort(InMemoryDeadLetterStore.VERSION_ORDER);
             return ordered;

@@ -8,8 +8,8 @@ import java.util.Optional;
 
 /**
  * Where the pages a destination refused until its {@link io.tidemark.sync.DeliveryPolicy} ran out of attempts are
- * kept: recorded by the engine, replayed to their destination through {@code SyncEngine.deadLetters()}, and
- * purged by age.
+ * kept: recorded by the engine, replayed to their destination through
+ * {@link io.tidemark.sync.SyncEngine#deadLetters()}, and purged by age.
  *
  * <p><b>Order.</b> Lists and claims return letters in version order: by {@code fromVersion}, then page number,
  * then id.
