@@ -17,7 +17,10 @@ public enum ErrorCode {
     ENGINE_STATE,
     /** A call named a tracked object the engine does not know. */
     UNKNOWN_OBJECT,
-    /** A call named a destination the engine does not deliver to; check the name given to {@code destination(...)}. */
+    /**
+     * A call named a destination the engine does not deliver to (pausing or resuming one, a dead letter whose
+     * destination was removed); check the name given to {@code destination(...)}.
+     */
     UNKNOWN_DESTINATION,
     /**
      * The engine's start-up check ({@link SyncEngine#check()}, {@code SyncEngine.Builder#checkOnBuild}) found

@@ -114,6 +114,12 @@ public interface SyncEngine extends AutoCloseable {
     CheckReport check();
 
     /**
+     * The engine's dead letters: list, replay to the destination that refused them, purge. Fails with
+     * {@link ErrorCode#INVALID_CONFIGURATION} on use when no dead-letter store is configured.
+     */
+    DeadLetters deadLetters();
+
+    /**
      * Stops for good: no new cycle starts, running cycles get the shutdown timeout to finish, then are
      * cancelled (their watermark is not moved, so their changes are offered again by the next engine).
      * Every poller thread has ended when this returns. Idempotent.

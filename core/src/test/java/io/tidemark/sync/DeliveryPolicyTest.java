@@ -136,10 +136,13 @@ class DeliveryPolicyTest {
                 assertThat(letter.pageNumber()).isEqualTo(2);
                 assertThat(letter.changeCount()).isEqualTo(2);
                 assertThat(letter.batchId()).isEqualTo(ITEMS + ":0-5");
-                assertThat(letter.error()).contains("cannot map row");
-                assertThat(letter.changesJson()).isEqualTo(
-                        "[{\"$operation\":\"I\",\"$version\":3,\"Body\":\"row 3\"},"
-                                + "{\"$operation\":\"I\",\"$version\":4,\"Body\":\"row 4\"}]");
+                assertThat(letter.lastError()).contains("cannot map row");
+                assertThat(letter.attempts()).isEqualTo(1);
+                assertThat(letter.pageCount()).isEqualTo(3);
+                assertThat(letter.envelope()).startsWith("{\"object\":\"Items\",\"idempotencyKey\":\""
+                        + letter.idempotencyKey() + "\"").endsWith("\"changes\":["
+                        + "{\"$operation\":\"I\",\"$version\":3,\"Body\":\"row 3\"},"
+                        + "{\"$operation\":\"I\",\"$version\":4,\"Body\":\"row 4\"}]}");
             });
             assertThat(deadLetters.delete(letters.get(0).id())).isTrue();
             assertThat(deadLetters.list(ITEMS)).isEmpty();

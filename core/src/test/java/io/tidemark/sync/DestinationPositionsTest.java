@@ -426,6 +426,35 @@ class DestinationPositionsTest {
         assertThat(position("d")).hasValue(4);
     }
 
+    @Test
+    void a_blocked_page_is_recorded_as_one_letter_updated_while_refused_and_resolved_once_passed() {
+        provider.object(ITEMS).respondWith(rows.insert(1, 2));
+        InMemoryDeadLetterStore letters = InMemoryDeadLetterStore.create();
+        RecordingDestination blocked = new RecordingDestination();
+        SyncEngine engine = engine(SyncEngine.builder().deadLetters(letters)
+                .destination("ok", new RecordingDestination())
+                .destination("blocked", blocked));
+        engine.runOnce();
+        blocked.refuseAll();
+        rows.insert(3, 4);
+
+        engine.runOnce(ITEMS);
+        engine.runOnce(ITEMS);
+
+        assertThat(letters.list(ITEMS)).singleElement().satisfies(letter -> {
+            assertThat(letter.destination()).isEqualTo("blocked");
+            assertThat(letter.attempts()).isEqualTo(2);
+            assertThat(letter.fromVersion()).isEqualTo(2);
+        });
+        assertThat(position("blocked")).hasValue(2);
+
+        blocked.acceptAll();
+        engine.runOnce(ITEMS);
+
+        assertThat(position("blocked")).hasValue(4);
+        assertThat(letters.list(ITEMS)).isEmpty();
+    }
+
     /** A clock a test moves by hand. */
     private static final class MutableClock extends Clock {
         private Instant now = Instant.parse("2026-01-01T00:00:00Z");

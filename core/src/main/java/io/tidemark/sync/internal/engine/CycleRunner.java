@@ -312,6 +312,7 @@ final class CycleRunner {
                 plan.advances(moved, version), config.clock().instant());
         plan.moved(moved, version, watermark);
         storedErrors.remove(object.name());
+        moved.forEach(e -> delivery.moved(object, e.name(), version));
     }
 
     /** Records a blocked destination's error on the object's row, unless the row says so already. */

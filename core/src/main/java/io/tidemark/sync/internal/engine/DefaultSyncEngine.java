@@ -1,6 +1,7 @@
 package io.tidemark.sync.internal.engine;
 
 import io.tidemark.sync.CheckReport;
+import io.tidemark.sync.DeadLetters;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.ObjectStatus;
@@ -8,6 +9,8 @@ import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.SyncReport;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.deadletter.DeadLetterReplay;
+import io.tidemark.sync.spi.Destination;
 import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.WatermarkState;
 import org.slf4j.Logger;
@@ -302,6 +305,14 @@ public final class DefaultSyncEngine implements SyncEngine {
         } catch (RuntimeException e) {
             problems.add(new CheckReport.Problem(component, ErrorCode.INTERNAL, "the check failed: " + e));
         }
+    }
+
+    /** Built on each call: it holds no state of its own (claims live in the store). */
+    @Override
+    public DeadLetters deadLetters() {
+        Map<String, Destination> byName = new LinkedHashMap<>();
+        config.destinations().forEach(d -> byName.put(d.name(), d.destination()));
+        return new DeadLetterReplay(config.name(), config.deadLetters(), byName, config.clock());
     }
 
     @Override

@@ -39,6 +39,7 @@ final class PageDelivery {
     private final CallContext calls;
     /** Per object and destination: no attempt before this time, as the destination asked (Retry-After). */
     private final Map<String, Instant> notBefore = new ConcurrentHashMap<>();
+    private final BlockedLetters blockedLetters = new BlockedLetters();
 
     PageDelivery(EngineConfig config, CallContext calls) {
         this.config = config;
@@ -159,13 +160,20 @@ final class PageDelivery {
             sleep(object, retryAfter.isPresent() ? retryAfter.get() : jittered(policy.delayBound(attempts)));
         }
         if (!deferred && policy.whenExhausted() == DeliveryPolicy.WhenExhausted.DEAD_LETTER) {
-            DeadLetter letter = config.deadLetters().add(letterFor(destination, batch, last));
+            DeadLetter letter = config.deadLetters().record(
+                    DeadLetter.of(batch, destination.name(), last, config.clock().instant()));
             LOG.warn("[{}] page {}/{} of {} ({} changes) refused by destination '{}' was stored as dead letter {}"
                             + " and delivery to it moved on, as its policy allows", object.name(), batch.pageNumber(),
                     batch.pageCount(), batch.batchId(), batch.changes().size(), destination.name(), letter.id());
             result.pages++;
             result.deadLettered++;
             return;
+        }
+        if (config.deadLetters() != null) {
+            // Blocked: the letter records the failure (updated, never duplicated, while the same page is refused);
+            // it is resolved once the destination's position passes the page.
+            config.deadLetters().record(DeadLetter.of(batch, destination.name(), last, config.clock().instant()));
+            blockedLetters.recorded(object.name(), destination.name(), batch);
         }
         result.blocked = TidemarkException.forObject(ErrorCode.DESTINATION_FAILED, object.name(),
                 "destination '" + destination.name() + "' refused page " + batch.pageNumber() + "/"
@@ -175,25 +183,15 @@ final class PageDelivery {
                         + " and the same changes will be offered to it again.", last);
     }
 
+    /** A destination's position moved: the letters recorded while it was blocked on those changes are resolved. */
+    void moved(TrackedObject object, String destination, long position) {
+        blockedLetters.passed(config.deadLetters(), object.name(), destination, position);
+    }
+
     /** Full jitter: a wait drawn uniformly between zero and the bound. */
     private static Duration jittered(Duration bound) {
         long nanos = bound.toNanos();
         return nanos <= 0 ? Duration.ZERO : Duration.ofNanos(ThreadLocalRandom.current().nextLong(nanos + 1));
-    }
-
-    private DeadLetter letterFor(NamedDestination destination, ChangeBatch batch, Exception error) {
-        StringBuilder json = new StringBuilder(batch.changes().size() * 128).append('[');
-        List<Change> changes = batch.changes();
-        for (int i = 0; i < changes.size(); i++) {
-            if (i > 0) {
-                json.append(',');
-            }
-            json.append(changes.get(i).rawJson());
-        }
-        json.append(']');
-        return new DeadLetter(0, batch.objectName(), destination.name(), batch.batchId(), batch.pageNumber(),
-                batch.fromVersion(), batch.toVersion(), batch.syncType(), batch.reasonCode(), changes.size(),
-                json.toString(), String.valueOf(error), config.clock().instant());
     }
 
     private void sleep(TrackedObject object, Duration wait) {

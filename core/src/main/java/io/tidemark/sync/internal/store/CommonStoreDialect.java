@@ -25,12 +25,8 @@ abstract class CommonStoreDialect implements StoreDialect {
     protected final String schema;
     /** The watermark table, quoted and schema-qualified. */
     protected final String state;
-    /** The dead-letter table, quoted and schema-qualified. */
-    protected final String letters;
     /** The destination positions table, quoted and schema-qualified. */
     protected final String positions;
-    /** The dead-letter table's own name, unquoted, from which its index is named. */
-    protected final String lettersTableName;
 
     // Built once: a store reads and advances on every cycle.
     private final String selectState;
@@ -38,7 +34,6 @@ abstract class CommonStoreDialect implements StoreDialect {
     private final String advanceFrom;
     private final String adoptSource;
     private final String reset;
-    private final String deleteDeadLetter;
     private final String selectPositions;
     private final String selectAllPositions;
     private final String advancePosition;
@@ -49,8 +44,6 @@ abstract class CommonStoreDialect implements StoreDialect {
         this.schemaName = stateTable.schema().orElseThrow();
         this.schema = stateTable.quotedSchema().orElseThrow();
         this.state = stateTable.quoted();
-        this.letters = lettersTable.quoted();
-        this.lettersTableName = lettersTable.name();
         this.positions = positionsTable.quoted();
         this.selectPositions = SqlTemplate.of("""
                 SELECT object_name, destination, version, paused
@@ -105,9 +98,6 @@ abstract class CommonStoreDialect implements StoreDialect {
                        last_error = NULL,
                        updated_at = :at
                  WHERE object_name = :name""").with("state", state).render();
-        this.deleteDeadLetter = SqlTemplate.of("""
-                DELETE FROM {{letters}}
-                 WHERE id = :id""").with("letters", letters).render();
     }
 
     /** Runs {@link #createMissing} in one transaction, where the dialect takes its creation lock. */
@@ -145,11 +135,6 @@ abstract class CommonStoreDialect implements StoreDialect {
     @Override
     public final String reset() {
         return reset;
-    }
-
-    @Override
-    public final String deleteDeadLetter() {
-        return deleteDeadLetter;
     }
 
     @Override

@@ -14,10 +14,18 @@ final class PostgresStoreDialect extends CommonStoreDialect {
     /** Serialises concurrent first-time creation by several engines (CREATE ... IF NOT EXISTS can still race). */
     private static final long DDL_LOCK_KEY = 0x7469_6465_6D61_726BL; // "tidemark"
 
+    private final PostgresDeadLetterDialect deadLetters;
+
     PostgresStoreDialect(String schema, String stateTable, String deadLetterTable) {
         super(PgName.of(schema, PgName.checkPart(stateTable, "table")),
                 PgName.of(schema, PgName.checkPart(deadLetterTable, "table")),
                 PgName.of(schema, PgName.checkPart(stateTable + POSITIONS_SUFFIX, "positions table")));
+        this.deadLetters = new PostgresDeadLetterDialect(PgName.of(schema, deadLetterTable));
+    }
+
+    @Override
+    public DeadLetterDialect deadLetters() {
+        return deadLetters;
     }
 
     @Override
@@ -37,16 +45,12 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                 -- every destination then stands at the object's watermark until its next delivery.
                 {{create_positions}};
 
-                {{create_letters}};
-
-                {{create_letters_index}};
-                """)
+                {{letters}}""")
                 .with("schema", schema)
                 .with("create_state", createStateTable())
                 .with("add_source", addSourceColumn())
                 .with("create_positions", createPositionsTable())
-                .with("create_letters", createLettersTable())
-                .with("create_letters_index", createLettersIndex())
+                .with("letters", deadLetters.script())
                 .render();
     }
 
@@ -81,35 +85,6 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                 .with("state", state).with("column", SOURCE_COLUMN).render();
     }
 
-    private String createLettersTable() {
-        return SqlTemplate.of("""
-                CREATE TABLE IF NOT EXISTS {{letters}} (
-                    id           bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                    object_name  text        NOT NULL,
-                    destination  text        NOT NULL,
-                    batch_id     text        NOT NULL,
-                    page_number  integer     NOT NULL,
-                    from_version bigint      NOT NULL,
-                    to_version   bigint      NOT NULL,
-                    sync_type    text        NOT NULL,
-                    reason_code  integer     NOT NULL,
-                    change_count integer     NOT NULL,
-                    changes      json        NOT NULL,            -- the page, as the procedure returned it
-                    error        text        NOT NULL,
-                    created_at   timestamptz NOT NULL
-                )""").with("letters", letters).render();
-    }
-
-    private String createLettersIndex() {
-        return SqlTemplate.of("CREATE INDEX IF NOT EXISTS {{index}} ON {{letters}} (object_name, id)")
-                .with("index", PgName.quote(indexName())).with("letters", letters).render();
-    }
-
-    private String indexName() {
-        String name = lettersTableName + "_object_idx";
-        return name.length() <= PgName.MAX_IDENTIFIER_BYTES ? name : name.substring(0, PgName.MAX_IDENTIFIER_BYTES);
-    }
-
     @Override
     protected void createMissing(Connection c) throws SQLException {
         try (Statement s = c.createStatement()) {
@@ -133,10 +108,7 @@ final class PostgresStoreDialect extends CommonStoreDialect {
             if (!Jdbc.queryBoolean(c, "SELECT to_regclass(?) IS NOT NULL", positions)) {
                 s.execute(createPositionsTable());
             }
-            if (!Jdbc.queryBoolean(c, "SELECT to_regclass(?) IS NOT NULL", letters)) {
-                s.execute(createLettersTable());
-                s.execute(createLettersIndex());
-            }
+            deadLetters.createOrUpgrade(c);
         }
     }
 
@@ -196,25 +168,5 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                 ON CONFLICT (object_name, destination) DO UPDATE
                    SET paused = EXCLUDED.paused,
                        updated_at = EXCLUDED.updated_at""").with("positions", positions).render();
-    }
-
-    @Override
-    public String insertDeadLetter() {
-        return SqlTemplate.of("""
-                INSERT INTO {{letters}} (object_name, destination, batch_id, page_number, from_version, to_version,
-                       sync_type, reason_code, change_count, changes, error, created_at)
-                VALUES (:objectName, :destination, :batchId, :pageNumber, :fromVersion, :toVersion,
-                       :syncType, :reasonCode, :changeCount, CAST(:changes AS json), :error, :createdAt)
-                RETURNING id""").with("letters", letters).render();
-    }
-
-    @Override
-    public String selectDeadLetters() {
-        return SqlTemplate.of("""
-                SELECT id, object_name, destination, batch_id, page_number, from_version, to_version, sync_type,
-                       reason_code, change_count, changes::text AS changes, error, created_at
-                  FROM {{letters}}
-                 WHERE object_name = :name
-                 ORDER BY id""").with("letters", letters).render();
     }
 }

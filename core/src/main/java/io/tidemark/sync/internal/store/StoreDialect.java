@@ -41,11 +41,8 @@ public interface StoreDialect {
 
     String reset();
 
-    String insertDeadLetter();
-
-    String selectDeadLetters();
-
-    String deleteDeadLetter();
+    /** The dead-letter table's SQL. */
+    DeadLetterDialect deadLetters();
 
     /** The object's destination positions ({@code :name}). */
     String selectPositions();
