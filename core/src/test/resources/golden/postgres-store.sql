@@ -1,5 +1,6 @@
 -- createScript()
 -- Tidemark store: one row per tracked object (its watermark and bookkeeping),
+-- one row per destination of an object (its position),
 -- and the pages a destination refused under a dead-letter policy.
 CREATE SCHEMA IF NOT EXISTS "tidemark";
 
@@ -17,23 +18,63 @@ CREATE TABLE IF NOT EXISTS "tidemark"."sync_state" (
 -- A table created before watermarks recorded their source gains the column here.
 ALTER TABLE "tidemark"."sync_state" ADD COLUMN IF NOT EXISTS source_identity text;
 
-CREATE TABLE IF NOT EXISTS "tidemark"."dead_letters" (
-    id           bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    object_name  text        NOT NULL,
-    destination  text        NOT NULL,
-    batch_id     text        NOT NULL,
-    page_number  integer     NOT NULL,
-    from_version bigint      NOT NULL,
-    to_version   bigint      NOT NULL,
-    sync_type    text        NOT NULL,
-    reason_code  integer     NOT NULL,
-    change_count integer     NOT NULL,
-    changes      json        NOT NULL,            -- the page, as the procedure returned it
-    error        text        NOT NULL,
-    created_at   timestamptz NOT NULL
+-- An object whose watermark was stored before positions were kept has no rows here:
+-- every destination then stands at the object's watermark until its next delivery.
+CREATE TABLE IF NOT EXISTS "tidemark"."sync_state_positions" (
+    object_name text        NOT NULL,
+    destination text        NOT NULL,
+    version     bigint,                 -- every change up to it was accepted; NULL: none yet
+    paused      boolean     NOT NULL DEFAULT false,
+    updated_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (object_name, destination)
 );
 
-CREATE INDEX IF NOT EXISTS "dead_letters_object_idx" ON "tidemark"."dead_letters" (object_name, id);
+-- A dead-letter table created by an earlier Tidemark is upgraded by JdbcDeadLetterStore.upgrade();
+-- this script stops rather than run over it.
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_attribute
+                WHERE attrelid = to_regclass('"tidemark"."dead_letters"') AND attname = 'changes'
+                  AND NOT attisdropped) THEN
+        RAISE EXCEPTION 'The dead-letter table "tidemark"."dead_letters" has the layout of an earlier Tidemark: upgrade it with JdbcDeadLetterStore.upgrade()';
+    END IF;
+END $$;
+
+-- One row per page a destination refused until its policy ran out of attempts; the same page
+-- refused again updates its row (attempts, failures, last_failed_at) instead of adding one.
+CREATE TABLE IF NOT EXISTS "tidemark"."dead_letters" (
+    id              bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    object_name     text        NOT NULL,
+    destination     text        NOT NULL,
+    idempotency_key text        NOT NULL,            -- the page's key, as the destination saw it
+    batch_id        text        NOT NULL,
+    page_number     integer     NOT NULL,
+    page_count      integer     NOT NULL,            -- 0 for letters kept before it was recorded
+    from_version    bigint      NOT NULL,
+    to_version      bigint      NOT NULL,
+    sync_type       text        NOT NULL,
+    reason_code     integer     NOT NULL,
+    change_count    integer     NOT NULL,
+    envelope        json        NOT NULL,            -- the page as offered, changes included
+    attempts        integer     NOT NULL,
+    failures        json        NOT NULL,            -- the last 20 failures: [{"at": ..., "error": ...}]
+    first_failed_at timestamptz NOT NULL,
+    last_failed_at  timestamptz NOT NULL,
+    claimed_by      text,                            -- the replay holding the letter ...
+    claimed_until   timestamptz                      -- ... until then (a dead replayer's claim lapses)
+);
+
+-- One letter per object, destination and page.
+CREATE UNIQUE INDEX IF NOT EXISTS "dead_letters_page_key"
+    ON "tidemark"."dead_letters" (object_name, destination, idempotency_key);
+
+-- Listing and replay in version order.
+CREATE INDEX IF NOT EXISTS "dead_letters_order_idx"
+    ON "tidemark"."dead_letters" (object_name, destination, from_version, page_number);
+
+-- Purge by age.
+CREATE INDEX IF NOT EXISTS "dead_letters_age_idx"
+    ON "tidemark"."dead_letters" (last_failed_at);
 
 -- selectState()
 SELECT object_name, version, source_identity, paused, last_moved_at, last_polled_at, last_error
@@ -99,20 +140,41 @@ UPDATE "tidemark"."sync_state"
        updated_at = :at
  WHERE object_name = :name
 
--- insertDeadLetter()
-INSERT INTO "tidemark"."dead_letters" (object_name, destination, batch_id, page_number, from_version, to_version,
-       sync_type, reason_code, change_count, changes, error, created_at)
-VALUES (:objectName, :destination, :batchId, :pageNumber, :fromVersion, :toVersion,
-       :syncType, :reasonCode, :changeCount, CAST(:changes AS json), :error, :createdAt)
-RETURNING id
-
--- selectDeadLetters()
-SELECT id, object_name, destination, batch_id, page_number, from_version, to_version, sync_type,
-       reason_code, change_count, changes::text AS changes, error, created_at
-  FROM "tidemark"."dead_letters"
+-- selectPositions()
+SELECT object_name, destination, version, paused
+  FROM "tidemark"."sync_state_positions"
  WHERE object_name = :name
- ORDER BY id
+ ORDER BY destination
 
--- deleteDeadLetter()
-DELETE FROM "tidemark"."dead_letters"
- WHERE id = :id
+-- selectAllPositions()
+SELECT object_name, destination, version, paused
+  FROM "tidemark"."sync_state_positions"
+ ORDER BY object_name, destination
+
+-- insertPosition()
+INSERT INTO "tidemark"."sync_state_positions" AS p (object_name, destination, version, paused, updated_at)
+VALUES (:name, :destination, :version, false, :at)
+ON CONFLICT (object_name, destination) DO UPDATE
+   SET version = EXCLUDED.version,
+       updated_at = EXCLUDED.updated_at
+ WHERE p.version IS NULL
+
+-- advancePosition()
+UPDATE "tidemark"."sync_state_positions"
+   SET version = :version,
+       updated_at = :at
+ WHERE object_name = :name AND destination = :destination
+   AND version = :expected AND version <= :version
+
+-- setDestinationPaused()
+INSERT INTO "tidemark"."sync_state_positions" AS p (object_name, destination, version, paused, updated_at)
+VALUES (:name, :destination, NULL, :paused, :at)
+ON CONFLICT (object_name, destination) DO UPDATE
+   SET paused = EXCLUDED.paused,
+       updated_at = EXCLUDED.updated_at
+
+-- resetPositions()
+UPDATE "tidemark"."sync_state_positions"
+   SET version = NULL,
+       updated_at = :at
+ WHERE object_name = :name

@@ -1,5 +1,6 @@
 -- createScript()
 -- Tidemark store: one row per tracked object (its watermark and bookkeeping),
+-- one row per destination of an object (its position),
 -- and the pages a destination refused under a dead-letter policy.
 -- Safe to run again: each object is created only when it is missing.
 IF SCHEMA_ID(N'tidemark') IS NULL
@@ -24,25 +25,61 @@ IF COL_LENGTH(N'[tidemark].[sync_state]', N'source_identity') IS NULL
     ALTER TABLE [tidemark].[sync_state] ADD source_identity NVARCHAR(1000) COLLATE Latin1_General_100_BIN2 NULL;
 GO
 
+-- An object whose watermark was stored before positions were kept has no rows here:
+-- every destination then stands at the object's watermark until its next delivery.
+IF OBJECT_ID(N'[tidemark].[sync_state_positions]', N'U') IS NULL
+CREATE TABLE [tidemark].[sync_state_positions] (
+    object_name NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,
+    destination NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,
+    version     BIGINT            NULL,    -- every change up to it was accepted; NULL: none yet
+    paused      BIT               NOT NULL DEFAULT 0,
+    updated_at  DATETIMEOFFSET(6) NOT NULL DEFAULT SYSDATETIMEOFFSET(),
+    PRIMARY KEY (object_name, destination)
+);
+GO
+
+-- A dead-letter table created by an earlier Tidemark is upgraded by JdbcDeadLetterStore.upgrade();
+-- this script stops rather than run over it.
+IF COL_LENGTH(N'[tidemark].[dead_letters]', N'changes') IS NOT NULL
+    THROW 50000, N'The dead-letter table [tidemark].[dead_letters] has the layout of an earlier Tidemark: upgrade it with JdbcDeadLetterStore.upgrade()', 1;
+GO
+
+-- One row per page a destination refused until its policy ran out of attempts; the same page
+-- refused again updates its row (attempts, failures, last_failed_at) instead of adding one.
 IF OBJECT_ID(N'[tidemark].[dead_letters]', N'U') IS NULL
-BEGIN
-    CREATE TABLE [tidemark].[dead_letters] (
-        id           BIGINT IDENTITY(1, 1) NOT NULL PRIMARY KEY,
-        object_name  NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,
-        destination  NVARCHAR(MAX)     NOT NULL,
-        batch_id     NVARCHAR(MAX)     NOT NULL,
-        page_number  INT               NOT NULL,
-        from_version BIGINT            NOT NULL,
-        to_version   BIGINT            NOT NULL,
-        sync_type    NVARCHAR(10)      NOT NULL,
-        reason_code  INT               NOT NULL,
-        change_count INT               NOT NULL,
-        changes      NVARCHAR(MAX)     NOT NULL CHECK (ISJSON(changes) = 1), -- the page, as returned
-        error        NVARCHAR(MAX)     NOT NULL,
-        created_at   DATETIMEOFFSET(6) NOT NULL
-    );
-    CREATE INDEX [dead_letters_object_idx] ON [tidemark].[dead_letters] (object_name, id);
-END;
+CREATE TABLE [tidemark].[dead_letters] (
+    id              BIGINT IDENTITY(1, 1) NOT NULL PRIMARY KEY,
+    object_name     NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,
+    destination     NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,
+    idempotency_key VARCHAR(64) COLLATE Latin1_General_100_BIN2 NOT NULL, -- the page's key
+    batch_id        NVARCHAR(MAX)     NOT NULL,
+    page_number     INT               NOT NULL,
+    page_count      INT               NOT NULL, -- 0 for letters kept before it was recorded
+    from_version    BIGINT            NOT NULL,
+    to_version      BIGINT            NOT NULL,
+    sync_type       NVARCHAR(10)      NOT NULL,
+    reason_code     INT               NOT NULL,
+    change_count    INT               NOT NULL,
+    envelope        NVARCHAR(MAX)     NOT NULL CHECK (ISJSON(envelope) = 1), -- the page as offered
+    attempts        INT               NOT NULL,
+    failures        NVARCHAR(MAX)     NOT NULL CHECK (ISJSON(failures) = 1), -- the last 20
+    first_failed_at DATETIMEOFFSET(6) NOT NULL,
+    last_failed_at  DATETIMEOFFSET(6) NOT NULL,
+    claimed_by      NVARCHAR(200)     NULL, -- the replay holding the letter ...
+    claimed_until   DATETIMEOFFSET(6) NULL  -- ... until then (a dead replayer's claim lapses)
+);
+GO
+
+IF INDEXPROPERTY(OBJECT_ID(N'[tidemark].[dead_letters]'), N'dead_letters_page_key', N'IndexID') IS NULL
+    CREATE UNIQUE INDEX [dead_letters_page_key] ON [tidemark].[dead_letters] (object_name, destination, idempotency_key);
+GO
+
+IF INDEXPROPERTY(OBJECT_ID(N'[tidemark].[dead_letters]'), N'dead_letters_order_idx', N'IndexID') IS NULL
+    CREATE INDEX [dead_letters_order_idx] ON [tidemark].[dead_letters] (object_name, destination, from_version, page_number);
+GO
+
+IF INDEXPROPERTY(OBJECT_ID(N'[tidemark].[dead_letters]'), N'dead_letters_age_idx', N'IndexID') IS NULL
+    CREATE INDEX [dead_letters_age_idx] ON [tidemark].[dead_letters] (last_failed_at);
 GO
 
 -- selectState()
@@ -114,19 +151,46 @@ UPDATE [tidemark].[sync_state]
        updated_at = :at
  WHERE object_name = :name
 
--- insertDeadLetter()
-INSERT INTO [tidemark].[dead_letters] (object_name, destination, batch_id, page_number, from_version, to_version,
-       sync_type, reason_code, change_count, changes, error, created_at)
-VALUES (:objectName, :destination, :batchId, :pageNumber, :fromVersion, :toVersion,
-       :syncType, :reasonCode, :changeCount, :changes, :error, :createdAt)
-
--- selectDeadLetters()
-SELECT id, object_name, destination, batch_id, page_number, from_version, to_version, sync_type,
-       reason_code, change_count, changes, error, created_at
-  FROM [tidemark].[dead_letters]
+-- selectPositions()
+SELECT object_name, destination, version, paused
+  FROM [tidemark].[sync_state_positions]
  WHERE object_name = :name
- ORDER BY id
+ ORDER BY destination
 
--- deleteDeadLetter()
-DELETE FROM [tidemark].[dead_letters]
- WHERE id = :id
+-- selectAllPositions()
+SELECT object_name, destination, version, paused
+  FROM [tidemark].[sync_state_positions]
+ ORDER BY object_name, destination
+
+-- insertPosition()
+MERGE [tidemark].[sync_state_positions] WITH (HOLDLOCK) AS p
+USING (SELECT :name AS object_name, :destination AS destination) AS src
+   ON p.object_name = src.object_name AND p.destination = src.destination
+ WHEN MATCHED AND p.version IS NULL THEN UPDATE
+      SET version = :version,
+          updated_at = :at
+ WHEN NOT MATCHED THEN INSERT (object_name, destination, version, paused, updated_at)
+      VALUES (:name, :destination, :version, 0, :at);
+
+-- advancePosition()
+UPDATE [tidemark].[sync_state_positions]
+   SET version = :version,
+       updated_at = :at
+ WHERE object_name = :name AND destination = :destination
+   AND version = :expected AND version <= :version
+
+-- setDestinationPaused()
+MERGE [tidemark].[sync_state_positions] WITH (HOLDLOCK) AS p
+USING (SELECT :name AS object_name, :destination AS destination) AS src
+   ON p.object_name = src.object_name AND p.destination = src.destination
+ WHEN MATCHED THEN UPDATE
+      SET paused = :paused,
+          updated_at = :at
+ WHEN NOT MATCHED THEN INSERT (object_name, destination, version, paused, updated_at)
+      VALUES (:name, :destination, NULL, :paused, :at);
+
+-- resetPositions()
+UPDATE [tidemark].[sync_state_positions]
+   SET version = NULL,
+       updated_at = :at
+ WHERE object_name = :name

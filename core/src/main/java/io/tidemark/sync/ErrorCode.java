@@ -18,6 +18,11 @@ public enum ErrorCode {
     /** A call named a tracked object the engine does not know. */
     UNKNOWN_OBJECT,
     /**
+     * A call named a destination the engine does not deliver to (pausing or resuming one, a dead letter whose
+     * destination was removed); check the name given to {@code destination(...)}.
+     */
+    UNKNOWN_DESTINATION,
+    /**
      * The engine's start-up check ({@link SyncEngine#check()}, {@code SyncEngine.Builder#checkOnBuild}) found
      * problems; the message lists each with its own code (for example {@code CONNECTION_FAILED},
      * {@code PROCEDURE_NOT_FOUND}). Fix each and build again.

@@ -2,8 +2,11 @@ package io.tidemark.sync;
 
 import io.tidemark.sync.internal.store.JdbcStoreSupport;
 import io.tidemark.sync.internal.store.WatermarkConflicts;
+import io.tidemark.sync.spi.DestinationPosition;
+import io.tidemark.sync.spi.PositionAdvance;
 import io.tidemark.sync.spi.WatermarkState;
 import io.tidemark.sync.spi.WatermarkStore;
+import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.JdbiException;
 import org.jdbi.v3.core.mapper.RowMapper;
 
@@ -11,19 +14,27 @@ import javax.sql.DataSource;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.TreeMap;
 
 /**
  * Keeps watermarks in a table of the database ({@code tidemark.sync_state} by default), created on first use
  * unless told otherwise. Each version is stored with the identity of the procedure that produced it
  * ({@code source_identity}); a table created by an older version of Tidemark gains that column on first use, and
- * its rows, which have no identity yet, adopt the current one at their object's next successful cycle. Every version write is a single compare-and-set statement, so two engines sharing the
- * table can never move a watermark backwards or overwrite each other's progress.
+ * its rows, which have no identity yet, adopt the current one at their object's next successful cycle.
+ *
+ * <p>Next to it, {@code tidemark.sync_state_positions} (the state table's name followed by {@code _positions})
+ * keeps one position per destination of an object; the object's watermark is the lowest of them, and both are
+ * written in one transaction. A store created before positions were kept gains that table on first use; its
+ * objects have no position rows, which the engine reads as "every destination at the object's watermark".
+ * Every version write is compare-and-set, so two engines sharing the tables can never move a watermark or a
+ * position backwards or overwrite each other's progress.
  *
  * <pre>{@code
  * WatermarkStore store = JdbcWatermarkStore.create(dataSource);
@@ -42,6 +53,13 @@ public final class JdbcWatermarkStore implements WatermarkStore {
                 instant(rs.getObject("last_moved_at", OffsetDateTime.class)),
                 instant(rs.getObject("last_polled_at", OffsetDateTime.class)),
                 rs.getString("last_error"), rs.getString("source_identity"));
+    };
+
+    private static final RowMapper<DestinationPosition> POSITION = (rs, ctx) -> {
+        long version = rs.getLong("version");
+        Long boxed = rs.wasNull() ? null : version;
+        return new DestinationPosition(rs.getString("object_name"), rs.getString("destination"), boxed,
+                rs.getBoolean("paused"));
     };
 
     private final JdbcStoreSupport support;
@@ -73,10 +91,23 @@ public final class JdbcWatermarkStore implements WatermarkStore {
     @Override
     public Optional<WatermarkState> load(String objectName) {
         try {
-            return support.jdbi().withHandle(h -> h.createQuery(support.dialect().selectState())
-                    .bind("name", objectName)
-                    .map(STATE)
-                    .findOne());
+            return support.jdbi().inTransaction(h -> {
+                Optional<WatermarkState> state = h.createQuery(support.dialect().selectState())
+                        .bind("name", objectName)
+                        .map(STATE)
+                        .findOne();
+                Map<String, DestinationPosition> positions = new TreeMap<>();
+                h.createQuery(support.dialect().selectPositions())
+                        .bind("name", objectName)
+                        .map(POSITION)
+                        .forEach(p -> positions.put(p.destination(), p));
+                if (state.isEmpty() && !positions.isEmpty()) {
+                    // Only a destination was paused so far: the object has no row of its own yet.
+                    return Optional.of(new WatermarkState(objectName, null, false, null, null, null, null,
+                            positions));
+                }
+                return state.map(s -> s.withPositions(positions));
+            });
         } catch (JdbiException e) {
             throw support.failure("read the watermark", objectName, e);
         }
@@ -86,9 +117,19 @@ public final class JdbcWatermarkStore implements WatermarkStore {
     public Map<String, WatermarkState> loadAll() {
         try {
             Map<String, WatermarkState> all = new LinkedHashMap<>();
-            support.jdbi().useHandle(h -> h.createQuery(support.dialect().selectAllStates())
-                    .map(STATE)
-                    .forEach(s -> all.put(s.objectName(), s)));
+            Map<String, Map<String, DestinationPosition>> positions = new HashMap<>();
+            support.jdbi().useTransaction(h -> {
+                h.createQuery(support.dialect().selectAllStates())
+                        .map(STATE)
+                        .forEach(s -> all.put(s.objectName(), s));
+                h.createQuery(support.dialect().selectAllPositions())
+                        .map(POSITION)
+                        .forEach(p -> positions.computeIfAbsent(p.objectName(), n -> new TreeMap<>())
+                                .put(p.destination(), p));
+            });
+            positions.forEach((name, byDestination) -> all.merge(name,
+                    new WatermarkState(name, null, false, null, null, null, null, byDestination),
+                    (state, onlyPositions) -> state.withPositions(byDestination)));
             return all;
         } catch (JdbiException e) {
             throw support.failure("read the watermarks", "*", e);
@@ -96,34 +137,93 @@ public final class JdbcWatermarkStore implements WatermarkStore {
     }
 
     @Override
-    public void advance(String objectName, String source, OptionalLong expected, long newVersion, Instant at) {
+    public void advance(String objectName, String source, OptionalLong expected, long newVersion,
+                        List<PositionAdvance> positions, Instant at) {
         WatermarkConflicts.checkNotBackwards(objectName, expected, newVersion);
         WatermarkConflicts.requireSource(objectName, source);
-        int updated;
+        positions.forEach(p -> WatermarkConflicts.checkPositionNotBackwards(objectName, p));
+        boolean advanced;
         try {
-            updated = support.jdbi().withHandle(h -> {
-                if (expected.isEmpty()) {
-                    return h.createUpdate(support.dialect().advanceFromNothing())
-                            .bind("name", objectName)
-                            .bind("version", newVersion)
-                            .bind("source", source)
-                            .bind("at", timestamp(at))
-                            .execute();
+            // One transaction: the positions and the watermark (their lowest) never disagree.
+            advanced = support.jdbi().inTransaction(h -> {
+                for (PositionAdvance position : positions) {
+                    if (advancePosition(h, objectName, position, at) != 1) {
+                        throw WatermarkConflicts.positionConflict(objectName, position,
+                                heldPosition(h, objectName, position.destination()));
+                    }
                 }
-                return h.createUpdate(support.dialect().advanceFrom())
-                        .bind("name", objectName)
-                        .bind("version", newVersion)
-                        .bind("expected", expected.getAsLong())
-                        .bind("source", source)
-                        .bind("at", timestamp(at))
-                        .execute();
+                int updated = advanceWatermark(h, objectName, source, expected, newVersion, at);
+                if (updated != 1) {
+                    h.rollback();
+                    return false;
+                }
+                return true;
             });
         } catch (JdbiException e) {
             throw support.failure("store the watermark " + newVersion, objectName, e);
         }
-        if (updated != 1) {
+        if (!advanced) {
             throw WatermarkConflicts.explain(objectName, source, expected, newVersion, load(objectName));
         }
+    }
+
+    private int advancePosition(Handle h, String objectName, PositionAdvance position, Instant at) {
+        if (position.expected().isEmpty()) {
+            return h.createUpdate(support.dialect().insertPosition())
+                    .bind("name", objectName)
+                    .bind("destination", position.destination())
+                    .bind("version", position.version())
+                    .bind("at", timestamp(at))
+                    .execute();
+        }
+        return h.createUpdate(support.dialect().advancePosition())
+                .bind("name", objectName)
+                .bind("destination", position.destination())
+                .bind("version", position.version())
+                .bind("expected", position.expected().getAsLong())
+                .bind("at", timestamp(at))
+                .execute();
+    }
+
+    private OptionalLong heldPosition(Handle h, String objectName, String destination) {
+        return h.createQuery(support.dialect().selectPositions())
+                .bind("name", objectName)
+                .map(POSITION)
+                .stream()
+                .filter(p -> p.destination().equals(destination))
+                .findFirst()
+                .map(DestinationPosition::position)
+                .orElse(OptionalLong.empty());
+    }
+
+    private int advanceWatermark(Handle h, String objectName, String source, OptionalLong expected,
+                                 long newVersion, Instant at) {
+        if (expected.isEmpty()) {
+            return h.createUpdate(support.dialect().advanceFromNothing())
+                    .bind("name", objectName)
+                    .bind("version", newVersion)
+                    .bind("source", source)
+                    .bind("at", timestamp(at))
+                    .execute();
+        }
+        return h.createUpdate(support.dialect().advanceFrom())
+                .bind("name", objectName)
+                .bind("version", newVersion)
+                .bind("expected", expected.getAsLong())
+                .bind("source", source)
+                .bind("at", timestamp(at))
+                .execute();
+    }
+
+    @Override
+    public void setDestinationPaused(String objectName, String destination, boolean paused, Instant at) {
+        execute(paused ? "pause destination '" + destination + "'" : "resume destination '" + destination + "'",
+                objectName, h -> h.createUpdate(support.dialect().setDestinationPaused())
+                        .bind("name", objectName)
+                        .bind("destination", destination)
+                        .bind("paused", paused)
+                        .bind("at", timestamp(at))
+                        .execute());
     }
 
     @Override
@@ -157,10 +257,20 @@ public final class JdbcWatermarkStore implements WatermarkStore {
 
     @Override
     public void reset(String objectName, Instant at) {
-        execute("reset the watermark", objectName, h -> h.createUpdate(support.dialect().reset())
-                .bind("name", objectName)
-                .bind("at", timestamp(at))
-                .execute());
+        try {
+            support.jdbi().useTransaction(h -> {
+                h.createUpdate(support.dialect().reset())
+                        .bind("name", objectName)
+                        .bind("at", timestamp(at))
+                        .execute();
+                h.createUpdate(support.dialect().resetPositions())
+                        .bind("name", objectName)
+                        .bind("at", timestamp(at))
+                        .execute();
+            });
+        } catch (JdbiException e) {
+            throw support.failure("reset the watermark", objectName, e);
+        }
     }
 
     private void execute(String what, String objectName, org.jdbi.v3.core.HandleConsumer<RuntimeException> work) {

@@ -25,6 +25,7 @@ public final class ObjectReport {
     private final TidemarkException error;
     private final List<String> warnings;
     private final List<Diagnostic> diagnostics;
+    private final List<DestinationReport> destinations;
 
     private ObjectReport(Builder b) {
         this.objectName = Objects.requireNonNull(b.objectName, "objectName");
@@ -42,6 +43,7 @@ public final class ObjectReport {
         this.error = b.error;
         this.warnings = List.copyOf(b.warnings);
         this.diagnostics = List.copyOf(b.diagnostics);
+        this.destinations = List.copyOf(b.destinations);
     }
 
     public static Builder builder(String objectName, Instant startedAt) {
@@ -115,6 +117,20 @@ public final class ObjectReport {
         return diagnostics;
     }
 
+    /**
+     * What the cycle did for each destination, in the order they were registered: each has its own position, so
+     * one can be blocked while the others deliver. Empty for a cycle that ended before delivering (failed,
+     * paused object, seeded).
+     */
+    public List<DestinationReport> destinations() {
+        return destinations;
+    }
+
+    /** The destinations that are blocked after this cycle. */
+    public List<DestinationReport> blockedDestinations() {
+        return destinations.stream().filter(d -> d.outcome() == Outcome.BLOCKED).toList();
+    }
+
     public boolean isSuccess() {
         return outcome != Outcome.FAILED && outcome != Outcome.BLOCKED;
     }
@@ -129,6 +145,10 @@ public final class ObjectReport {
         }
         if (deadLetteredPages > 0) {
             sb.append(", ").append(deadLetteredPages).append(" pages dead-lettered");
+        }
+        List<DestinationReport> blocked = blockedDestinations();
+        if (!blocked.isEmpty() && blocked.size() < destinations.size()) {
+            sb.append(", blocked: ").append(blocked.stream().map(DestinationReport::destination).toList());
         }
         if (error != null) {
             sb.append(", error=").append(error.getMessage());
@@ -153,6 +173,7 @@ public final class ObjectReport {
         private TidemarkException error;
         private final java.util.ArrayList<String> warnings = new java.util.ArrayList<>();
         private final java.util.ArrayList<Diagnostic> diagnostics = new java.util.ArrayList<>();
+        private final java.util.ArrayList<DestinationReport> destinations = new java.util.ArrayList<>();
 
         private Builder(String objectName, Instant startedAt) {
             this.objectName = objectName;
@@ -217,6 +238,12 @@ public final class ObjectReport {
 
         public Builder diagnostics(java.util.Collection<Diagnostic> values) {
             this.diagnostics.addAll(values);
+            return this;
+        }
+
+        public Builder destinations(java.util.Collection<DestinationReport> values) {
+            this.destinations.clear();
+            this.destinations.addAll(values);
             return this;
         }
 

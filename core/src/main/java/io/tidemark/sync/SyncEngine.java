@@ -69,6 +69,19 @@ public interface SyncEngine extends AutoCloseable {
     void resume(String objectName);
 
     /**
+     * Pauses one destination of the object: nothing is delivered to it until resumed, while the other destinations
+     * carry on. Its position stays, and keeps the object's watermark (and with it the outbox's trimming) from
+     * passing it, so it catches up from there when resumed. Persisted in the watermark store.
+     *
+     * @throws TidemarkException {@code UNKNOWN_OBJECT} or {@code UNKNOWN_DESTINATION} for a name the engine does
+     *         not know
+     */
+    void pause(String objectName, String destination);
+
+    /** Resumes a paused destination of the object and polls the object soon. */
+    void resume(String objectName, String destination);
+
+    /**
      * Forgets the object's watermark (and the procedure that produced it) so that its next cycle is a first
      * cycle again, following its {@link InitialSync}. The way out of
      * {@link ErrorCode#WATERMARK_SOURCE_CHANGED} when the new procedure's versions do not continue the old ones.
@@ -99,6 +112,12 @@ public interface SyncEngine extends AutoCloseable {
      * {@link Builder#checkOnBuild(boolean)} runs it at {@code build()}.
      */
     CheckReport check();
+
+    /**
+     * The engine's dead letters: list, replay to the destination that refused them, purge. Fails with
+     * {@link ErrorCode#INVALID_CONFIGURATION} on use when no dead-letter store is configured.
+     */
+    DeadLetters deadLetters();
 
     /**
      * Stops for good: no new cycle starts, running cycles get the shutdown timeout to finish, then are
@@ -157,7 +176,16 @@ public interface SyncEngine extends AutoCloseable {
         }
 
         public Builder destination(String name, Destination destination, DeliveryPolicy policy) {
-            this.destinations.add(new NamedDestination(name, destination, policy));
+            return destination(name, destination, policy, DestinationStart.CURRENT_POSITION);
+        }
+
+        /**
+         * Adds a destination with its policy and where it starts on objects that deliver already when it is added
+         * ({@link DestinationStart}; on an object's first cycle every destination starts together).
+         */
+        public Builder destination(String name, Destination destination, DeliveryPolicy policy,
+                                   DestinationStart start) {
+            this.destinations.add(new NamedDestination(name, destination, policy, start));
             return this;
         }
 

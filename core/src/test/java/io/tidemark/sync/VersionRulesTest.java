@@ -214,9 +214,13 @@ class VersionRulesTest {
     // Rule 4: when it is stored.
 
     @Test
-    void rule4_a_refusing_destination_keeps_the_watermark_and_gets_the_same_changes_again() {
+    void rule4_a_refusing_destination_keeps_its_position_and_gets_the_same_changes_again() {
         String rows = response(8, "Diff", 0, row("I", 7, "\"Id\":1"), row("U", 8, "\"Id\":1"));
-        provider.object(ITEMS).thenReturn(response(5, "Diff", 0, row("I", 5, "\"Id\":0"))).thenReturn(rows).thenReturn(rows);
+        provider.object(ITEMS)
+                .thenReturn(response(5, "Diff", 0, row("I", 5, "\"Id\":0")))
+                .thenReturn(rows)
+                .thenReturn(response(8, "Diff", 0)) // d0, at 8, asks first
+                .thenReturn(rows);                  // d1 catches up from its own position
         RecordingDestination accepting = new RecordingDestination();
         RecordingDestination refusing = new RecordingDestination();
         SyncEngine engine = engine(items(), accepting, refusing);
@@ -225,13 +229,19 @@ class VersionRulesTest {
 
         ObjectReport blocked = engine.runOnce().get(ITEMS);
 
-        assertThat(blocked.outcome()).isEqualTo(Outcome.BLOCKED);
-        assertThat(blocked.error()).get().extracting(TidemarkException::code).isEqualTo(ErrorCode.DESTINATION_FAILED);
-        assertThat(blocked.error().get().getMessage()).contains(ITEMS).contains("'d1'").contains("stays at 5");
+        // d0 moved on, d1 is blocked: the watermark, their lowest position, stays at 5.
+        assertThat(blocked.outcome()).isEqualTo(Outcome.DELIVERED);
+        assertThat(blocked.blockedDestinations()).singleElement().satisfies(d -> {
+            assertThat(d.destination()).isEqualTo("d1");
+            assertThat(d.toVersion()).hasValue(5);
+            assertThat(d.error()).get().extracting(TidemarkException::code).isEqualTo(ErrorCode.DESTINATION_FAILED);
+            assertThat(d.error().get().getMessage()).contains(ITEMS).contains("'d1'").contains("stays at 5");
+        });
         assertThat(blocked.toVersion()).hasValue(5);
         assertThat(stored(ITEMS)).hasValue(5);
+        assertThat(store.load(ITEMS).orElseThrow().positions().get("d0").version()).isEqualTo(8L);
+        assertThat(store.load(ITEMS).orElseThrow().positions().get("d1").version()).isEqualTo(5L);
         assertThat(store.load(ITEMS).orElseThrow().lastError()).get().asString().contains("DESTINATION_FAILED");
-        assertThat(engine.status(ITEMS).lastReport()).get().extracting(ObjectReport::outcome).isEqualTo(Outcome.BLOCKED);
 
         refusing.acceptAll();
         ObjectReport retried = engine.runOnce().get(ITEMS);
@@ -240,17 +250,37 @@ class VersionRulesTest {
         assertThat(provider.calls(ITEMS)).containsExactly(
                 "{\"fromVersion\":0,\"mode\":\"sync\",\"initial\":true}",
                 "{\"fromVersion\":5,\"mode\":\"sync\"}",
+                "{\"fromVersion\":8,\"mode\":\"sync\"}",
                 "{\"fromVersion\":5,\"mode\":\"sync\"}");
         assertThat(refusing.changes()).extracting(Change::rawJson).containsExactly(
                 "{\"$operation\":\"I\",\"$version\":5,\"Id\":0}",
                 "{\"$operation\":\"I\",\"$version\":7,\"Id\":1}",
                 "{\"$operation\":\"U\",\"$version\":8,\"Id\":1}");
+        assertThat(accepting.changes()).hasSize(3);
         assertThat(stored(ITEMS)).hasValue(8);
         assertThat(store.load(ITEMS).orElseThrow().lastError()).isEmpty();
     }
 
     @Test
-    void rule4_nothing_is_stored_until_every_page_is_accepted() {
+    void rule4_when_every_destination_refuses_the_object_is_blocked() {
+        String rows = response(8, "Diff", 0, row("I", 7, "\"Id\":1"));
+        provider.object(ITEMS).thenReturn(response(5, "Diff", 0, row("I", 5, "\"Id\":0"))).thenReturn(rows);
+        RecordingDestination refusing = new RecordingDestination();
+        SyncEngine engine = engine(items(), refusing);
+        engine.runOnce();
+        refusing.refuseAll();
+
+        ObjectReport blocked = engine.runOnce().get(ITEMS);
+
+        assertThat(blocked.outcome()).isEqualTo(Outcome.BLOCKED);
+        assertThat(blocked.error()).get().extracting(TidemarkException::code).isEqualTo(ErrorCode.DESTINATION_FAILED);
+        assertThat(stored(ITEMS)).hasValue(5);
+        assertThat(engine.status(ITEMS).lastReport()).get().extracting(ObjectReport::outcome)
+                .isEqualTo(Outcome.BLOCKED);
+    }
+
+    @Test
+    void rule4_nothing_is_stored_beyond_the_pages_accepted() {
         provider.object(ITEMS).thenReturn(response(2500, "Diff", 0, inserts(1, 2500)));
         RecordingDestination out = new RecordingDestination().refuseWhen(batch -> batch.pageNumber() == 3);
         SyncEngine engine = engine(items(), out);
@@ -259,7 +289,7 @@ class VersionRulesTest {
 
         assertThat(report.outcome()).isEqualTo(Outcome.BLOCKED);
         assertThat(out.batches()).extracting(ChangeBatch::pageNumber).containsExactly(1, 2);
-        assertThat(stored(ITEMS)).isEmpty();
+        assertThat(stored(ITEMS)).hasValue(2000); // the end of page 2, stored before page 3 was offered
     }
 
     // Rule 5: never backwards.

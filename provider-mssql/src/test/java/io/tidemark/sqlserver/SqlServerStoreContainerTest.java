@@ -4,9 +4,10 @@ import io.tidemark.sqlserver.internal.TSqlScript;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.JdbcDeadLetterStore;
 import io.tidemark.sync.JdbcWatermarkStore;
-import io.tidemark.sync.SyncType;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.ChangeBatch;
 import io.tidemark.sync.spi.DeadLetter;
+import io.tidemark.testing.DeadLetterStoreContract;
 import io.tidemark.sync.spi.WatermarkState;
 import io.tidemark.testing.SqlServerContainerTest;
 import io.tidemark.testing.SqlServerDatabase;
@@ -173,29 +174,14 @@ class SqlServerStoreContainerTest {
     }
 
     @Test
-    void dead_letters_keep_their_page_and_get_increasing_ids() {
+    void dead_letters_keep_their_envelope_in_nvarchar_and_refuse_a_destination_name_the_index_cannot_hold() {
         JdbcDeadLetterStore letters = JdbcDeadLetterStore.builder(database.dataSource()).schema("letters").build();
-        DeadLetter first = letters.add(letter("Items", "[{\"$version\":5,\"Id\":\"ü\"}]", T1));
-        DeadLetter second = letters.add(letter("Items", "[]", T2));
-        letters.add(letter("Other", "[]", T2));
-        assertThat(first.id()).isPositive();
-        assertThat(second.id()).isGreaterThan(first.id());
-
-        List<DeadLetter> listed = letters.list("Items");
-        assertThat(listed).extracting(DeadLetter::id).containsExactly(first.id(), second.id());
-        DeadLetter stored = listed.get(0);
-        assertThat(stored.changesJson()).isEqualTo("[{\"$version\":5,\"Id\":\"ü\"}]");
-        assertThat(stored.syncType()).isEqualTo(SyncType.FULL);
-        assertThat(stored.reasonCode()).isEqualTo(1);
-        assertThat(stored.fromVersion()).isEqualTo(4);
-        assertThat(stored.toVersion()).isEqualTo(5);
-        assertThat(stored.createdAt()).isEqualTo(T1);
-        assertThat(stored.error()).isEqualTo("refused: ✗");
-
-        assertThat(letters.delete(first.id())).isTrue();
-        assertThat(letters.delete(first.id())).isFalse();
-        assertThat(letters.list("Items")).extracting(DeadLetter::id).containsExactly(second.id());
-        assertCode(() -> letters.add(letter("Items", "not json", T3)), ErrorCode.STORE_FAILED);
+        ChangeBatch batch = DeadLetterStoreContract.page("Items", 4, 5, 1, 1);
+        DeadLetter first = letters.record(DeadLetter.of(batch, "audit", new IllegalStateException("refused: ✗"), T1));
+        assertThat(letters.find(first.id()).orElseThrow().envelope()).contains("\"Name\":\"ü ✓\"");
+        assertThat(letters.find(first.id()).orElseThrow().lastError()).endsWith("refused: ✗");
+        assertCode(() -> letters.record(DeadLetter.of(batch, "d".repeat(201), new IllegalStateException("x"), T1)),
+                ErrorCode.STORE_FAILED);
     }
 
     @Test
@@ -209,10 +195,6 @@ class SqlServerStoreContainerTest {
         assertThat(scriptOnly.load("A").orElseThrow().version()).hasValue(1);
     }
 
-    private static DeadLetter letter(String object, String changes, Instant at) {
-        return new DeadLetter(0, object, "audit", object + ":4-5", 1, 4, 5, SyncType.FULL, 1, 1, changes,
-                "refused: ✗", at);
-    }
 
     private static void assertCode(org.assertj.core.api.ThrowableAssert.ThrowingCallable call, ErrorCode code) {
         assertThatThrownBy(call).isInstanceOf(TidemarkException.class)

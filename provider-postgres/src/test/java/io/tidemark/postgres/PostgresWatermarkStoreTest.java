@@ -4,6 +4,7 @@ import io.tidemark.sync.JdbcDeadLetterStore;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.JdbcWatermarkStore;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.spi.PositionAdvance;
 import io.tidemark.sync.spi.WatermarkStore;
 import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.TestDatabase;
@@ -12,6 +13,7 @@ import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
 import java.time.Instant;
+import java.util.List;
 import java.util.OptionalLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -43,6 +45,7 @@ class PostgresWatermarkStoreTest extends WatermarkStoreContract {
         database.execute("DO $$ BEGIN\n"
                 + "  ASSERT to_regclass('tidemark.sync_state') IS NOT NULL, 'state table missing';\n"
                 + "  ASSERT to_regclass('tidemark.dead_letters') IS NOT NULL, 'dead-letter table missing';\n"
+                + "  ASSERT to_regclass('tidemark.sync_state_positions') IS NOT NULL, 'positions table missing';\n"
                 + "END $$;");
     }
 
@@ -61,13 +64,16 @@ class PostgresWatermarkStoreTest extends WatermarkStoreContract {
     void an_application_role_without_create_rights_uses_tables_a_dba_created_from_the_script() {
         JdbcWatermarkStore dba = JdbcWatermarkStore.builder(database.dataSource()).schema("ops_app").build();
         database.execute("GRANT USAGE ON SCHEMA ops_app TO PUBLIC;"
-                + "GRANT SELECT, INSERT, UPDATE ON ops_app.sync_state TO PUBLIC;");
+                + "GRANT SELECT, INSERT, UPDATE ON ops_app.sync_state, ops_app.sync_state_positions TO PUBLIC;");
         DataSource app = database.createRole("store_app");
 
         JdbcWatermarkStore appStore = JdbcWatermarkStore.builder(app).schema("ops_app").build();
-        appStore.advance("y", "test:fn", OptionalLong.empty(), 9, Instant.parse("2026-01-01T00:00:00Z"));
+        appStore.advance("y", "test:fn", OptionalLong.empty(), 9,
+                List.of(new PositionAdvance("out", OptionalLong.empty(), 9)), Instant.parse("2026-01-01T00:00:00Z"));
+        appStore.setDestinationPaused("y", "out", true, Instant.parse("2026-01-01T00:00:00Z"));
 
         assertThat(dba.load("y").orElseThrow().version()).hasValue(9);
+        assertThat(appStore.load("y").orElseThrow().positions().get("out").paused()).isTrue();
     }
 
     @Test

@@ -2,6 +2,8 @@ package io.tidemark.testing;
 
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.spi.DestinationPosition;
+import io.tidemark.sync.spi.PositionAdvance;
 import io.tidemark.sync.spi.WatermarkState;
 import io.tidemark.sync.spi.WatermarkStore;
 import org.junit.jupiter.api.Test;
@@ -281,6 +283,143 @@ public abstract class WatermarkStoreContract {
                 }
                 assertThat(winners).as("winners of round %d", round).isEqualTo(1);
                 assertThat(store().load(name).orElseThrow().version().getAsLong()).isGreaterThan(expected);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    // Destination positions: written with the watermark, compare-and-set, all or nothing.
+
+    private static PositionAdvance first(String destination, long version) {
+        return new PositionAdvance(destination, OptionalLong.empty(), version);
+    }
+
+    private static PositionAdvance from(String destination, long expected, long version) {
+        return new PositionAdvance(destination, OptionalLong.of(expected), version);
+    }
+
+    private OptionalLong position(String name, String destination) {
+        DestinationPosition p = store().load(name).orElseThrow().positions().get(destination);
+        return p == null ? OptionalLong.empty() : p.position();
+    }
+
+    @Test
+    void positions_are_stored_with_the_watermark_and_loaded_with_it() {
+        String name = name();
+        store().advance(name, SOURCE, OptionalLong.empty(), 5, List.of(first("a", 5), first("b", 5)), T1);
+        store().advance(name, SOURCE, OptionalLong.of(5), 5, List.of(from("a", 5, 9)), T2);
+
+        WatermarkState state = store().load(name).orElseThrow();
+        assertThat(state.version()).hasValue(5);
+        assertThat(state.positions()).containsOnlyKeys("a", "b");
+        assertThat(position(name, "a")).hasValue(9);
+        assertThat(position(name, "b")).hasValue(5);
+        assertThat(state.lastMovedAt()).hasValue(T1);
+        assertThat(store().loadAll().get(name).positions().get("a").version()).isEqualTo(9L);
+    }
+
+    @Test
+    void a_stale_position_is_refused_and_nothing_of_the_write_is_kept() {
+        String name = name();
+        store().advance(name, SOURCE, OptionalLong.empty(), 5, List.of(first("a", 5), first("b", 5)), T1);
+
+        // "a" moves fine, "b" is not where this writer thinks: neither position nor the watermark changes.
+        assertThatThrownBy(() -> store().advance(name, SOURCE, OptionalLong.of(5), 6,
+                List.of(from("a", 5, 8), from("b", 4, 6)), T2))
+                .isInstanceOf(TidemarkException.class)
+                .hasMessageContaining(name).hasMessageContaining("'b'")
+                .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.WATERMARK_CONFLICT));
+        assertThat(position(name, "a")).hasValue(5);
+        assertThat(position(name, "b")).hasValue(5);
+        assertThat(store().load(name).orElseThrow().version()).hasValue(5);
+
+        // A first position for a destination that has one already is stale too.
+        assertThatThrownBy(() -> store().advance(name, SOURCE, OptionalLong.of(5), 5, List.of(first("a", 7)), T2))
+                .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.WATERMARK_CONFLICT));
+        assertThat(position(name, "a")).hasValue(5);
+    }
+
+    @Test
+    void a_position_that_would_go_down_is_refused() {
+        String name = name();
+        store().advance(name, SOURCE, OptionalLong.empty(), 5, List.of(first("a", 5)), T1);
+
+        assertThatThrownBy(() -> store().advance(name, SOURCE, OptionalLong.of(5), 5, List.of(from("a", 5, 4)), T2))
+                .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.WATERMARK_REGRESSION))
+                .hasMessageContaining("'a'");
+        assertThat(position(name, "a")).hasValue(5);
+    }
+
+    @Test
+    void a_failed_watermark_write_keeps_the_positions_unchanged() {
+        String name = name();
+        store().advance(name, SOURCE, OptionalLong.empty(), 5, List.of(first("a", 5)), T1);
+
+        assertThatThrownBy(() -> store().advance(name, SOURCE, OptionalLong.of(3), 6, List.of(from("a", 5, 6)), T2))
+                .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.WATERMARK_CONFLICT));
+        assertThat(position(name, "a")).hasValue(5);
+    }
+
+    @Test
+    void a_destination_pause_keeps_its_position_and_reset_keeps_only_the_pause() {
+        String name = name();
+        store().setDestinationPaused(name, "early", true, T1); // before anything was stored
+        assertThat(store().load(name).orElseThrow().positions().get("early"))
+                .isEqualTo(new DestinationPosition(name, "early", null, true));
+        store().advance(name, SOURCE, OptionalLong.empty(), 5, List.of(first("a", 5), first("early", 5)), T1);
+
+        store().setDestinationPaused(name, "a", true, T2);
+        assertThat(store().load(name).orElseThrow().positions().get("a"))
+                .isEqualTo(new DestinationPosition(name, "a", 5L, true));
+        assertThat(store().load(name).orElseThrow().positions().get("early"))
+                .isEqualTo(new DestinationPosition(name, "early", 5L, true));
+        store().setDestinationPaused(name, "a", false, T2);
+        assertThat(store().load(name).orElseThrow().positions().get("a").paused()).isFalse();
+        store().setDestinationPaused(name, "a", true, T2);
+
+        store().reset(name, T3);
+        WatermarkState reset = store().load(name).orElseThrow();
+        assertThat(reset.version()).isEmpty();
+        assertThat(reset.positions().values()).allSatisfy(p -> assertThat(p.version()).isNull());
+        assertThat(reset.positions().get("a").paused()).isTrue();
+        store().advance(name, SOURCE, OptionalLong.empty(), 1, List.of(first("a", 1)), T3);
+        assertThat(position(name, "a")).hasValue(1);
+    }
+
+    /** Writers race one destination's position from the same expectation: exactly one wins each round. */
+    @Test
+    void concurrent_writers_of_a_position_cannot_both_win() throws Exception {
+        String name = name();
+        store().advance(name, SOURCE, OptionalLong.empty(), 0, List.of(first("a", 0)), T1);
+        int writers = 6;
+        ExecutorService pool = Executors.newFixedThreadPool(writers);
+        try {
+            for (int round = 0; round < 10; round++) {
+                long expected = position(name, "a").getAsLong();
+                long watermark = store().load(name).orElseThrow().version().getAsLong();
+                CyclicBarrier start = new CyclicBarrier(writers);
+                List<Future<Boolean>> results = new ArrayList<>();
+                for (int w = 0; w < writers; w++) {
+                    long next = expected + 1 + w;
+                    results.add(pool.submit(() -> {
+                        start.await(30, TimeUnit.SECONDS);
+                        try {
+                            store().advance(name, SOURCE, OptionalLong.of(watermark), watermark,
+                                    List.of(from("a", expected, next)), T2);
+                            return true;
+                        } catch (TidemarkException e) {
+                            assertThat(e.code()).isEqualTo(ErrorCode.WATERMARK_CONFLICT);
+                            return false;
+                        }
+                    }));
+                }
+                int winners = 0;
+                for (Future<Boolean> result : results) {
+                    winners += result.get(60, TimeUnit.SECONDS) ? 1 : 0;
+                }
+                assertThat(winners).as("winners of round %d", round).isEqualTo(1);
+                assertThat(position(name, "a").getAsLong()).isGreaterThan(expected);
             }
         } finally {
             pool.shutdownNow();

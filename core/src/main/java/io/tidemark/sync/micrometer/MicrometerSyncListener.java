@@ -6,6 +6,7 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.tidemark.sync.Diagnostic;
 import io.tidemark.sync.ObjectReport;
+import io.tidemark.sync.spi.DeadLetter;
 import io.tidemark.sync.spi.SyncListener;
 
 import java.util.Map;
@@ -22,7 +23,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code tidemark.cycles} (counter; tags {@code object}, {@code outcome}): cycles by how they ended;</li>
  *   <li>{@code tidemark.cycle.duration} (timer; tag {@code object});</li>
  *   <li>{@code tidemark.changes} (counter; tag {@code object}): changes delivered;</li>
- *   <li>{@code tidemark.dead.letters} (counter; tag {@code object}): pages set aside by a dead-letter policy;</li>
+ *   <li>{@code tidemark.dead.letters} (counter; tags {@code object}, {@code destination}): new dead letters, one per
+ *       page a destination refused until its policy ran out of attempts;</li>
+ *   <li>{@code tidemark.dead.letter.failures} (counter; tags {@code object}, {@code destination}): every time a
+ *       letter was recorded, including a page refused again (its letter updated, not duplicated);</li>
  *   <li>{@code tidemark.watermark} (gauge; tag {@code object}): the watermark after the last cycle;</li>
  *   <li>{@code tidemark.diagnostics} (counter; tags {@code object}, {@code code}): provider diagnostics.</li>
  * </ul>
@@ -54,15 +58,23 @@ public final class MicrometerSyncListener implements SyncListener {
             Counter.builder("tidemark.changes").tags(object).description("Changes delivered to every destination")
                     .register(registry).increment(report.changeCount());
         }
-        if (report.deadLetteredPages() > 0) {
-            Counter.builder("tidemark.dead.letters").tags(object).description("Pages stored as dead letters")
-                    .register(registry).increment(report.deadLetteredPages());
-        }
         report.toVersion().ifPresent(version -> watermarks.computeIfAbsent(report.objectName(), name -> {
             AtomicLong holder = new AtomicLong();
             registry.gauge("tidemark.watermark", Tags.of("object", name), holder, AtomicLong::doubleValue);
             return holder;
         }).set(version));
+    }
+
+    /** Counted here, where every letter arrives, rather than from the reports: a blocked page is no report's count. */
+    @Override
+    public void onDeadLetter(DeadLetter letter) {
+        Tags tags = Tags.of("object", letter.objectName(), "destination", letter.destination());
+        if (letter.attempts() == 1) {
+            Counter.builder("tidemark.dead.letters").tags(tags).description("Pages stored as dead letters")
+                    .register(registry).increment();
+        }
+        Counter.builder("tidemark.dead.letter.failures").tags(tags)
+                .description("Dead letters recorded, including pages refused again").register(registry).increment();
     }
 
     @Override

@@ -1,7 +1,10 @@
 package io.tidemark.sync.spi;
 
 import java.time.Instant;
+import java.util.Collections;
+import java.util.Map;
 import java.util.Objects;
+import java.util.TreeMap;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -15,6 +18,7 @@ public final class WatermarkState {
     private final Instant lastPolledAt;
     private final String lastError;
     private final String source;
+    private final Map<String, DestinationPosition> positions;
 
     /** A state with no recorded source, as rows written before sources were stored. */
     public WatermarkState(String objectName, Long version, boolean paused, Instant lastMovedAt,
@@ -24,6 +28,14 @@ public final class WatermarkState {
 
     public WatermarkState(String objectName, Long version, boolean paused, Instant lastMovedAt,
                           Instant lastPolledAt, String lastError, String source) {
+        this(objectName, version, paused, lastMovedAt, lastPolledAt, lastError, source, Map.of());
+    }
+
+    /** A state with its destinations' positions, by destination name. */
+    public WatermarkState(String objectName, Long version, boolean paused, Instant lastMovedAt,
+                          Instant lastPolledAt, String lastError, String source,
+                          Map<String, DestinationPosition> positions) {
+        this.positions = Collections.unmodifiableMap(new TreeMap<>(Objects.requireNonNull(positions, "positions")));
         this.objectName = Objects.requireNonNull(objectName, "objectName");
         this.source = source;
         this.version = version;
@@ -74,6 +86,22 @@ public final class WatermarkState {
         return Optional.ofNullable(source);
     }
 
+    /**
+     * The positions stored for the object's destinations, by name: where each one stands and whether it is paused.
+     * Empty for an object whose watermark was stored before positions were kept (every destination then stands at
+     * {@link #version()}) and for one that never delivered. The watermark is the lowest position of the
+     * destinations the engine delivers to.
+     */
+    public Map<String, DestinationPosition> positions() {
+        return positions;
+    }
+
+    /** A copy with {@code newPositions} in place of the positions. */
+    public WatermarkState withPositions(Map<String, DestinationPosition> newPositions) {
+        return new WatermarkState(objectName, version, paused, lastMovedAt, lastPolledAt, lastError, source,
+                newPositions);
+    }
+
     @Override
     public boolean equals(Object o) {
         if (this == o) {
@@ -85,17 +113,19 @@ public final class WatermarkState {
         WatermarkState that = (WatermarkState) o;
         return paused == that.paused && objectName.equals(that.objectName) && Objects.equals(version, that.version)
                 && Objects.equals(lastMovedAt, that.lastMovedAt) && Objects.equals(lastPolledAt, that.lastPolledAt)
-                && Objects.equals(lastError, that.lastError) && Objects.equals(source, that.source);
+                && Objects.equals(lastError, that.lastError) && Objects.equals(source, that.source)
+                && positions.equals(that.positions);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(objectName, version, paused, lastMovedAt, lastPolledAt, lastError, source);
+        return Objects.hash(objectName, version, paused, lastMovedAt, lastPolledAt, lastError, source, positions);
     }
 
     @Override
     public String toString() {
         return "WatermarkState[" + objectName + ", version=" + version + ", paused=" + paused
-                + ", source=" + source + ", lastMovedAt=" + lastMovedAt + ", lastPolledAt=" + lastPolledAt + ", lastError=" + lastError + "]";
+                + ", source=" + source + ", lastMovedAt=" + lastMovedAt + ", lastPolledAt=" + lastPolledAt
+                + ", lastError=" + lastError + (positions.isEmpty() ? "" : ", positions=" + positions.values()) + "]";
     }
 }

@@ -34,7 +34,28 @@ public interface WatermarkStore {
      *         {@code WATERMARK_CONFLICT} when the stored version is no longer {@code expected}; nothing is written
      *         in any of these cases
      */
-    void advance(String objectName, String source, OptionalLong expected, long newVersion, Instant at);
+    default void advance(String objectName, String source, OptionalLong expected, long newVersion, Instant at) {
+        advance(objectName, source, expected, newVersion, List.of(), at);
+    }
+
+    /**
+     * As {@link #advance(String, String, OptionalLong, long, Instant)}, and moves the given destinations' positions
+     * in the same transaction, each with compare-and-set: a position is written only if the store still holds its
+     * {@link PositionAdvance#expected() expected} one (empty meaning none stored, or stored without a version). The
+     * watermark and the positions are written together or not at all, so they never disagree.
+     *
+     * @param newVersion the object's new watermark: the lowest position of the destinations the engine delivers to
+     * @throws io.tidemark.sync.TidemarkException as the other {@code advance}; {@code WATERMARK_CONFLICT} also when a
+     *         position is no longer the expected one, {@code WATERMARK_REGRESSION} when a position would go down
+     */
+    void advance(String objectName, String source, OptionalLong expected, long newVersion,
+                 List<PositionAdvance> positions, Instant at);
+
+    /**
+     * Pauses or resumes one destination of the object: the engine delivers nothing to a paused destination, and
+     * its position, which stays, keeps holding the object's watermark back so that it can catch up when resumed.
+     */
+    void setDestinationPaused(String objectName, String destination, boolean paused, Instant at);
 
     /**
      * Records {@code source} as the producer of the stored version, keeping the version: the explicit way to let
@@ -54,8 +75,9 @@ public interface WatermarkStore {
     void setPaused(String objectName, boolean paused, Instant at);
 
     /**
-     * Forgets the object's version and its source, so that its next cycle is a first cycle again (and follows
-     * its {@link io.tidemark.sync.InitialSync}). The pause flag is kept.
+     * Forgets the object's version, its source and its destinations' positions, so that its next cycle is a first
+     * cycle again (and follows its {@link io.tidemark.sync.InitialSync}). The pause flags, the object's and its
+     * destinations', are kept.
      */
     void reset(String objectName, Instant at);
 

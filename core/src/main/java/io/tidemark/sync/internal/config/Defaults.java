@@ -18,4 +18,7 @@ public final class Defaults {
 
     private Defaults() {
     }
+
+    /** The longest wait between two attempts of one page at one destination, unless its policy says otherwise. */
+    public static final java.time.Duration MAX_DELIVERY_DELAY = java.time.Duration.ofSeconds(30);
 }

@@ -49,6 +49,9 @@ public final class ResponseScanner {
         private boolean seenData;
         private long rows;
         private Long highest;
+        /** Every row so far carries a {@code $version}, none lower than the row before it. */
+        private boolean ascending = true;
+        private Long previous;
 
         Scan(String objectName, JsonParser p) {
             this.objectName = objectName;
@@ -87,7 +90,7 @@ public final class ResponseScanner {
                 throw invalid("Metadata.Sync.Version is missing");
             }
             return new ResponseSummary(version, type == null ? SyncType.DIFF : type,
-                    reasonCode == null ? 0 : reasonCode, rows, highest);
+                    reasonCode == null ? 0 : reasonCode, rows, highest, ascending);
         }
 
         private void metadata() throws IOException {
@@ -168,11 +171,13 @@ public final class ResponseScanner {
         }
 
         private void row() throws IOException {
+            Long rowVersion = null;
             while (p.nextToken() == JsonToken.FIELD_NAME) {
                 String key = p.currentName();
                 p.nextToken();
                 if (ContractKeys.ROW_VERSION.equals(key)) {
                     Long v = requireLong("Data[" + rows + "].$version", true);
+                    rowVersion = v;
                     if (v != null && (highest == null || v > highest)) {
                         highest = v;
                     }
@@ -184,6 +189,10 @@ public final class ResponseScanner {
                     p.skipChildren();
                 }
             }
+            if (rowVersion == null || previous != null && rowVersion < previous) {
+                ascending = false;
+            }
+            previous = rowVersion;
         }
 
         private void operation() throws IOException {

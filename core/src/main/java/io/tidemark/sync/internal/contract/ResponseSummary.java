@@ -12,8 +12,11 @@ public final class ResponseSummary {
     private final int reasonCode;
     private final long rowCount;
     private final Long highestRowVersion;
+    private final boolean versionsAscending;
 
-    ResponseSummary(long metadataVersion, SyncType syncType, int reasonCode, long rowCount, Long highestRowVersion) {
+    ResponseSummary(long metadataVersion, SyncType syncType, int reasonCode, long rowCount, Long highestRowVersion,
+                    boolean versionsAscending) {
+        this.versionsAscending = versionsAscending;
         this.metadataVersion = metadataVersion;
         this.syncType = syncType;
         this.reasonCode = reasonCode;
@@ -32,6 +35,16 @@ public final class ResponseSummary {
 
     public int reasonCode() {
         return reasonCode;
+    }
+
+    /**
+     * Whether a destination can stand between two pages of this response: a {@code Diff} whose every row carries
+     * a {@code $version}, in ascending order. Then "every change up to version v" is a prefix of the rows, and a
+     * position can be stored after each page. A {@code Full} response (replace what you have) is only ever
+     * complete.
+     */
+    public boolean resumableBetweenPages() {
+        return versionsAscending && rowCount > 0 && syncType == SyncType.DIFF;
     }
 
     /** Number of elements in {@code Data}. */

@@ -1,5 +1,6 @@
 package io.tidemark.sync.internal.engine;
 
+import io.tidemark.sync.DestinationReport;
 import io.tidemark.sync.Diagnostic;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.InitialSync;
@@ -23,6 +24,8 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -37,8 +40,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>an incremental first cycle records the server's (or the seeding procedure's) version and delivers
  *       nothing, discarding seed rows with a warning;</li>
  *   <li>after success the highest {@code $version} is stored, else {@code Metadata.Sync.Version};</li>
- *   <li>it is stored only after every destination accepted every page;</li>
- *   <li>never backwards, written with compare-and-set;</li>
+ *   <li>each destination has its own position, stored only after it accepted every page of a response; the
+ *       object's watermark is the lowest position. Destinations at the same position share one call; a
+ *       destination that blocks holds back only itself, and catches up from its own position;</li>
+ *   <li>never backwards, written with compare-and-set (positions and watermark in one write);</li>
  *   <li>a bad response fails the cycle before anything is delivered;</li>
  *   <li>{@code Type} and {@code ReasonCode} travel with each batch;</li>
  *   <li>the response is read as a stream and delivered in bounded pages;</li>
@@ -78,13 +83,12 @@ final class CycleRunner {
         long started = System.nanoTime();
         ObjectReport.Builder report = ObjectReport.builder(object.name(), startedAt);
         WatermarkStore store = config.watermarks();
-        OptionalLong stored = OptionalLong.empty();
         OptionalLong after = OptionalLong.empty();
         lastPolled.put(object.name(), startedAt);
         try {
             Optional<WatermarkState> state = store.load(object.name());
             rememberStoredError(object.name(), state.flatMap(WatermarkState::lastError).orElse(null));
-            stored = state.map(WatermarkState::version).orElse(OptionalLong.empty());
+            OptionalLong stored = state.map(WatermarkState::version).orElse(OptionalLong.empty());
             report.fromVersion(stored).toVersion(stored);
             after = stored;
             if (state.isPresent() && state.get().paused()) {
@@ -92,11 +96,12 @@ final class CycleRunner {
             }
             String source = config.sourceIdentity(object);
             checkSource(object, state, stored, source);
-            if (stored.isEmpty() && object.initialSync() == InitialSync.INCREMENTAL) {
-                after = OptionalLong.of(seed(object, source, report));
+            PositionPlan plan = PositionPlan.of(state, config.destinations());
+            if (plan.firstCycle() && object.initialSync() == InitialSync.INCREMENTAL) {
+                after = OptionalLong.of(seed(object, source, plan, report));
             } else {
                 boolean adopt = stored.isPresent() && state.get().source().isEmpty();
-                after = OptionalLong.of(sync(object, source, adopt, stored, report));
+                after = sync(object, source, adopt, plan, report);
             }
         } catch (TidemarkException e) {
             fail(object, report, e);
@@ -120,8 +125,8 @@ final class CycleRunner {
         }
     }
 
-    /** Returns the version stored. */
-    private long seed(TrackedObject object, String source, ObjectReport.Builder report) {
+    /** Returns the version stored: every destination starts there. */
+    private long seed(TrackedObject object, String source, PositionPlan plan, ObjectReport.Builder report) {
         ChangeProvider provider = config.provider();
         OptionalLong server = provider.currentVersion(object);
         long version;
@@ -141,67 +146,191 @@ final class CycleRunner {
                 version = summary.metadataVersion();
             }
         }
-        advance(object, source, OptionalLong.empty(), version, config.clock().instant());
+        List<PositionPlan.Entry> everyone = plan.entries();
+        advance(object, source, plan, everyone, version);
         report.outcome(Outcome.SEEDED).toVersion(OptionalLong.of(version));
         LOG.info("[{}] seeded at version {}; changes after it will be delivered", object.name(), version);
         return version;
     }
 
     /**
-     * Returns the version stored (unchanged when nothing moved). {@code adopt}: the stored version has no source
-     * yet (written before sources were recorded), so even an unchanged version is written, with the source.
+     * One call per distinct position of the destinations taking part (those at the same position share it), each
+     * response delivered to those destinations only, each group's positions and the watermark written as soon as
+     * the group is done. Returns the watermark after the cycle.
      */
-    private long sync(TrackedObject object, String source, boolean adopt, OptionalLong stored,
-                      ObjectReport.Builder report) {
-        long from = stored.orElse(0L);
-        ChangeRequest request = stored.isEmpty()
+    private OptionalLong sync(TrackedObject object, String source, boolean adopt, PositionPlan plan,
+                              ObjectReport.Builder report) {
+        Map<String, DestinationReport> reports = new LinkedHashMap<>();
+        Map<String, OptionalLong> before = new LinkedHashMap<>();
+        plan.entries().forEach(e -> before.put(e.name(), e.position));
+        List<TidemarkException> blocked = new ArrayList<>();
+        CycleTotals totals = new CycleTotals();
+        for (List<PositionPlan.Entry> group : plan.groups()) {
+            List<PositionPlan.Entry> ready = new ArrayList<>();
+            for (PositionPlan.Entry e : group) {
+                Optional<TidemarkException> deferred = delivery.deferred(object, e.destination);
+                if (deferred.isPresent()) {
+                    reports.put(e.name(), destinationReport(e, before, Outcome.BLOCKED, null, deferred.get()));
+                    blocked.add(deferred.get());
+                } else {
+                    ready.add(e);
+                }
+            }
+            if (!ready.isEmpty()) {
+                syncGroup(object, source, adopt, plan, ready, totals, report, reports, before, blocked);
+            }
+        }
+        for (PositionPlan.Entry e : plan.entries()) {
+            if (e.paused) {
+                reports.put(e.name(), destinationReport(e, before, Outcome.PAUSED, null, null));
+            }
+        }
+        List<DestinationReport> ordered = new ArrayList<>();
+        plan.entries().forEach(e -> ordered.add(reports.get(e.name())));
+        report.destinations(ordered)
+                .toVersion(plan.watermark())
+                .changeCount(totals.changes)
+                .pageCount(totals.pages)
+                .deadLetteredPages(totals.deadLettered)
+                .fullBatch(totals.fullBatch);
+        boolean anyPaused = plan.entries().stream().anyMatch(e -> e.paused);
+        if (ordered.stream().allMatch(r -> r.outcome() == Outcome.PAUSED)) {
+            report.outcome(Outcome.PAUSED);
+        } else if (!blocked.isEmpty() && ordered.stream().noneMatch(r -> r.outcome() == Outcome.DELIVERED
+                || r.outcome() == Outcome.NO_CHANGES)) {
+            throw blocked.get(0); // nothing could move: the object is blocked
+        } else {
+            report.outcome(totals.pages > 0 ? Outcome.DELIVERED : Outcome.NO_CHANGES);
+            if (!blocked.isEmpty()) {
+                // The others moved on; the blocked ones keep their positions. The row says why they lag.
+                blocked.forEach(e -> report.warning(e.getMessage()));
+                recordError(object, blocked.get(0));
+            } else if (storedErrors.containsKey(object.name())) {
+                config.watermarks().recordPoll(object.name(), config.clock().instant(), null);
+                storedErrors.remove(object.name());
+            }
+        }
+        if (anyPaused) {
+            LOG.debug("[{}] paused destinations: {}", object.name(), plan.entries().stream()
+                    .filter(e -> e.paused).map(PositionPlan.Entry::name).toList());
+        }
+        return plan.watermark();
+    }
+
+    /** One call from the group's position, its response delivered to the group, their positions written. */
+    private void syncGroup(TrackedObject object, String source, boolean adopt, PositionPlan plan,
+                           List<PositionPlan.Entry> group, CycleTotals totals, ObjectReport.Builder report,
+                           Map<String, DestinationReport> reports, Map<String, OptionalLong> before,
+                           List<TidemarkException> blocked) {
+        OptionalLong position = group.get(0).position;
+        long from = position.orElse(0L);
+        ChangeRequest request = position.isEmpty()
                 ? ChangeRequest.initialFull(object.maxRows())
                 : ChangeRequest.sync(from, object.maxRows());
         try (ResponsePayload payload = config.provider().invoke(object, request, calls)) {
             ResponseSummary summary = ResponseScanner.scan(object.name(), payload);
             long next = summary.versionToStore();
-            if (stored.isPresent() && next < stored.getAsLong()) {
+            if (position.isPresent() && next < position.getAsLong()) {
                 throw TidemarkException.forObject(ErrorCode.WATERMARK_REGRESSION, object.name(),
-                        "the response would move the watermark back from " + stored.getAsLong() + " to " + next
+                        "the response would move the watermark back from " + position.getAsLong() + " to " + next
                                 + " (highest $version " + describe(summary.highestRowVersion())
                                 + ", Metadata.Sync.Version " + summary.metadataVersion() + "); refusing it. A"
                                 + " procedure whose versions can go down must be fixed (docs/contract.md, what a"
                                 + " version has to be). " + WatermarkConflicts.regressionAdvice(object.name()));
             }
-            report.sync(summary.syncType(), summary.reasonCode())
-                    .changeCount(summary.rowCount())
-                    .fullBatch(object.maxRows().isPresent() && summary.rowCount() >= object.maxRows().getAsInt());
-            Instant now;
-            if (summary.rowCount() == 0) {
-                now = config.clock().instant();
-                if (stored.isEmpty() || next != stored.getAsLong() || adopt) {
-                    advance(object, source, stored, next, now);
-                } else if (storedErrors.containsKey(object.name())) {
-                    // Nothing moved: nothing to write, except to clear the error a failed cycle left.
-                    config.watermarks().recordPoll(object.name(), now, null);
-                    storedErrors.remove(object.name());
-                }
-                report.outcome(Outcome.NO_CHANGES).toVersion(OptionalLong.of(next));
-                LOG.debug("[{}] no changes after {}; version now {}", object.name(), from, next);
-                return next;
+            if (totals.calls++ == 0 || summary.rowCount() > 0 && totals.changes == 0) {
+                report.sync(summary.syncType(), summary.reasonCode());
             }
-            PageDelivery.Result result = delivery.deliver(object, payload, summary, from);
-            now = config.clock().instant();
-            advance(object, source, stored, next, now);
-            report.outcome(Outcome.DELIVERED)
-                    .toVersion(OptionalLong.of(next))
-                    .pageCount(result.pages)
-                    .deadLetteredPages(result.deadLettered);
-            LOG.debug("[{}] delivered {} changes ({} pages, {} reason {}) from {} to {}", object.name(),
-                    summary.rowCount(), result.pages, summary.syncType(), summary.reasonCode(), from, next);
-            return next;
+            if (summary.rowCount() == 0) {
+                boolean moves = position.isEmpty() || next != position.getAsLong()
+                        || adopt || group.stream().anyMatch(e -> e.stored.isEmpty());
+                if (moves) {
+                    advance(object, source, plan, group, next);
+                }
+                group.forEach(e -> reports.put(e.name(), destinationReport(e, before, Outcome.NO_CHANGES, null,
+                        null)));
+                LOG.debug("[{}] no changes after {} for {}; version now {}", object.name(), from,
+                        names(group), next);
+                return;
+            }
+            // On the object's very first cycle no destination has a position to fall back to: a destination that
+            // blocks there would later read as one added afterwards. So that cycle succeeds for all or for none.
+            Map<String, PageDelivery.Result> results = delivery.deliver(object, payload, summary, from,
+                    group.stream().map(e -> e.destination).toList(), plan.firstCycle(),
+                    (destinations, version) -> advance(object, source, plan, group.stream()
+                            .filter(e -> destinations.contains(e.destination)).toList(), version));
+            List<PositionPlan.Entry> accepted = new ArrayList<>();
+            for (PositionPlan.Entry e : group) {
+                PageDelivery.Result r = results.get(e.name());
+                if (r.blocked == null) {
+                    accepted.add(e);
+                } else {
+                    blocked.add(r.blocked);
+                }
+            }
+            if (!accepted.isEmpty()) {
+                advance(object, source, plan, accepted, next);
+                totals.changes += summary.rowCount();
+                totals.fullBatch |= object.maxRows().isPresent()
+                        && summary.rowCount() >= object.maxRows().getAsInt();
+            }
+            int pages = 0;
+            for (PositionPlan.Entry e : group) {
+                PageDelivery.Result r = results.get(e.name());
+                pages = Math.max(pages, r.pages);
+                totals.deadLettered += r.deadLettered;
+                reports.put(e.name(), destinationReport(e, before,
+                        r.blocked == null ? Outcome.DELIVERED : Outcome.BLOCKED, r, r.blocked));
+            }
+            totals.pages += pages;
+            LOG.debug("[{}] delivered {} changes ({} {} reason {}) from {} to {} for {}", object.name(),
+                    summary.rowCount(), summary.syncType(), summary.reasonCode(), from, next, names(accepted));
         }
     }
 
-    /** Stores the version; the store clears the row's error with it. */
-    private void advance(TrackedObject object, String source, OptionalLong expected, long version, Instant at) {
-        config.watermarks().advance(object.name(), source, expected, version, at);
+    private static DestinationReport destinationReport(PositionPlan.Entry e, Map<String, OptionalLong> before,
+                                                       Outcome outcome, PageDelivery.Result result,
+                                                       TidemarkException error) {
+        return new DestinationReport(e.name(), outcome, before.get(e.name()), e.position,
+                result == null ? 0 : result.pages, result == null ? 0 : result.deadLettered,
+                Optional.ofNullable(error));
+    }
+
+    private static List<String> names(List<PositionPlan.Entry> entries) {
+        return entries.stream().map(PositionPlan.Entry::name).toList();
+    }
+
+    /**
+     * Stores {@code moved}'s positions at {@code version} and the object's watermark (their lowest) in one write;
+     * the store clears the row's error with it. No retry here: a failed write fails the cycle, and the next one
+     * starts again from what the store holds.
+     */
+    private void advance(TrackedObject object, String source, PositionPlan plan, List<PositionPlan.Entry> moved,
+                         long version) {
+        long watermark = plan.watermarkAfter(moved, version);
+        config.watermarks().advance(object.name(), source, plan.watermark(), watermark,
+                plan.advances(moved, version), config.clock().instant());
+        plan.moved(moved, version, watermark);
         storedErrors.remove(object.name());
+        moved.forEach(e -> delivery.moved(object, e.name(), version));
+    }
+
+    /** Records a blocked destination's error on the object's row, unless the row says so already. */
+    private void recordError(TrackedObject object, TidemarkException e) {
+        String error = e.code() + ": " + e.getMessage();
+        if (!error.equals(storedErrors.get(object.name()))) {
+            config.watermarks().recordPoll(object.name(), config.clock().instant(), error);
+            storedErrors.put(object.name(), error);
+        }
+    }
+
+    /** What one cycle did over all of its calls. */
+    private static final class CycleTotals {
+        int calls;
+        long changes;
+        int pages;
+        int deadLettered;
+        boolean fullBatch;
     }
 
     private void rememberStoredError(String objectName, String error) {

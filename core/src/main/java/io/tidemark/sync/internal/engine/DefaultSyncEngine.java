@@ -1,6 +1,7 @@
 package io.tidemark.sync.internal.engine;
 
 import io.tidemark.sync.CheckReport;
+import io.tidemark.sync.DeadLetters;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.ObjectStatus;
@@ -8,6 +9,8 @@ import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.SyncReport;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.deadletter.DeadLetterReplay;
+import io.tidemark.sync.spi.Destination;
 import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.WatermarkState;
 import org.slf4j.Logger;
@@ -200,6 +203,23 @@ public final class DefaultSyncEngine implements SyncEngine {
     }
 
     @Override
+    public void pause(String objectName, String destination) {
+        object(objectName);
+        destination(destination);
+        config.watermarks().setDestinationPaused(objectName, destination, true, config.clock().instant());
+        LOG.info("[{}] destination '{}' paused", objectName, destination);
+    }
+
+    @Override
+    public void resume(String objectName, String destination) {
+        object(objectName);
+        destination(destination);
+        config.watermarks().setDestinationPaused(objectName, destination, false, config.clock().instant());
+        LOG.info("[{}] destination '{}' resumed", objectName, destination);
+        wake(objectName);
+    }
+
+    @Override
     public void reset(String objectName) {
         object(objectName);
         ReentrantLock lock = locks.get(objectName);
@@ -260,7 +280,7 @@ public final class DefaultSyncEngine implements SyncEngine {
         }
         return new WatermarkState(stored.objectName(), stored.version().isPresent() ? stored.version().getAsLong()
                 : null, stored.paused(), stored.lastMovedAt().orElse(null), polled.get(),
-                stored.lastError().orElse(null), stored.source().orElse(null));
+                stored.lastError().orElse(null), stored.source().orElse(null), stored.positions());
     }
 
     @Override
@@ -285,6 +305,14 @@ public final class DefaultSyncEngine implements SyncEngine {
         } catch (RuntimeException e) {
             problems.add(new CheckReport.Problem(component, ErrorCode.INTERNAL, "the check failed: " + e));
         }
+    }
+
+    /** Built on each call: it holds no state of its own (claims live in the store). */
+    @Override
+    public DeadLetters deadLetters() {
+        Map<String, Destination> byName = new LinkedHashMap<>();
+        config.destinations().forEach(d -> byName.put(d.name(), d.destination()));
+        return new DeadLetterReplay(config.name(), config.deadLetters(), byName, config.clock());
     }
 
     @Override
@@ -355,6 +383,14 @@ public final class DefaultSyncEngine implements SyncEngine {
     private void checkOpen() {
         if (state.get() == State.CLOSED) {
             throw new TidemarkException(ErrorCode.ENGINE_STATE, "The engine '" + config.name() + "' is closed");
+        }
+    }
+
+    private void destination(String name) {
+        if (config.destinations().stream().noneMatch(d -> d.name().equals(name))) {
+            throw new TidemarkException(ErrorCode.UNKNOWN_DESTINATION, "The engine '" + config.name()
+                    + "' does not deliver to a destination named '" + name + "'; it delivers to "
+                    + config.destinations().stream().map(NamedDestination::name).toList());
         }
     }
 

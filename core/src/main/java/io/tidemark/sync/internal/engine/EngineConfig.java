@@ -4,6 +4,7 @@ import io.tidemark.sync.DeliveryPolicy;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.internal.config.Checks;
 import io.tidemark.sync.internal.config.Defaults;
+import io.tidemark.sync.internal.deadletter.ObservedDeadLetterStore;
 import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.DeadLetterStore;
 import io.tidemark.sync.spi.SyncListener;
@@ -84,7 +85,7 @@ public final class EngineConfig {
         this.name = name;
         this.provider = provider;
         this.watermarks = watermarks;
-        this.deadLetters = deadLetters;
+        this.deadLetters = ObservedDeadLetterStore.of(deadLetters, listeners);
         this.objects = List.copyOf(objects);
         this.destinations = List.copyOf(destinations);
         this.listeners = List.copyOf(listeners);

@@ -10,16 +10,26 @@ import io.tidemark.sync.internal.contract.ChangeReader;
 import io.tidemark.sync.internal.contract.ResponseSummary;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.DeadLetter;
+import io.tidemark.sync.spi.DeliveryException;
 import io.tidemark.sync.spi.ResponsePayload;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Hands a checked response to the destinations, one page at a time: page 1 to every destination, then page 2,
- * and so on. Applies each destination's {@link DeliveryPolicy} when it refuses.
+ * Hands a checked response to the destinations that share its call, one page at a time: page 1 to each of them,
+ * then page 2, and so on. Applies each destination's {@link DeliveryPolicy} when it refuses: a destination that
+ * blocks receives no further page of the response, the others carry on. A page a destination accepted is never
+ * offered to it again within the cycle.
  */
 final class PageDelivery {
 
@@ -27,96 +37,169 @@ final class PageDelivery {
 
     private final EngineConfig config;
     private final CallContext calls;
+    /** Per object and destination: no attempt before this time, as the destination asked (Retry-After). */
+    private final Map<String, Instant> notBefore = new ConcurrentHashMap<>();
+    private final BlockedLetters blockedLetters = new BlockedLetters();
 
     PageDelivery(EngineConfig config, CallContext calls) {
         this.config = config;
         this.calls = calls;
     }
 
-    /** Delivers every page; returns the number of pages dead-lettered. Throws when a destination blocks. */
-    Result deliver(TrackedObject object, ResponsePayload payload, ResponseSummary summary, long fromVersion) {
+    /**
+     * When the destination asked not to be called before some time that has not come yet: the refusal that said
+     * so, to report it blocked without calling it.
+     */
+    Optional<TidemarkException> deferred(TrackedObject object, NamedDestination destination) {
+        Instant until = notBefore.get(key(object, destination));
+        if (until == null) {
+            return Optional.empty();
+        }
+        if (!config.clock().instant().isBefore(until)) {
+            notBefore.remove(key(object, destination));
+            return Optional.empty();
+        }
+        return Optional.of(TidemarkException.forObject(ErrorCode.DESTINATION_FAILED, object.name(),
+                "destination '" + destination.name() + "' asked not to be called before " + until
+                        + " (Retry-After); its position stays and the same changes will be offered then"));
+    }
+
+    /** Stores the positions of destinations that accepted every page so far. */
+    @FunctionalInterface
+    interface Progress {
+        void reached(List<NamedDestination> destinations, long version);
+    }
+
+    /**
+     * Delivers every page to {@code members}; returns what each of them did, by name. With {@code together} (an
+     * object's very first cycle, where no destination has a position to fall back to) the first destination that
+     * blocks stops the delivery for all of them: the exception is thrown.
+     *
+     * <p>When the response {@link ResponseSummary#resumableBetweenPages() allows it}, the destinations that
+     * accepted every page so far are moved through {@code progress} before the next page is offered, to the highest
+     * version that page does not continue: a crash or a block then costs at most the page in flight.
+     */
+    Map<String, Result> deliver(TrackedObject object, ResponsePayload payload, ResponseSummary summary,
+                                long fromVersion, List<NamedDestination> members, boolean together,
+                                Progress progress) {
         int pageSize = config.pageSize(object);
         long total = summary.rowCount();
         int pageCount = Math.toIntExact((total + pageSize - 1) / pageSize);
         long toVersion = summary.versionToStore();
-        int deadLettered = 0;
+        Map<String, Result> results = new LinkedHashMap<>();
+        members.forEach(m -> results.put(m.name(), new Result()));
+        List<NamedDestination> active = new ArrayList<>(members);
+        boolean resumable = summary.resumableBetweenPages();
+        PageBoundary boundary = new PageBoundary(fromVersion);
         try (ChangeReader reader = new ChangeReader(object.name(), payload)) {
-            for (int page = 1; page <= pageCount; page++) {
+            for (int page = 1; page <= pageCount && !active.isEmpty(); page++) {
                 checkNotCancelled(object);
                 List<Change> changes = reader.nextPage(pageSize);
                 long expected = Math.min(pageSize, total - (long) (page - 1) * pageSize);
                 if (changes.size() != expected) {
                     throw new TidemarkException(ErrorCode.INTERNAL, object.name(), "[" + object.name()
                             + "] page " + page + " held " + changes.size() + " changes where the check counted "
-                            + expected + "; nothing more is delivered and the watermark stays", null);
+                            + expected + "; nothing more is delivered and the positions stay", null);
+                }
+                if (resumable) {
+                    boundary.before(changes).ifPresent(version -> progress.reached(List.copyOf(active), version));
                 }
                 ChangeBatch batch = new ChangeBatch(object.name(), fromVersion, toVersion, summary.syncType(),
                         summary.reasonCode(), changes, page, pageCount, total);
-                for (NamedDestination destination : config.destinations()) {
-                    deadLettered += offer(object, destination, batch);
+                for (NamedDestination destination : List.copyOf(active)) {
+                    Result result = results.get(destination.name());
+                    offer(object, destination, batch, result);
+                    if (result.blocked != null && together) {
+                        throw result.blocked;
+                    }
+                    if (result.blocked != null) {
+                        active.remove(destination);
+                    }
                 }
             }
         }
-        return new Result(pageCount, deadLettered);
+        return results;
     }
 
-    /** Returns 1 if the page was dead-lettered, 0 if accepted; throws if the destination blocks. */
-    private int offer(TrackedObject object, NamedDestination destination, ChangeBatch batch) {
+    /** Offers one page to one destination under its policy, recording the outcome in {@code result}. */
+    private void offer(TrackedObject object, NamedDestination destination, ChangeBatch batch, Result result) {
         DeliveryPolicy policy = destination.policy();
         Exception last = null;
-        Duration wait = policy.backoff();
-        for (int attempt = 1; attempt <= policy.maxAttempts(); attempt++) {
+        int attempts = 0;
+        boolean deferred = false;
+        while (attempts < policy.maxAttempts()) {
             checkNotCancelled(object);
+            attempts++;
             try {
                 destination.destination().deliver(batch);
-                return 0;
+                result.pages++;
+                return;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw cancelled(object, e);
             } catch (Exception e) {
                 last = e;
                 LOG.warn("[{}] destination '{}' refused page {}/{} of {} (attempt {} of {}): {}", object.name(),
-                        destination.name(), batch.pageNumber(), batch.pageCount(), batch.batchId(), attempt,
+                        destination.name(), batch.pageNumber(), batch.pageCount(), batch.batchId(), attempts,
                         policy.maxAttempts(), e.toString());
             }
-            if (attempt < policy.maxAttempts() && !wait.isZero()) {
-                pause(object, wait);
-                wait = wait.multipliedBy(2);
+            DeliveryException refusal = last instanceof DeliveryException d ? d : null;
+            if (refusal != null && !refusal.isRetryable()) {
+                break; // fatal: the destination says another attempt cannot succeed
             }
+            if (attempts >= policy.maxAttempts()) {
+                break;
+            }
+            Optional<Duration> retryAfter = refusal == null ? Optional.empty() : refusal.retryAfter();
+            if (retryAfter.isPresent() && retryAfter.get().compareTo(policy.maxDelay()) > 0) {
+                // Longer than this policy waits within a cycle: honour it across cycles instead.
+                notBefore.put(key(object, destination), config.clock().instant().plus(retryAfter.get()));
+                deferred = true;
+                break;
+            }
+            sleep(object, retryAfter.isPresent() ? retryAfter.get() : jittered(policy.delayBound(attempts)));
         }
-        if (policy.whenExhausted() == DeliveryPolicy.WhenExhausted.DEAD_LETTER) {
-            DeadLetter letter = config.deadLetters().add(letterFor(destination, batch, last));
+        if (!deferred && policy.whenExhausted() == DeliveryPolicy.WhenExhausted.DEAD_LETTER) {
+            DeadLetter letter = config.deadLetters().record(
+                    DeadLetter.of(batch, destination.name(), last, config.clock().instant()));
             LOG.warn("[{}] page {}/{} of {} ({} changes) refused by destination '{}' was stored as dead letter {}"
-                            + " and delivery moved on, as its policy allows", object.name(), batch.pageNumber(),
+                            + " and delivery to it moved on, as its policy allows", object.name(), batch.pageNumber(),
                     batch.pageCount(), batch.batchId(), batch.changes().size(), destination.name(), letter.id());
-            return 1;
+            result.pages++;
+            result.deadLettered++;
+            return;
         }
-        throw TidemarkException.forObject(ErrorCode.DESTINATION_FAILED, object.name(),
+        if (config.deadLetters() != null) {
+            // Blocked: the letter records the failure (updated, never duplicated, while the same page is refused);
+            // it is resolved once the destination's position passes the page.
+            config.deadLetters().record(DeadLetter.of(batch, destination.name(), last, config.clock().instant()));
+            blockedLetters.recorded(object.name(), destination.name(), batch);
+        }
+        result.blocked = TidemarkException.forObject(ErrorCode.DESTINATION_FAILED, object.name(),
                 "destination '" + destination.name() + "' refused page " + batch.pageNumber() + "/"
-                        + batch.pageCount() + " of " + batch.batchId() + " after " + policy.maxAttempts()
-                        + (policy.maxAttempts() == 1 ? " attempt" : " attempts") + ": " + last
-                        + ". The watermark stays at " + batch.fromVersion()
-                        + " and the same changes will be offered again.", last);
+                        + batch.pageCount() + " of " + batch.batchId() + " after " + attempts
+                        + (attempts == 1 ? " attempt" : " attempts") + ": " + last
+                        + ". Its position stays at " + batch.fromVersion()
+                        + " and the same changes will be offered to it again.", last);
     }
 
-    private DeadLetter letterFor(NamedDestination destination, ChangeBatch batch, Exception error) {
-        StringBuilder json = new StringBuilder(batch.changes().size() * 128).append('[');
-        List<Change> changes = batch.changes();
-        for (int i = 0; i < changes.size(); i++) {
-            if (i > 0) {
-                json.append(',');
-            }
-            json.append(changes.get(i).rawJson());
+    /** A destination's position moved: the letters recorded while it was blocked on those changes are resolved. */
+    void moved(TrackedObject object, String destination, long position) {
+        blockedLetters.passed(config.deadLetters(), object.name(), destination, position);
+    }
+
+    /** Full jitter: a wait drawn uniformly between zero and the bound. */
+    private static Duration jittered(Duration bound) {
+        long nanos = bound.toNanos();
+        return nanos <= 0 ? Duration.ZERO : Duration.ofNanos(ThreadLocalRandom.current().nextLong(nanos + 1));
+    }
+
+    private void sleep(TrackedObject object, Duration wait) {
+        if (wait.isZero() || wait.isNegative()) {
+            return;
         }
-        json.append(']');
-        return new DeadLetter(0, batch.objectName(), destination.name(), batch.batchId(), batch.pageNumber(),
-                batch.fromVersion(), batch.toVersion(), batch.syncType(), batch.reasonCode(), changes.size(),
-                json.toString(), String.valueOf(error), config.clock().instant());
-    }
-
-    private void pause(TrackedObject object, Duration wait) {
         try {
-            Thread.sleep(wait.toMillis());
+            Thread.sleep(wait.toMillis(), wait.toNanosPart() % 1_000_000);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw cancelled(object, e);
@@ -129,20 +212,22 @@ final class PageDelivery {
         }
     }
 
+    private static String key(TrackedObject object, NamedDestination destination) {
+        return object.name() + '\u0000' + destination.name();
+    }
+
     private static TidemarkException cancelled(TrackedObject object, Throwable cause) {
         return TidemarkException.forObject(ErrorCode.ENGINE_STATE, object.name(),
-                "delivery was cancelled because the engine is closing; the watermark stays and the changes will"
+                "delivery was cancelled because the engine is closing; the positions stay and the changes will"
                         + " be offered again", cause);
     }
 
-    /** What a delivery did. */
+    /** What a delivery did for one destination. */
     static final class Result {
-        final int pages;
-        final int deadLettered;
-
-        Result(int pages, int deadLettered) {
-            this.pages = pages;
-            this.deadLettered = deadLettered;
-        }
+        /** Pages accepted or dead-lettered. */
+        int pages;
+        int deadLettered;
+        /** Why it blocked; null when it took (or set aside) every page. */
+        TidemarkException blocked;
     }
 }

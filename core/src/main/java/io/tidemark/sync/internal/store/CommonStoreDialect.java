@@ -25,10 +25,8 @@ abstract class CommonStoreDialect implements StoreDialect {
     protected final String schema;
     /** The watermark table, quoted and schema-qualified. */
     protected final String state;
-    /** The dead-letter table, quoted and schema-qualified. */
-    protected final String letters;
-    /** The dead-letter table's own name, unquoted, from which its index is named. */
-    protected final String lettersTableName;
+    /** The destination positions table, quoted and schema-qualified. */
+    protected final String positions;
 
     // Built once: a store reads and advances on every cycle.
     private final String selectState;
@@ -36,15 +34,38 @@ abstract class CommonStoreDialect implements StoreDialect {
     private final String advanceFrom;
     private final String adoptSource;
     private final String reset;
-    private final String deleteDeadLetter;
+    private final String selectPositions;
+    private final String selectAllPositions;
+    private final String advancePosition;
+    private final String resetPositions;
 
-    /** Takes the two tables' names, checked by the subclass's dialect and in the same schema. */
-    CommonStoreDialect(QualifiedName stateTable, QualifiedName lettersTable) {
+    /** Takes the tables' names, checked by the subclass's dialect and in the same schema. */
+    CommonStoreDialect(QualifiedName stateTable, QualifiedName lettersTable, QualifiedName positionsTable) {
         this.schemaName = stateTable.schema().orElseThrow();
         this.schema = stateTable.quotedSchema().orElseThrow();
         this.state = stateTable.quoted();
-        this.letters = lettersTable.quoted();
-        this.lettersTableName = lettersTable.name();
+        this.positions = positionsTable.quoted();
+        this.selectPositions = SqlTemplate.of("""
+                SELECT object_name, destination, version, paused
+                  FROM {{positions}}
+                 WHERE object_name = :name
+                 ORDER BY destination""").with("positions", positions).render();
+        this.selectAllPositions = SqlTemplate.of("""
+                SELECT object_name, destination, version, paused
+                  FROM {{positions}}
+                 ORDER BY object_name, destination""").with("positions", positions).render();
+        this.advancePosition = SqlTemplate.of("""
+                UPDATE {{positions}}
+                   SET version = :version,
+                       updated_at = :at
+                 WHERE object_name = :name AND destination = :destination
+                   AND version = :expected AND version <= :version""").with("positions", positions).render();
+        // Rows are kept for their pause flags; a row without a version reads as "no position".
+        this.resetPositions = SqlTemplate.of("""
+                UPDATE {{positions}}
+                   SET version = NULL,
+                       updated_at = :at
+                 WHERE object_name = :name""").with("positions", positions).render();
         this.selectState = SqlTemplate.of("""
                 SELECT {{columns}}
                   FROM {{state}}
@@ -77,9 +98,6 @@ abstract class CommonStoreDialect implements StoreDialect {
                        last_error = NULL,
                        updated_at = :at
                  WHERE object_name = :name""").with("state", state).render();
-        this.deleteDeadLetter = SqlTemplate.of("""
-                DELETE FROM {{letters}}
-                 WHERE id = :id""").with("letters", letters).render();
     }
 
     /** Runs {@link #createMissing} in one transaction, where the dialect takes its creation lock. */
@@ -120,7 +138,22 @@ abstract class CommonStoreDialect implements StoreDialect {
     }
 
     @Override
-    public final String deleteDeadLetter() {
-        return deleteDeadLetter;
+    public final String selectPositions() {
+        return selectPositions;
+    }
+
+    @Override
+    public final String selectAllPositions() {
+        return selectAllPositions;
+    }
+
+    @Override
+    public final String advancePosition() {
+        return advancePosition;
+    }
+
+    @Override
+    public final String resetPositions() {
+        return resetPositions;
     }
 }

@@ -14,15 +14,25 @@ final class PostgresStoreDialect extends CommonStoreDialect {
     /** Serialises concurrent first-time creation by several engines (CREATE ... IF NOT EXISTS can still race). */
     private static final long DDL_LOCK_KEY = 0x7469_6465_6D61_726BL; // "tidemark"
 
+    private final PostgresDeadLetterDialect deadLetters;
+
     PostgresStoreDialect(String schema, String stateTable, String deadLetterTable) {
         super(PgName.of(schema, PgName.checkPart(stateTable, "table")),
-                PgName.of(schema, PgName.checkPart(deadLetterTable, "table")));
+                PgName.of(schema, PgName.checkPart(deadLetterTable, "table")),
+                PgName.of(schema, PgName.checkPart(stateTable + POSITIONS_SUFFIX, "positions table")));
+        this.deadLetters = new PostgresDeadLetterDialect(PgName.of(schema, deadLetterTable));
+    }
+
+    @Override
+    public DeadLetterDialect deadLetters() {
+        return deadLetters;
     }
 
     @Override
     public String createScript() {
         return SqlTemplate.of("""
                 -- Tidemark store: one row per tracked object (its watermark and bookkeeping),
+                -- one row per destination of an object (its position),
                 -- and the pages a destination refused under a dead-letter policy.
                 CREATE SCHEMA IF NOT EXISTS {{schema}};
 
@@ -31,15 +41,16 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                 -- A table created before watermarks recorded their source gains the column here.
                 {{add_source}};
 
-                {{create_letters}};
+                -- An object whose watermark was stored before positions were kept has no rows here:
+                -- every destination then stands at the object's watermark until its next delivery.
+                {{create_positions}};
 
-                {{create_letters_index}};
-                """)
+                {{letters}}""")
                 .with("schema", schema)
                 .with("create_state", createStateTable())
                 .with("add_source", addSourceColumn())
-                .with("create_letters", createLettersTable())
-                .with("create_letters_index", createLettersIndex())
+                .with("create_positions", createPositionsTable())
+                .with("letters", deadLetters.script())
                 .render();
     }
 
@@ -57,38 +68,21 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                 )""").with("state", state).render();
     }
 
+    private String createPositionsTable() {
+        return SqlTemplate.of("""
+                CREATE TABLE IF NOT EXISTS {{positions}} (
+                    object_name text        NOT NULL,
+                    destination text        NOT NULL,
+                    version     bigint,                 -- every change up to it was accepted; NULL: none yet
+                    paused      boolean     NOT NULL DEFAULT false,
+                    updated_at  timestamptz NOT NULL DEFAULT now(),
+                    PRIMARY KEY (object_name, destination)
+                )""").with("positions", positions).render();
+    }
+
     private String addSourceColumn() {
         return SqlTemplate.of("ALTER TABLE {{state}} ADD COLUMN IF NOT EXISTS {{column}} text")
                 .with("state", state).with("column", SOURCE_COLUMN).render();
-    }
-
-    private String createLettersTable() {
-        return SqlTemplate.of("""
-                CREATE TABLE IF NOT EXISTS {{letters}} (
-                    id           bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                    object_name  text        NOT NULL,
-                    destination  text        NOT NULL,
-                    batch_id     text        NOT NULL,
-                    page_number  integer     NOT NULL,
-                    from_version bigint      NOT NULL,
-                    to_version   bigint      NOT NULL,
-                    sync_type    text        NOT NULL,
-                    reason_code  integer     NOT NULL,
-                    change_count integer     NOT NULL,
-                    changes      json        NOT NULL,            -- the page, as the procedure returned it
-                    error        text        NOT NULL,
-                    created_at   timestamptz NOT NULL
-                )""").with("letters", letters).render();
-    }
-
-    private String createLettersIndex() {
-        return SqlTemplate.of("CREATE INDEX IF NOT EXISTS {{index}} ON {{letters}} (object_name, id)")
-                .with("index", PgName.quote(indexName())).with("letters", letters).render();
-    }
-
-    private String indexName() {
-        String name = lettersTableName + "_object_idx";
-        return name.length() <= PgName.MAX_IDENTIFIER_BYTES ? name : name.substring(0, PgName.MAX_IDENTIFIER_BYTES);
     }
 
     @Override
@@ -111,10 +105,10 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                                       AND NOT attisdropped)""", state)) {
                 s.execute(addSourceColumn());
             }
-            if (!Jdbc.queryBoolean(c, "SELECT to_regclass(?) IS NOT NULL", letters)) {
-                s.execute(createLettersTable());
-                s.execute(createLettersIndex());
+            if (!Jdbc.queryBoolean(c, "SELECT to_regclass(?) IS NOT NULL", positions)) {
+                s.execute(createPositionsTable());
             }
+            deadLetters.createOrUpgrade(c);
         }
     }
 
@@ -156,22 +150,23 @@ final class PostgresStoreDialect extends CommonStoreDialect {
     }
 
     @Override
-    public String insertDeadLetter() {
+    public String insertPosition() {
         return SqlTemplate.of("""
-                INSERT INTO {{letters}} (object_name, destination, batch_id, page_number, from_version, to_version,
-                       sync_type, reason_code, change_count, changes, error, created_at)
-                VALUES (:objectName, :destination, :batchId, :pageNumber, :fromVersion, :toVersion,
-                       :syncType, :reasonCode, :changeCount, CAST(:changes AS json), :error, :createdAt)
-                RETURNING id""").with("letters", letters).render();
+                INSERT INTO {{positions}} AS p (object_name, destination, version, paused, updated_at)
+                VALUES (:name, :destination, :version, false, :at)
+                ON CONFLICT (object_name, destination) DO UPDATE
+                   SET version = EXCLUDED.version,
+                       updated_at = EXCLUDED.updated_at
+                 WHERE p.version IS NULL""").with("positions", positions).render();
     }
 
     @Override
-    public String selectDeadLetters() {
+    public String setDestinationPaused() {
         return SqlTemplate.of("""
-                SELECT id, object_name, destination, batch_id, page_number, from_version, to_version, sync_type,
-                       reason_code, change_count, changes::text AS changes, error, created_at
-                  FROM {{letters}}
-                 WHERE object_name = :name
-                 ORDER BY id""").with("letters", letters).render();
+                INSERT INTO {{positions}} AS p (object_name, destination, version, paused, updated_at)
+                VALUES (:name, :destination, NULL, :paused, :at)
+                ON CONFLICT (object_name, destination) DO UPDATE
+                   SET paused = EXCLUDED.paused,
+                       updated_at = EXCLUDED.updated_at""").with("positions", positions).render();
     }
 }

@@ -30,15 +30,25 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
     /** The source identity is compared exactly, like object names: the engine compares the identity as Java text. */
     private static final String SOURCE_TYPE = "NVARCHAR(1000) COLLATE Latin1_General_100_BIN2";
 
+    private final SqlServerDeadLetterDialect deadLetters;
+
     SqlServerStoreDialect(String schema, String stateTable, String deadLetterTable) {
         super(SqlServerName.of(schema, SqlServerName.checkPart(stateTable, "table")),
-                SqlServerName.of(schema, SqlServerName.checkPart(deadLetterTable, "table")));
+                SqlServerName.of(schema, SqlServerName.checkPart(deadLetterTable, "table")),
+                SqlServerName.of(schema, SqlServerName.checkPart(stateTable + POSITIONS_SUFFIX, "positions table")));
+        this.deadLetters = new SqlServerDeadLetterDialect(SqlServerName.of(schema, deadLetterTable));
+    }
+
+    @Override
+    public DeadLetterDialect deadLetters() {
+        return deadLetters;
     }
 
     @Override
     public String createScript() {
         return SqlTemplate.of("""
                 -- Tidemark store: one row per tracked object (its watermark and bookkeeping),
+                -- one row per destination of an object (its position),
                 -- and the pages a destination refused under a dead-letter policy.
                 -- Safe to run again: each object is created only when it is missing.
                 IF SCHEMA_ID({{schema_literal}}) IS NULL
@@ -54,21 +64,21 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
                     {{add_source}};
                 GO
 
-                IF OBJECT_ID({{letters_literal}}, N'U') IS NULL
-                BEGIN
-                {{create_letters}};
-                    {{create_letters_index}};
-                END;
+                -- An object whose watermark was stored before positions were kept has no rows here:
+                -- every destination then stands at the object's watermark until its next delivery.
+                IF OBJECT_ID({{positions_literal}}, N'U') IS NULL
+                {{create_positions}};
                 GO
-                """)
+
+                {{letters}}""")
                 .with("schema_literal", SqlServerName.literal(schemaName))
                 .with("create_schema_literal", SqlServerName.literal(createSchema()))
                 .with("state_literal", SqlServerName.literal(state))
                 .with("create_state", createStateTable())
                 .with("add_source", addSourceColumn())
-                .with("letters_literal", SqlServerName.literal(letters))
-                .with("create_letters", indent(createLettersTable()))
-                .with("create_letters_index", createLettersIndex())
+                .with("positions_literal", SqlServerName.literal(positions))
+                .with("create_positions", createPositionsTable())
+                .with("letters", deadLetters.script())
                 .render();
     }
 
@@ -91,43 +101,21 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
                 )""").with("state", state).with("source_type", SOURCE_TYPE).render();
     }
 
+    private String createPositionsTable() {
+        return SqlTemplate.of("""
+                CREATE TABLE {{positions}} (
+                    object_name NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,
+                    destination NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,
+                    version     BIGINT            NULL,    -- every change up to it was accepted; NULL: none yet
+                    paused      BIT               NOT NULL DEFAULT 0,
+                    updated_at  DATETIMEOFFSET(6) NOT NULL DEFAULT SYSDATETIMEOFFSET(),
+                    PRIMARY KEY (object_name, destination)
+                )""").with("positions", positions).render();
+    }
+
     private String addSourceColumn() {
         return SqlTemplate.of("ALTER TABLE {{state}} ADD {{column}} {{source_type}} NULL")
                 .with("state", state).with("column", SOURCE_COLUMN).with("source_type", SOURCE_TYPE).render();
-    }
-
-    private String createLettersTable() {
-        return SqlTemplate.of("""
-                CREATE TABLE {{letters}} (
-                    id           BIGINT IDENTITY(1, 1) NOT NULL PRIMARY KEY,
-                    object_name  NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,
-                    destination  NVARCHAR(MAX)     NOT NULL,
-                    batch_id     NVARCHAR(MAX)     NOT NULL,
-                    page_number  INT               NOT NULL,
-                    from_version BIGINT            NOT NULL,
-                    to_version   BIGINT            NOT NULL,
-                    sync_type    NVARCHAR(10)      NOT NULL,
-                    reason_code  INT               NOT NULL,
-                    change_count INT               NOT NULL,
-                    changes      NVARCHAR(MAX)     NOT NULL CHECK (ISJSON(changes) = 1), -- the page, as returned
-                    error        NVARCHAR(MAX)     NOT NULL,
-                    created_at   DATETIMEOFFSET(6) NOT NULL
-                )""").with("letters", letters).render();
-    }
-
-    private String createLettersIndex() {
-        return SqlTemplate.of("CREATE INDEX {{index}} ON {{letters}} (object_name, id)")
-                .with("index", SqlServerName.quote(indexName())).with("letters", letters).render();
-    }
-
-    private String indexName() {
-        String name = lettersTableName + "_object_idx";
-        return name.length() <= SqlServerName.MAX_IDENTIFIER_LENGTH ? name
-                : name.substring(0, SqlServerName.MAX_IDENTIFIER_LENGTH);
-    }
-
-    private static String indent(String sql) {
-        return "    " + sql.replace("\n", "\n    ");
     }
 
     @Override
@@ -146,10 +134,10 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
             if (isNull(c, "SELECT COL_LENGTH(?, N'source_identity')", state)) {
                 s.execute(addSourceColumn());
             }
-            if (isNull(c, "SELECT OBJECT_ID(?, N'U')", letters)) {
-                s.execute(createLettersTable());
-                s.execute(createLettersIndex());
+            if (isNull(c, "SELECT OBJECT_ID(?, N'U')", positions)) {
+                s.execute(createPositionsTable());
             }
+            deadLetters.createOrUpgrade(c);
         }
     }
 
@@ -225,27 +213,29 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
                       VALUES (:name, NULL, :paused, :at);""").with("state", state).render();
     }
 
-    /**
-     * A plain {@code INSERT}: the driver appends {@code SELECT SCOPE_IDENTITY()} for the generated id. An
-     * {@code OUTPUT} clause would return a second result set that the driver could mistake for the keys.
-     */
     @Override
-    public String insertDeadLetter() {
+    public String insertPosition() {
         return SqlTemplate.of("""
-                INSERT INTO {{letters}} (object_name, destination, batch_id, page_number, from_version, to_version,
-                       sync_type, reason_code, change_count, changes, error, created_at)
-                VALUES (:objectName, :destination, :batchId, :pageNumber, :fromVersion, :toVersion,
-                       :syncType, :reasonCode, :changeCount, :changes, :error, :createdAt)""")
-                .with("letters", letters).render();
+                MERGE {{positions}} WITH (HOLDLOCK) AS p
+                USING (SELECT :name AS object_name, :destination AS destination) AS src
+                   ON p.object_name = src.object_name AND p.destination = src.destination
+                 WHEN MATCHED AND p.version IS NULL THEN UPDATE
+                      SET version = :version,
+                          updated_at = :at
+                 WHEN NOT MATCHED THEN INSERT (object_name, destination, version, paused, updated_at)
+                      VALUES (:name, :destination, :version, 0, :at);""").with("positions", positions).render();
     }
 
     @Override
-    public String selectDeadLetters() {
+    public String setDestinationPaused() {
         return SqlTemplate.of("""
-                SELECT id, object_name, destination, batch_id, page_number, from_version, to_version, sync_type,
-                       reason_code, change_count, changes, error, created_at
-                  FROM {{letters}}
-                 WHERE object_name = :name
-                 ORDER BY id""").with("letters", letters).render();
+                MERGE {{positions}} WITH (HOLDLOCK) AS p
+                USING (SELECT :name AS object_name, :destination AS destination) AS src
+                   ON p.object_name = src.object_name AND p.destination = src.destination
+                 WHEN MATCHED THEN UPDATE
+                      SET paused = :paused,
+                          updated_at = :at
+                 WHEN NOT MATCHED THEN INSERT (object_name, destination, version, paused, updated_at)
+                      VALUES (:name, :destination, NULL, :paused, :at);""").with("positions", positions).render();
     }
 }

@@ -41,11 +41,31 @@ public interface StoreDialect {
 
     String reset();
 
-    String insertDeadLetter();
+    /** The dead-letter table's SQL. */
+    DeadLetterDialect deadLetters();
 
-    String selectDeadLetters();
+    /** The object's destination positions ({@code :name}). */
+    String selectPositions();
 
-    String deleteDeadLetter();
+    String selectAllPositions();
+
+    /**
+     * Stores a first position for {@code :destination} ({@code :version}) where none is stored, or the stored row
+     * has no version yet; updates nothing (0 rows) where a version is stored.
+     */
+    String insertPosition();
+
+    /** Update that moves a position only where it still equals {@code :expected} and does not go down. */
+    String advancePosition();
+
+    /** Insert-or-update of one destination's pause flag ({@code :paused}), keeping its position. */
+    String setDestinationPaused();
+
+    /** Forgets the object's positions, keeping the destinations' pause flags. */
+    String resetPositions();
+
+    /** The table of destination positions next to the state table: its name followed by this. */
+    String POSITIONS_SUFFIX = "_positions";
 
     /** Picks the dialect for the database behind {@code dataSource}. */
     static StoreDialect detect(String builder, DataSource dataSource, String schema, String stateTable,

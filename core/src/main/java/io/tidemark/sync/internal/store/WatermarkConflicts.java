@@ -2,6 +2,7 @@ package io.tidemark.sync.internal.store;
 
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.spi.PositionAdvance;
 import io.tidemark.sync.spi.WatermarkState;
 
 import java.util.Optional;
@@ -18,6 +19,25 @@ public final class WatermarkConflicts {
         if (expected.isPresent() && newVersion < expected.getAsLong()) {
             throw regression(objectName, expected.getAsLong(), newVersion);
         }
+    }
+
+    /** Fails before writing when a destination's new position is lower than its expected one. */
+    public static void checkPositionNotBackwards(String objectName, PositionAdvance advance) {
+        if (advance.expected().isPresent() && advance.version() < advance.expected().getAsLong()) {
+            throw TidemarkException.forObject(ErrorCode.WATERMARK_REGRESSION, objectName,
+                    "refusing to move the position of destination '" + advance.destination() + "' back from "
+                            + advance.expected().getAsLong() + " to " + advance.version()
+                            + "; positions must only increase. " + regressionAdvice(objectName));
+        }
+    }
+
+    /** A destination's position was no longer the one a cycle started from. */
+    public static TidemarkException positionConflict(String objectName, PositionAdvance advance, OptionalLong held) {
+        return TidemarkException.forObject(ErrorCode.WATERMARK_CONFLICT, objectName,
+                "the position of destination '" + advance.destination() + "' changed under this cycle: expected "
+                        + describe(advance.expected()) + " but the store holds " + describe(held) + ". Another"
+                        + " engine is probably polling the same object; nothing was stored and the next cycle"
+                        + " starts from the stored positions.");
     }
 
     public static TidemarkException regression(String objectName, long stored, long newVersion) {

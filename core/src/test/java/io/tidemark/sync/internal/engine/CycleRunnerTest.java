@@ -14,6 +14,7 @@ import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.sync.spi.Destination;
 import io.tidemark.sync.spi.ResponsePayload;
 import io.tidemark.sync.spi.SyncListener;
+import io.tidemark.sync.spi.PositionAdvance;
 import io.tidemark.sync.spi.WatermarkStore;
 import io.tidemark.sync.testkit.RecordingDestination;
 import io.tidemark.sync.testkit.ScriptedProvider;
@@ -134,9 +135,9 @@ class CycleRunnerTest {
         WatermarkStore counting = new ForwardingWatermarkStore() {
             @Override
             public void advance(String objectName, String source, OptionalLong expected, long newVersion,
-                                Instant at) {
+                                List<PositionAdvance> positions, Instant at) {
                 writes.add("advance " + newVersion);
-                super.advance(objectName, source, expected, newVersion, at);
+                super.advance(objectName, source, expected, newVersion, positions, at);
             }
 
             @Override

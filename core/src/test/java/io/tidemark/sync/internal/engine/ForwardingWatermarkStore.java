@@ -1,10 +1,12 @@
 package io.tidemark.sync.internal.engine;
 
 import io.tidemark.sync.InMemoryWatermarkStore;
+import io.tidemark.sync.spi.PositionAdvance;
 import io.tidemark.sync.spi.WatermarkState;
 import io.tidemark.sync.spi.WatermarkStore;
 
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -25,8 +27,14 @@ class ForwardingWatermarkStore implements WatermarkStore {
     }
 
     @Override
-    public void advance(String objectName, String source, OptionalLong expected, long newVersion, Instant at) {
-        delegate.advance(objectName, source, expected, newVersion, at);
+    public void advance(String objectName, String source, OptionalLong expected, long newVersion,
+                        List<PositionAdvance> positions, Instant at) {
+        delegate.advance(objectName, source, expected, newVersion, positions, at);
+    }
+
+    @Override
+    public void setDestinationPaused(String objectName, String destination, boolean paused, Instant at) {
+        delegate.setDestinationPaused(objectName, destination, paused, at);
     }
 
     @Override

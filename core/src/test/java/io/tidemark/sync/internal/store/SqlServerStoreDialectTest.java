@@ -39,7 +39,7 @@ class SqlServerStoreDialectTest {
         assertThat(dialect.selectState()).contains("FROM [ops]]x].[state's]\n");
         assertThat(dialect.advanceFromNothing()).startsWith("MERGE [ops]]x].[state's] WITH (HOLDLOCK) AS s");
         assertThat(dialect.adoptSource()).startsWith("UPDATE [ops]]x].[state's]\n");
-        assertThat(dialect.insertDeadLetter()).startsWith("INSERT INTO [ops]]x].[letters] (");
+        assertThat(dialect.deadLetters().insert()).startsWith("INSERT INTO [ops]]x].[letters] (");
         // Inside a literal the quote is doubled too, so the script's dynamic CREATE SCHEMA stays one literal.
         assertThat(dialect.createScript())
                 .contains("IF SCHEMA_ID(N'ops]x') IS NULL")
@@ -62,7 +62,7 @@ class SqlServerStoreDialectTest {
     @Test
     void an_index_name_longer_than_128_characters_is_cut() {
         String table = "d".repeat(128);
-        String index = "[" + (table + "_object_idx").substring(0, 128) + "]";
+        String index = "[" + table.substring(0, 128 - "_order_idx".length()) + "_order_idx]";
         assertThat(new SqlServerStoreDialect("tidemark", "s", table).createScript()).contains("CREATE INDEX " + index);
     }
 
@@ -100,9 +100,12 @@ class SqlServerStoreDialectTest {
                 + "\n\n-- setPaused()\n" + dialect.setPaused()
                 + "\n\n-- adoptSource()\n" + dialect.adoptSource()
                 + "\n\n-- reset()\n" + dialect.reset()
-                + "\n\n-- insertDeadLetter()\n" + dialect.insertDeadLetter()
-                + "\n\n-- selectDeadLetters()\n" + dialect.selectDeadLetters()
-                + "\n\n-- deleteDeadLetter()\n" + dialect.deleteDeadLetter()
+                + "\n\n-- selectPositions()\n" + dialect.selectPositions()
+                + "\n\n-- selectAllPositions()\n" + dialect.selectAllPositions()
+                + "\n\n-- insertPosition()\n" + dialect.insertPosition()
+                + "\n\n-- advancePosition()\n" + dialect.advancePosition()
+                + "\n\n-- setDestinationPaused()\n" + dialect.setDestinationPaused()
+                + "\n\n-- resetPositions()\n" + dialect.resetPositions()
                 + "\n";
     }
 }
