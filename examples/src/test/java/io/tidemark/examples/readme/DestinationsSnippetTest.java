@@ -167,7 +167,7 @@ class DestinationsSnippetTest {
         assertThat(verify(secret, headers[0], headers[1], tampered, headers[2])).isFalse();
     }
 
-    /** The receiver's check from README-webhook.md. */
+    /** The receiver's check from destinations/README-webhook.md. */
     private static boolean verify(String secret, String id, String timestamp, byte[] body, String signatureHeader)
             throws Exception {
         // tag::verify[]
