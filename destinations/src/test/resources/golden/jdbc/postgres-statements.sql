@@ -59,8 +59,15 @@ ON CONFLICT ("order_id", "line") DO NOTHING
 
 -- delete
 DELETE FROM "sales"."Order Lines"
- WHERE "order_id" = ?
-   AND "line" = ?
+ WHERE ("order_id", "line") IN (
+       (?, ?))
+
+-- delete, three rows in one statement
+DELETE FROM "sales"."Order Lines"
+ WHERE ("order_id", "line") IN (
+       (?, ?),
+       (?, ?),
+       (?, ?))
 
 -- FULL: replace the content
 -- A FULL export replaces the table's content; DELETE (not TRUNCATE) so that readers keep seeing

@@ -80,9 +80,20 @@ USING (VALUES (?, ?)) AS s ([order_id], [line])
       VALUES (s.[order_id], s.[line]);
 
 -- delete
-DELETE FROM [sales].[Order Lines]
- WHERE [order_id] = ?
-   AND [line] = ?
+DELETE t
+  FROM [sales].[Order Lines] AS t
+  JOIN (VALUES (?, ?)) AS d ([order_id], [line])
+    ON t.[order_id] = d.[order_id]
+   AND t.[line] = d.[line]
+
+-- delete, three rows in one statement
+DELETE t
+  FROM [sales].[Order Lines] AS t
+  JOIN (VALUES (?, ?),
+              (?, ?),
+              (?, ?)) AS d ([order_id], [line])
+    ON t.[order_id] = d.[order_id]
+   AND t.[line] = d.[line]
 
 -- FULL: replace the content
 -- A FULL export replaces the table's content; DELETE (not TRUNCATE) so that readers keep seeing

@@ -145,6 +145,33 @@ class JdbcTableDestinationTest {
                 .isEqualByComparingTo(new BigDecimal("45526.25")); // 301 * 302 / 2 + 301 * 0.25
         assertThat(scalar("SELECT name FROM copy.items WHERE id = 7", String.class)).isEqualTo("seven");
         assertThat(auditCount()).as("one write per row").isEqualTo(301);
+
+        List<String> deletes = new ArrayList<>();
+        for (int id = 2; id <= 301; id += 2) { // 150 deletes: one statement of 128, then 16 + 4 + 2
+            deletes.add("{\"$operation\":\"D\",\"id\":" + id + "}");
+        }
+        copy.deliver(diff("Items", 400, 500, 1, 1, deletes.toArray(String[]::new)));
+        assertThat(scalar("SELECT count(*) FROM copy.items", Long.class)).isEqualTo(151);
+        assertThat(scalar("SELECT count(*) FROM copy.items WHERE id % 2 = 0", Long.class)).isZero();
+    }
+
+    @Test
+    void a_composite_key_is_matched_on_all_its_columns() {
+        db.execute("CREATE TABLE copy.lines (order_id bigint, line integer, qty integer NOT NULL,"
+                + " PRIMARY KEY (order_id, line))");
+        JdbcTableDestination lines = JdbcTableDestination.postgres(db.dataSource(), "copy.lines")
+                .column("order_id", "orderId").columns("line", "qty").keyColumns("order_id", "line").build();
+        lines.deliver(diff("Lines", 0, 5, 1, 1,
+                "{\"$operation\":\"I\",\"orderId\":1,\"line\":1,\"qty\":10}",
+                "{\"$operation\":\"I\",\"orderId\":1,\"line\":2,\"qty\":20}",
+                "{\"$operation\":\"I\",\"orderId\":2,\"line\":1,\"qty\":30}",
+                "{\"$operation\":\"I\",\"orderId\":2,\"line\":2,\"qty\":40}"));
+        lines.deliver(diff("Lines", 5, 9, 1, 1,
+                "{\"$operation\":\"D\",\"orderId\":1,\"line\":2}",
+                "{\"$operation\":\"D\",\"orderId\":2,\"line\":1}",
+                "{\"$operation\":\"U\",\"$changed\":[\"qty\"],\"orderId\":2,\"line\":2,\"qty\":41}"));
+        assertThat(query("SELECT order_id || '/' || line || '=' || qty FROM copy.lines ORDER BY 1"))
+                .containsExactly("1/1=10", "2/2=41");
     }
 
     @Test

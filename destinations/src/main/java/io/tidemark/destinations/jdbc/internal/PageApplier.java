@@ -22,6 +22,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.IntFunction;
 
 /**
  * Applies one page in one transaction: record the page as the destination's position (which locks the row and
@@ -55,8 +56,8 @@ public final class PageApplier {
     private final int batchSize;
     private final int timeoutSeconds;
     private final boolean createTables;
-    private final Map<String, String> upserts = new ConcurrentHashMap<>();
-    private final Map<String, String> updates = new ConcurrentHashMap<>();
+    /** Generated statement texts by shape, built once. */
+    private final Map<String, String> statements = new ConcurrentHashMap<>();
     private volatile int[] columnTypes;
     private volatile boolean tablesReady;
 
@@ -153,7 +154,7 @@ public final class PageApplier {
         }
     }
 
-    /** Applies changes in order: folded per key, then deletes in batches, then writes in batches per shape. */
+    /** Applies changes in order: folded per key, then deletes, then writes per shape, all in batches. */
     private void applyChanges(Connection c, List<Change> changes) throws SQLException {
         if (changes.isEmpty()) {
             return;
@@ -168,26 +169,21 @@ public final class PageApplier {
         }
         List<RowOp> deletes = reduction.deletes();
         if (!deletes.isEmpty()) {
-            try (PreparedStatement ps = prepare(c, dialect.delete(mapping))) {
-                int pending = 0;
-                for (RowOp row : deletes) {
-                    for (int i = 0; i < row.keyCount; i++) {
-                        bind(ps, i + 1, row.values[i], columnTypes[i]);
-                    }
-                    pending = added(ps, pending);
-                }
-                flush(ps, pending);
-            }
+            String keys = "1".repeat(mapping.keyCount()) + "0".repeat(mapping.columns().size() - mapping.keyCount());
+            inChunks(c, keys, deletes, rows -> statements.computeIfAbsent("delete:" + rows,
+                    k -> dialect.delete(mapping, rows)));
         }
         for (Map.Entry<String, List<RowOp>> shape : reduction.upsertsByShape().entrySet()) {
-            upsert(c, shape.getKey(), shape.getValue());
+            String mask = shape.getKey();
+            inChunks(c, mask, shape.getValue(), rows -> statements.computeIfAbsent(mask + ':' + rows,
+                    k -> dialect.upsert(mapping, mask, rows)));
         }
         for (Map.Entry<String, List<RowOp>> shape : reduction.updatesByShape().entrySet()) {
             String mask = shape.getKey();
             if (mask.indexOf('1', mapping.keyCount()) < 0) {
                 continue; // an update that changed none of the mapped columns
             }
-            String sql = updates.computeIfAbsent(mask, m -> dialect.update(mapping, m));
+            String sql = statements.computeIfAbsent("update:" + mask, k -> dialect.update(mapping, mask));
             try (PreparedStatement ps = prepare(c, sql)) {
                 int pending = 0;
                 for (RowOp row : shape.getValue()) {
@@ -208,17 +204,18 @@ public final class PageApplier {
     }
 
     /**
-     * Upserts rows of one shape, many rows per statement: full statements of {@link TableDialect#rowsPerStatement}
-     * rows as one JDBC batch, the rest in statements of 64, 32, ... 1 rows, so a table meets few statement texts
-     * (each prepared once per connection and reused).
+     * Writes rows (upserts, or deletes by key) many per statement, binding the columns of {@code mask} of each:
+     * full statements of {@link TableDialect#rowsPerStatement} rows as one JDBC batch, the rest in statements of
+     * 64, 32, ... 1 rows, so a table meets few statement texts (each prepared once per connection and reused).
      */
-    private void upsert(Connection c, String mask, List<RowOp> rows) throws SQLException {
+    private void inChunks(Connection c, String mask, List<RowOp> rows, IntFunction<String> sqlFor)
+            throws SQLException {
         int columns = (int) mask.chars().filter(ch -> ch == '1').count();
         int perStatement = dialect.rowsPerStatement(columns);
         int done = 0;
         int full = rows.size() / perStatement;
         if (full > 0) {
-            try (PreparedStatement ps = prepare(c, upsertSql(mask, perStatement))) {
+            try (PreparedStatement ps = prepare(c, sqlFor.apply(perStatement))) {
                 int pending = 0;
                 for (int s = 0; s < full; s++) {
                     bindRows(ps, mask, rows.subList(done, done + perStatement));
@@ -235,17 +232,13 @@ public final class PageApplier {
         }
         for (int size = Integer.highestOneBit(Math.max(1, perStatement - 1)); done < rows.size(); size >>= 1) {
             if (rows.size() - done >= size) {
-                try (PreparedStatement ps = prepare(c, upsertSql(mask, size))) {
+                try (PreparedStatement ps = prepare(c, sqlFor.apply(size))) {
                     bindRows(ps, mask, rows.subList(done, done + size));
                     ps.executeUpdate();
                 }
                 done += size;
             }
         }
-    }
-
-    private String upsertSql(String mask, int rows) {
-        return upserts.computeIfAbsent(mask + ':' + rows, k -> dialect.upsert(mapping, mask, rows));
     }
 
     private void bindRows(PreparedStatement ps, String mask, List<RowOp> rows) throws SQLException {

@@ -175,6 +175,20 @@ public final class PostgresTableDialect extends TableDialect {
     }
 
     @Override
+    public String delete(TableMapping m, int rows) {
+        List<Column> keys = keyColumns(m);
+        String match = keys.size() == 1
+                ? keys.get(0).quoted() + " IN (" + String.join(", ", java.util.Collections.nCopies(rows, "?")) + ")"
+                : "(" + joined(keys, "", ", ") + ") IN (\n       " + valueRows(keys.size(), rows, "       ") + ")";
+        return SqlTemplate.of("""
+                DELETE FROM {{table}}
+                 WHERE {{key_matches}}""")
+                .with("table", m.table().quoted())
+                .with("key_matches", match)
+                .render();
+    }
+
+    @Override
     protected int maxParameters() {
         return 65_535;
     }

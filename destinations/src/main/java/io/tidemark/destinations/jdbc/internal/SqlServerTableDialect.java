@@ -200,6 +200,23 @@ public final class SqlServerTableDialect extends TableDialect {
                 .render();
     }
 
+    @Override
+    public String delete(TableMapping m, int rows) {
+        List<Column> keys = keyColumns(m);
+        StringJoiner on = new StringJoiner("\n   AND ");
+        keys.forEach(c -> on.add("t." + c.quoted() + " = d." + c.quoted()));
+        return SqlTemplate.of("""
+                DELETE t
+                  FROM {{table}} AS t
+                  JOIN (VALUES {{rows}}) AS d ({{key}})
+                    ON {{key_matches}}""")
+                .with("table", m.table().quoted())
+                .with("rows", valueRows(keys.size(), rows, "              "))
+                .with("key", joined(keys, "", ", "))
+                .with("key_matches", on.toString())
+                .render();
+    }
+
     /** 2100 is SQL Server's limit per request; a little is left for the driver. */
     @Override
     protected int maxParameters() {

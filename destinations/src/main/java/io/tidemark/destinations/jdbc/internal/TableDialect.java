@@ -87,7 +87,7 @@ public abstract class TableDialect {
     protected abstract int maxParameters();
 
     /**
-     * How many rows one upsert carries: up to {@value #ROWS_PER_STATEMENT}, fewer when that many rows of
+     * How many rows one upsert or delete carries: up to {@value #ROWS_PER_STATEMENT}, fewer when that many rows of
      * {@code columns} columns would pass the database's parameter limit. Several rows per statement cut the
      * statements the server parses, plans and answers by that factor.
      */
@@ -132,19 +132,8 @@ public abstract class TableDialect {
                 .render();
     }
 
-    /** Deletes one row by its key. */
-    public String delete(TableMapping m) {
-        StringJoiner where = new StringJoiner("\n   AND ");
-        for (Column c : keyColumns(m)) {
-            where.add(c.quoted() + " = ?");
-        }
-        return SqlTemplate.of("""
-                DELETE FROM {{table}}
-                 WHERE {{key_matches}}""")
-                .with("table", m.table().quoted())
-                .with("key_matches", where.toString())
-                .render();
-    }
+    /** Deletes {@code rows} rows by their keys; parameters: the keys, row after row. */
+    public abstract String delete(TableMapping m, int rows);
 
     /** Empties the table, inside the transaction that writes a FULL export's content: readers see old or new. */
     public String deleteAll(TableMapping m) {
@@ -193,7 +182,8 @@ public abstract class TableDialect {
         parts.add(new String[] {"update of some columns ($changed, updates only)", update(m, keysAndFirst)});
         parts.add(new String[] {"upsert, the key only", upsert(m, "1".repeat(m.keyCount())
                 + "0".repeat(m.columns().size() - m.keyCount()), 1)});
-        parts.add(new String[] {"delete", delete(m)});
+        parts.add(new String[] {"delete", delete(m, 1)});
+        parts.add(new String[] {"delete, three rows in one statement", delete(m, 3)});
         parts.add(new String[] {"FULL: replace the content", deleteAll(m)});
         parts.add(new String[] {"FULL: stage a page", stageInsert(m)});
         parts.add(new String[] {"FULL: read a staged page", stageRead(m)});
