@@ -14,8 +14,10 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * History write overhead and as-of latency, every figure against its baseline measured in the same run.
@@ -216,158 +218,124 @@ public final class HistoryBenchmark {
         }
     }
 
-    private void asOf(int keys) throws SQLException {
-        // Like an application with a connection pool: the queries borrow a warm connection.
-        HistoryQueries queries = BenchSchema.TIDEMARK.queries(new OneConnectionDataSource(direct));
-        Instant at = Instant.now().minusSeconds(3 * 86_400 + 3600);  // in the middle of the preloaded chains
-        Timings tmKey = new Timings(500);
-        Timings refKey = new Timings(500);
-        String refKeySql = "SELECT * FROM bench_ref_history WHERE id = ? AND valid_from <= ? AND valid_to > ?"
-                + " ORDER BY valid_from DESC LIMIT 1";
-        try (Connection c = ds.getConnection(); PreparedStatement ref = c.prepareStatement(refKeySql)) {
-            for (int i = -50; i < 500; i++) {
-                long key = 1 + Math.floorMod(i * 7919L, keys);
-                long t0 = System.nanoTime();
-                queries.asOf(at, key).orElseThrow();
-                long t1 = System.nanoTime();
-                ref.setLong(1, key);
-                ref.setTimestamp(2, Timestamp.from(at));
-                ref.setTimestamp(3, Timestamp.from(at));
-                try (ResultSet rs = ref.executeQuery()) {
-                    rs.next();
-                }
-                long t2 = System.nanoTime();
-                if (i >= 0) {
-                    tmKey.add(t1 - t0);
-                    refKey.add(t2 - t1);
-                }
-            }
-        }
-        System.out.println("| as-of query | median µs | p90 µs |");
-        System.out.println("|---|---:|---:|");
-        System.out.printf(Locale.ROOT, "| one key, HistoryQueries.asOf(at, key) (rows and registry check in one round trip, warm connection) | %.0f | %.0f |%n",
-                tmKey.medianMicros(), tmKey.p90Micros());
-        System.out.printf(Locale.ROOT, "| one key, same query on the reference history (prepared, warm connection) | %.0f | %.0f |%n",
-                refKey.medianMicros(), refKey.p90Micros());
-        Timings ref = new Timings(10);
-        long refRows = 0;
-        try (PreparedStatement snapshot = direct.prepareStatement("SELECT count(*) FROM bench_ref_history"
-                + " WHERE valid_from <= ? AND valid_to > ?")) {
-            for (int i = -2; i < 10; i++) {
-                snapshot.setTimestamp(1, Timestamp.from(at));
-                snapshot.setTimestamp(2, Timestamp.from(at));
-                long t0 = System.nanoTime();
-                try (ResultSet rs = snapshot.executeQuery()) {
-                    rs.next();
-                    refRows = rs.getLong(1);
-                }
-                if (i >= 0) {
-                    ref.add(System.nanoTime() - t0);
-                }
-            }
-        }
-        System.out.printf(Locale.ROOT, "| whole table (%,d rows), same count on the reference history | %.0f | %.0f |%n",
-                refRows, ref.medianMicros(), ref.p90Micros());
-        snapshots(queries, at, "no period index (default)");
-        designBoundQueries(keys, at);
-        Db.exec(ds, "CREATE INDEX bench_tm_history_period_idx ON bench_tm_history"
-                + " USING gist (tstzrange(valid_from, valid_to)); ANALYZE bench_tm_history");
-        snapshots(queries, at, "with periodIndex(true)");
+    /** One as-of query for a key (whole-table probes ignore it); returns the number of rows it answered. */
+    private interface Probe {
+        long run(long key) throws SQLException;
     }
 
-    /** Binds one query's parameters for a key and the instant. */
+    /** Binds one prepared query's parameters for a key and the instant. */
     private interface Binder {
         void bind(PreparedStatement ps, long key, Timestamp at) throws SQLException;
     }
 
     /**
-     * The same two questions asked of the design-bound shapes, as bare prepared SQL: what as-of costs when a version's
-     * end is not stored (one inserted row per change: the last row of the key that starts at or before the instant)
-     * and when the current version lives in the table (its row, or the history row whose period contains the instant).
+     * Point-in-time queries, every variant of a question timed in the same loop, one after the other, so load hits
+     * all alike: one key (500 times) and the whole table (10 times) on Tidemark's history through the API and as
+     * bare prepared SQL, on the reference history, and on the design bounds (where a version's end is not stored,
+     * the last row of the key starting at or before the instant; where the current version lives in the table, its
+     * row or the history row whose period contains the instant). Then the whole table with the period index.
      */
-    private void designBoundQueries(int keys, Instant at) throws SQLException {
+    private void asOf(int keys) throws SQLException {
+        // Like an application with a connection pool: the queries borrow a warm connection.
+        HistoryQueries queries = BenchSchema.TIDEMARK.queries(new OneConnectionDataSource(direct));
+        Instant at = Instant.now().minusSeconds(3 * 86_400 + 3600);  // in the middle of the preloaded chains
         Binder keyAndAt = (ps, key, ts) -> {
             ps.setLong(1, key);
             ps.setTimestamp(2, ts);
         };
-        timed("one key, bound: one inserted row per change (prepared)", 500, keys, at,
-                "SELECT * FROM bench_one_history WHERE id = ? AND valid_from <= ? ORDER BY history_id DESC LIMIT 1",
-                keyAndAt);
-        timed("one key, bound: current version in the table (prepared)", 500, keys, at,
-                "SELECT id, amount FROM bench_cur WHERE id = ? AND tm_valid_from <= ? UNION ALL (SELECT id, amount"
-                        + " FROM bench_cur_history WHERE id = ? AND valid_from <= ? AND valid_to > ?"
-                        + " ORDER BY valid_from DESC LIMIT 1)",
-                (ps, key, ts) -> {
+        Binder keyAtAt = (ps, key, ts) -> {
+            keyAndAt.bind(ps, key, ts);
+            ps.setTimestamp(3, ts);
+        };
+        Binder atOnly = (ps, key, ts) -> ps.setTimestamp(1, ts);
+        Map<String, Probe> oneKey = new LinkedHashMap<>();
+        oneKey.put("one key, HistoryQueries.asOf(at, key) on Tidemark's history (rows and registry check in one round"
+                + " trip)", key -> queries.asOf(at, key).map(r -> 1L).orElse(0L));
+        oneKey.put("one key, the same as bare prepared SQL on Tidemark's history", prepared(at, keyAtAt,
+                "SELECT * FROM bench_tm_history WHERE id = ? AND valid_from <= ? AND valid_to > ?"
+                        + " ORDER BY valid_from DESC LIMIT 1"));
+        oneKey.put("one key, the same on the reference history", prepared(at, keyAtAt,
+                "SELECT * FROM bench_ref_history WHERE id = ? AND valid_from <= ? AND valid_to > ?"
+                        + " ORDER BY valid_from DESC LIMIT 1"));
+        oneKey.put("one key, bound: one inserted row per change", prepared(at, keyAndAt,
+                "SELECT * FROM bench_one_history WHERE id = ? AND valid_from <= ? ORDER BY history_id DESC LIMIT 1"));
+        oneKey.put("one key, bound: current version in the table", prepared(at, (ps, key, ts) -> {
                     keyAndAt.bind(ps, key, ts);
                     ps.setLong(3, key);
                     ps.setTimestamp(4, ts);
                     ps.setTimestamp(5, ts);
-                });
-        timed("whole table, bound: one inserted row per change, count of the last rows starting at or before the"
-                        + " instant", 10, keys, at,
-                "SELECT count(*) FROM (SELECT DISTINCT ON (id) operation FROM bench_one_history WHERE valid_from <= ?"
-                        + " ORDER BY id, history_id DESC) AS s WHERE operation <> 3",
-                (ps, key, ts) -> ps.setTimestamp(1, ts));
-        timed("whole table, bound: current version in the table, count of rows and history rows", 10, keys, at,
-                "SELECT (SELECT count(*) FROM bench_cur WHERE tm_valid_from <= ?)"
-                        + " + (SELECT count(*) FROM bench_cur_history WHERE valid_from <= ? AND valid_to > ?)",
-                (ps, key, ts) -> {
+                }, "SELECT id, amount FROM bench_cur WHERE id = ? AND tm_valid_from <= ? UNION ALL (SELECT id, amount"
+                        + " FROM bench_cur_history WHERE id = ? AND valid_from <= ? AND valid_to > ?"
+                        + " ORDER BY valid_from DESC LIMIT 1)"));
+        Map<String, Probe> wholeTable = new LinkedHashMap<>();
+        wholeTable.put("whole table, SELECT count(*) FROM bench_tm_as_of(at), no period index (default)",
+                prepared(at, atOnly, "SELECT count(*) FROM bench_tm_as_of(?)"));
+        wholeTable.put("whole table, HistoryQueries.asOf(at) into Java objects, no period index (default)",
+                key -> queries.asOf(at).size());
+        wholeTable.put("whole table, the same count on the reference history", prepared(at, (ps, key, ts) -> {
+                    ps.setTimestamp(1, ts);
+                    ps.setTimestamp(2, ts);
+                }, "SELECT count(*) FROM bench_ref_history WHERE valid_from <= ? AND valid_to > ?"));
+        wholeTable.put("whole table, bound: one inserted row per change (the last row of each key starting at or"
+                + " before the instant)", prepared(at, atOnly, "SELECT count(*) FROM (SELECT DISTINCT ON (id) operation"
+                + " FROM bench_one_history WHERE valid_from <= ? ORDER BY id, history_id DESC) AS s"
+                + " WHERE operation <> 3"));
+        wholeTable.put("whole table, bound: current version in the table (its rows and the history rows)",
+                prepared(at, (ps, key, ts) -> {
                     ps.setTimestamp(1, ts);
                     ps.setTimestamp(2, ts);
                     ps.setTimestamp(3, ts);
-                });
+                }, "SELECT (SELECT count(*) FROM bench_cur WHERE tm_valid_from <= ?)"
+                        + " + (SELECT count(*) FROM bench_cur_history WHERE valid_from <= ? AND valid_to > ?)"));
+        System.out.println("| as-of query | rows | median µs | p90 µs |");
+        System.out.println("|---|---:|---:|---:|");
+        interleaved(oneKey, 500, keys);
+        interleaved(wholeTable, 10, keys);
+        Db.exec(ds, "CREATE INDEX bench_tm_history_period_idx ON bench_tm_history"
+                + " USING gist (tstzrange(valid_from, valid_to)); ANALYZE bench_tm_history");
+        Map<String, Probe> indexed = new LinkedHashMap<>();
+        indexed.put("whole table, SELECT count(*) FROM bench_tm_as_of(at), with periodIndex(true)",
+                wholeTable.get("whole table, SELECT count(*) FROM bench_tm_as_of(at), no period index (default)"));
+        indexed.put("whole table, HistoryQueries.asOf(at) into Java objects, with periodIndex(true)",
+                key -> queries.asOf(at).size());
+        interleaved(indexed, 10, keys);
     }
 
-    private void timed(String label, int reps, int keys, Instant at, String sql, Binder binder) throws SQLException {
-        Timings timings = new Timings(reps);
-        long rows = 0;
-        try (PreparedStatement ps = direct.prepareStatement(sql)) {
-            for (int i = -Math.max(2, reps / 10); i < reps; i++) {
-                binder.bind(ps, 1 + Math.floorMod(i * 7919L, keys), Timestamp.from(at));
-                long t0 = System.nanoTime();
-                try (ResultSet rs = ps.executeQuery()) {
-                    if (!rs.next()) {
-                        throw new IllegalStateException("no row: " + label);
-                    }
-                    rows = label.startsWith("whole table") ? rs.getLong(1) : 1;
+    private Probe prepared(Instant at, Binder binder, String sql) throws SQLException {
+        PreparedStatement ps = direct.prepareStatement(sql);  // kept for the run, like a statement cache
+        Timestamp ts = Timestamp.from(at);
+        return key -> {
+            binder.bind(ps, key, ts);
+            long rows = 0;
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows = sql.startsWith("SELECT count(*)") || sql.startsWith("SELECT (SELECT count(*)")
+                            ? rs.getLong(1) : rows + 1;
                 }
+            }
+            return rows;
+        };
+    }
+
+    private static void interleaved(Map<String, Probe> probes, int reps, int keys) throws SQLException {
+        Map<String, Timings> timings = new LinkedHashMap<>();
+        Map<String, Long> rows = new LinkedHashMap<>();
+        probes.keySet().forEach(label -> timings.put(label, new Timings(reps)));
+        for (int i = -Math.max(2, reps / 10); i < reps; i++) {
+            long key = 1 + Math.floorMod(i * 7919L, keys);
+            for (var probe : probes.entrySet()) {
+                long t0 = System.nanoTime();
+                long answered = probe.getValue().run(key);
+                long elapsed = System.nanoTime() - t0;
                 if (i >= 0) {
-                    timings.add(System.nanoTime() - t0);
+                    timings.get(probe.getKey()).add(elapsed);
+                    rows.put(probe.getKey(), answered);
                 }
             }
         }
-        System.out.printf(Locale.ROOT, "| %s (%,d row%s) | %.0f | %.0f |%n", label, rows, rows == 1 ? "" : "s",
-                timings.medianMicros(),
-                timings.p90Micros());
-    }
-
-    private void snapshots(HistoryQueries queries, Instant at, String variant) throws SQLException {
-        Timings fn = new Timings(10);
-        Timings javaSnapshot = new Timings(10);
-        long rows = 0;
-        try (PreparedStatement snapshot = direct.prepareStatement("SELECT count(*) FROM bench_tm_as_of(?)")) {
-            for (int i = -2; i < 10; i++) {
-                snapshot.setTimestamp(1, Timestamp.from(at));
-                long t0 = System.nanoTime();
-                try (ResultSet rs = snapshot.executeQuery()) {
-                    rs.next();
-                    rows = rs.getLong(1);
-                }
-                long t1 = System.nanoTime();
-                int size = queries.asOf(at).size();
-                long t2 = System.nanoTime();
-                if (size != rows) {
-                    throw new IllegalStateException("snapshot sizes differ: " + size + " vs " + rows);
-                }
-                if (i >= 0) {
-                    fn.add(t1 - t0);
-                    javaSnapshot.add(t2 - t1);
-                }
-            }
+        for (var entry : timings.entrySet()) {
+            System.out.printf(Locale.ROOT, "| %s | %,d | %.0f | %.0f |%n", entry.getKey(), rows.get(entry.getKey()),
+                    entry.getValue().medianMicros(), entry.getValue().p90Micros());
         }
-        System.out.printf(Locale.ROOT, "| whole table (%,d rows), SELECT count(*) FROM bench_tm_as_of(at), %s | %.0f | %.0f |%n",
-                rows, variant, fn.medianMicros(), fn.p90Micros());
-        System.out.printf(Locale.ROOT, "| whole table (%,d rows), HistoryQueries.asOf(at) into Java objects, %s | %.0f | %.0f |%n",
-                rows, variant, javaSnapshot.medianMicros(), javaSnapshot.p90Micros());
     }
 }
