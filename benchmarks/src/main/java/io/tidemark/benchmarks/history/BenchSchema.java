@@ -46,7 +46,7 @@ final class BenchSchema {
         String live = "SELECT g, g % 1000, 100 + " + versions + ", 'active', 'version " + versions + "',"
                 + " now() FROM generate_series(1, " + keys + ") g";
         Db.exec(ds, "INSERT INTO bench_plain " + live);
-        for (String bound : new String[] {DesignBounds.BARE, DesignBounds.ONE_ROW}) {
+        for (String bound : new String[] {DesignBounds.BARE, DesignBounds.BARE_INVOKER, DesignBounds.ONE_ROW}) {
             Db.exec(ds, "ALTER TABLE " + bound + " DISABLE TRIGGER USER; INSERT INTO " + bound + " " + live
                     + "; ALTER TABLE " + bound + " ENABLE TRIGGER USER");
         }
@@ -77,7 +77,7 @@ final class BenchSchema {
                 + " FROM (" + chain + ") AS c(id, account, amount, status, note, updated_at, valid_from, valid_to,"
                 + " operation)");
         Db.exec(ds, "VACUUM ANALYZE bench_plain, bench_tm, bench_tm_history, bench_tms, bench_tms_history, bench_ref,"
-                + " bench_ref_history, bench_bare, bench_one, bench_one_history, bench_cur, bench_cur_history");
+                + " bench_ref_history, bench_bare, bench_bare_invoker, bench_one, bench_one_history, bench_cur, bench_cur_history");
     }
 
 }

@@ -11,6 +11,9 @@ import javax.sql.DataSource;
  * <ul>
  *   <li>{@code bench_bare}: a row trigger with the same attributes as Tidemark's ({@code SECURITY DEFINER}, pinned
  *       {@code search_path}) whose body writes nothing. Its overhead is the floor of every row trigger.</li>
+ *   <li>{@code bench_bare_invoker}: the same empty trigger without {@code SECURITY DEFINER} and without the pinned
+ *       {@code search_path}, as the reference trigger's function is declared; the difference between the two is what
+ *       those two attributes cost.</li>
  *   <li>{@code bench_one}: a row trigger that records every change as exactly one inserted row (new values for
  *       INSERT and UPDATE, old values for DELETE, the transaction's start and the change context) into an
  *       append-only table with a single index: no lookup, no update, no second index. It is the cheapest trigger
@@ -26,6 +29,7 @@ import javax.sql.DataSource;
 final class DesignBounds {
 
     static final String BARE = "bench_bare";
+    static final String BARE_INVOKER = "bench_bare_invoker";
     static final String ONE_ROW = "bench_one";
     static final String CURRENT_IN_TABLE = "bench_cur";
     static final String CURRENT_COLUMNS = ", tm_valid_from timestamptz NOT NULL DEFAULT now(),"
@@ -46,6 +50,12 @@ final class DesignBounds {
                 AS $$ BEGIN RETURN NULL; END $$;
                 CREATE TRIGGER bench_bare_trg AFTER INSERT OR UPDATE OR DELETE ON bench_bare
                     FOR EACH ROW EXECUTE FUNCTION bench_bare_write();
+
+                CREATE TABLE bench_bare_invoker (%1$s);
+                CREATE FUNCTION bench_bare_invoker_write() RETURNS trigger LANGUAGE plpgsql
+                AS $$ BEGIN RETURN NULL; END $$;
+                CREATE TRIGGER bench_bare_invoker_trg AFTER INSERT OR UPDATE OR DELETE ON bench_bare_invoker
+                    FOR EACH ROW EXECUTE FUNCTION bench_bare_invoker_write();
 
                 CREATE TABLE bench_one (%1$s);
                 CREATE TABLE bench_one_history (history_id bigint GENERATED ALWAYS AS IDENTITY, id bigint,
