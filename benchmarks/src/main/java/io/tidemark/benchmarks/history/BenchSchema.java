@@ -10,10 +10,12 @@ import java.sql.SQLException;
 import java.util.List;
 
 /**
- * Four identical tables: {@code bench_plain} (no history), {@code bench_tm} (Tidemark's row trigger, the default
- * configuration), {@code bench_tms} (Tidemark's statement triggers) and {@code bench_ref} (the reference shape of
- * history-trigger/src/test/resources/reference/policies-reference-shape.sql, given a (key, valid_from DESC) index so its lookups are not scans). Both histories are preloaded with the same synthetic chains: {@code keys} rows with
- * {@code versions} versions each, the last one open, spread over the past days.
+ * Identical tables: {@code bench_plain} (no history), {@code bench_tm} (Tidemark's row trigger, the default
+ * configuration), {@code bench_tms} (Tidemark's statement triggers), {@code bench_ref} (the reference trigger of
+ * history-trigger/src/test/resources/reference/policies-reference-shape.sql, given a (key, valid_from DESC) index so
+ * its lookups are not scans) and the two {@link DesignBounds} tables. Every history is preloaded with the same
+ * synthetic chains: {@code keys} rows with {@code versions} versions each, the last one open, spread over the past
+ * days.
  */
 final class BenchSchema {
 
@@ -35,6 +37,7 @@ final class BenchSchema {
         TIDEMARK.install(ds);
         TIDEMARK_STATEMENT.install(ds);
         REFERENCE.install(ds, TYPES);
+        DesignBounds.create(ds);
         String chain = "SELECT g, g % 1000, 100 + v, 'active', 'version ' || v, now() - (" + versions + " - v) * interval '1 day',"
                 + " now() - (" + versions + " - v + 1) * interval '1 day',"
                 + " CASE WHEN v = " + versions + " THEN 'infinity' ELSE now() - (" + versions + " - v) * interval '1 day' END,"
@@ -43,6 +46,20 @@ final class BenchSchema {
         String live = "SELECT g, g % 1000, 100 + " + versions + ", 'active', 'version " + versions + "',"
                 + " now() FROM generate_series(1, " + keys + ") g";
         Db.exec(ds, "INSERT INTO bench_plain " + live);
+        for (String bound : new String[] {DesignBounds.BARE, DesignBounds.BARE_INVOKER, DesignBounds.ONE_ROW}) {
+            Db.exec(ds, "ALTER TABLE " + bound + " DISABLE TRIGGER USER; INSERT INTO " + bound + " " + live
+                    + "; ALTER TABLE " + bound + " ENABLE TRIGGER USER");
+        }
+        Db.exec(ds, "INSERT INTO bench_cur (" + String.join(", ", NAMES) + ", tm_valid_from) SELECT *, now() - interval '1 day'"
+                + " FROM (" + live + ") AS l");
+        Db.exec(ds, "INSERT INTO bench_cur_history (id, account, amount, status, note, updated_at, valid_from, valid_to,"
+                + " operation) SELECT id, account, amount, status, note, updated_at, valid_from, valid_to, operation"
+                + " FROM (" + chain + ") AS c(id, account, amount, status, note, updated_at, valid_from, valid_to,"
+                + " operation) WHERE valid_to <> 'infinity'");
+        Db.exec(ds, "INSERT INTO bench_one_history (id, account, amount, status, note, updated_at, valid_from,"
+                + " operation) SELECT id, account, amount, status, note, updated_at, valid_from, operation"
+                + " FROM (" + chain + ") AS c(id, account, amount, status, note, updated_at, valid_from, valid_to,"
+                + " operation)");
         // Histories are loaded directly (the trigger would take minutes for a million rows); the rows are exactly
         // what the trigger writes, which the invariant checker confirms after the run.
         for (String tm : new String[] {"bench_tm", "bench_tms"}) {
@@ -60,7 +77,7 @@ final class BenchSchema {
                 + " FROM (" + chain + ") AS c(id, account, amount, status, note, updated_at, valid_from, valid_to,"
                 + " operation)");
         Db.exec(ds, "VACUUM ANALYZE bench_plain, bench_tm, bench_tm_history, bench_tms, bench_tms_history, bench_ref,"
-                + " bench_ref_history");
+                + " bench_ref_history, bench_bare, bench_bare_invoker, bench_one, bench_one_history, bench_cur, bench_cur_history");
     }
 
 }

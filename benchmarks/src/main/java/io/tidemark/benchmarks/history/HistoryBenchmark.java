@@ -1,7 +1,5 @@
 package io.tidemark.benchmarks.history;
 
-import io.tidemark.history.ChangeContext;
-import io.tidemark.history.ContextualDataSource;
 import io.tidemark.history.Db;
 import io.tidemark.history.HistoryQueries;
 import io.tidemark.history.InvariantViolation;
@@ -15,6 +13,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -23,30 +22,58 @@ import java.util.Map;
 /**
  * History write overhead and as-of latency, every figure against its baseline measured in the same run.
  *
- * <p>For 1-, 100- and 1000-row INSERT, UPDATE and DELETE statements it times a plain table, Tidemark's trigger and
- * the reference shape, interleaved round-robin so drift on a shared machine hits all three alike; then the same
- * with change context: Tidemark sends it with the statement (ContextualDataSource), the reference in its own
- * statement inside a transaction, as the reference document describes. Both histories hold {@code keys * versions}
- * rows before the first statement. Then it times as-of queries for one key and for the whole table.
+ * <p>Six statements — UPDATE of 100 rows by key range, UPDATE of 1 row by key, INSERT of 1 and of 100 rows, DELETE of
+ * 1 and of 100 rows — on a plain table, the reference trigger, Tidemark's row and statement triggers and the two
+ * {@link DesignBounds} tables, all holding the same rows and preloaded histories. Three rounds, interleaved: each
+ * round runs every statement size on every table, the tables' order rotated repetition by repetition so drift on a
+ * shared machine hits all alike. Overhead is a statement's latency minus the plain table's in the same repetition;
+ * a cell is the median over the three rounds of each round's median overhead, reported as a fraction of the
+ * reference's. Then as-of queries for one key and for the whole table.
  *
  * <pre>java -cp benchmarks/target/benchmarks.jar io.tidemark.benchmarks.history.HistoryBenchmark [keys] [versions]</pre>
  */
 public final class HistoryBenchmark {
 
-    private static final ChangeContext CONTEXT = ChangeContext.builder().changedBy("u-1042")
-            .changedByName("Bench User").correlationId("req-5f2c").reason("benchmark").build();
-    private static final String[] TABLES = {"bench_plain", "bench_tm", "bench_tms", "bench_ref"};
+    private static final String PLAIN = "bench_plain";
+    private static final String REFERENCE = "bench_ref";
+    private static final String ROW = "bench_tm";
+    private static final String STATEMENT = "bench_tms";
+    private static final String[] TABLES = {PLAIN, REFERENCE, ROW, STATEMENT, DesignBounds.BARE,
+            DesignBounds.BARE_INVOKER, DesignBounds.ONE_ROW, DesignBounds.CURRENT_IN_TABLE};
+    private static final int ROUNDS = 3;
+
+    /** The rows, in its order: what the statement is, how many rows, which of the three a repetition runs. */
+    private enum Statement {
+        UPDATE_100("UPDATE of 100 rows by key range", 100, 1),
+        UPDATE_1("UPDATE of 1 row by key", 1, 1),
+        INSERT_1("INSERT of 1 row", 1, 0),
+        INSERT_100("INSERT of 100 rows", 100, 0),
+        DELETE_1("DELETE of 1 row", 1, 2),
+        DELETE_100("DELETE of 100 rows", 100, 2);
+
+        final String label;
+        final int rows;
+        final int kind;
+
+        Statement(String label, int rows, int kind) {
+            this.label = label;
+            this.rows = rows;
+            this.kind = kind;
+        }
+    }
 
     private final DataSource ds;
-    /** One warm connection for every statement, and the same one wrapped for Tidemark's context push. */
+    /** One warm connection for every statement. */
     private final Connection direct;
-    private final Connection contextual;
     private long nextKey;
+    /** [statement][table][round] median latency in microseconds. */
+    private final double[][][] medians = new double[Statement.values().length][TABLES.length][ROUNDS];
+    /** [statement][table][round] median paired overhead over the plain table in microseconds. */
+    private final double[][][] overheads = new double[Statement.values().length][TABLES.length][ROUNDS];
 
     private HistoryBenchmark(DataSource ds, long firstFreeKey) throws SQLException {
         this.ds = ds;
         this.direct = ds.getConnection();
-        this.contextual = ContextualDataSource.wrap(direct, () -> CONTEXT, "tidemark");
         this.nextKey = firstFreeKey;
     }
 
@@ -56,20 +83,17 @@ public final class HistoryBenchmark {
         try (TestDatabase db = EmbeddedPostgresServer.shared().createDatabase()) {
             long started = System.nanoTime();
             BenchSchema.create(db.dataSource(), keys, versions);
-            System.out.printf(Locale.ROOT, "Loaded %,d history rows per history table in %.1f s%n",
+            System.out.printf(Locale.ROOT, "Loaded %,d rows per table and %,d history rows per history table in %.1f s%n",
+                    Db.count(db.dataSource(), "SELECT count(*) FROM bench_plain"),
                     Db.count(db.dataSource(), "SELECT count(*) FROM bench_tm_history"),
                     (System.nanoTime() - started) / 1e9);
             HistoryBenchmark bench = new HistoryBenchmark(db.dataSource(), keys + 1L);
-            System.out.println();
-            System.out.println("| rows | statement | context | plain | reference | Tidemark row | Tidemark statement"
-                    + " | overhead: reference | row | statement | row / reference | statement / reference |");
-            System.out.println("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-            for (int rows : new int[] {1, 100, 1000}) {
-                int reps = rows == 1 ? 1500 : rows == 100 ? 250 : 50;
-                for (boolean context : new boolean[] {false, true}) {
-                    bench.statements(rows, reps, context, keys);
+            for (int round = 0; round < ROUNDS; round++) {
+                for (int rows : new int[] {1, 100}) {
+                    bench.round(round, rows, rows == 1 ? 1000 : 150, keys);
                 }
             }
+            bench.printWrites();
             System.out.println();
             bench.asOf(keys);
             for (var table : List.of(BenchSchema.TIDEMARK, BenchSchema.TIDEMARK_STATEMENT)) {
@@ -83,164 +107,236 @@ public final class HistoryBenchmark {
         System.exit(0);
     }
 
-    /** Warm-up, then reps rounds of insert N new keys, update N existing keys, delete the N new keys, per table. */
-    private void statements(int rows, int reps, boolean context, int keys) throws SQLException {
-        Map<String, Timings[]> timings = new LinkedHashMap<>();
-        for (String table : TABLES) {
-            timings.put(table, new Timings[] {new Timings(reps), new Timings(reps), new Timings(reps)});
-        }
+    /**
+     * Warm-up, then reps repetitions of: insert N new keys, update N existing keys, delete the N new keys, per table.
+     * Keeps each table's median latency and its median paired overhead: the latency minus the plain table's in the
+     * same repetition, which cancels drift slower than one repetition (a few milliseconds).
+     */
+    private void round(int round, int rows, int reps, int keys) throws SQLException {
+        long[][][] nanos = new long[3][TABLES.length][reps];
         int warmup = Math.max(5, reps / 10);
         for (int rep = -warmup; rep < reps; rep++) {
             long first = nextKey;
             nextKey += rows;
-            long existing = 1 + Math.floorMod((long) rep * rows * 7919L, keys - rows);
-            for (int t = 0; t < TABLES.length; t++) {
-                String table = TABLES[(t + Math.floorMod(rep, TABLES.length)) % TABLES.length]; // rotate the order
-                Timings[] tt = timings.get(table);
-                long ins = run(table, context, "INSERT INTO " + table + " SELECT g, g % 1000, 100, 'active', 'new', now()"
+            long existing = 1 + Math.floorMod((long) (rep + round * reps) * rows * 7919L, keys - rows);
+            for (int i = 0; i < TABLES.length; i++) {
+                int t = (i + Math.floorMod(rep, TABLES.length)) % TABLES.length; // rotate the order
+                String table = TABLES[t];
+                long ins = run("INSERT INTO " + table + " SELECT g, g % 1000, 100, 'active', 'new', now()"
                         + " FROM generate_series(?::bigint, ?::bigint) g", first, first + rows - 1);
-                long upd = run(table, context, "UPDATE " + table + " SET amount = amount + 1, updated_at = now()"
+                long upd = run("UPDATE " + table + " SET amount = amount + 1, updated_at = now()"
                         + " WHERE id BETWEEN ? AND ?", existing, existing + rows - 1);
-                long del = run(table, context, "DELETE FROM " + table + " WHERE id BETWEEN ? AND ?", first,
-                        first + rows - 1);
+                long del = run("DELETE FROM " + table + " WHERE id BETWEEN ? AND ?", first, first + rows - 1);
                 if (rep >= 0) {
-                    tt[0].add(ins);
-                    tt[1].add(upd);
-                    tt[2].add(del);
+                    nanos[0][t][rep] = ins;
+                    nanos[1][t][rep] = upd;
+                    nanos[2][t][rep] = del;
                 }
             }
         }
-        String[] names = {"INSERT", "UPDATE", "DELETE"};
-        for (int s = 0; s < 3; s++) {
-            double plain = timings.get("bench_plain")[s].medianMicros();
-            double tm = timings.get("bench_tm")[s].medianMicros();
-            double tms = timings.get("bench_tms")[s].medianMicros();
-            double ref = timings.get("bench_ref")[s].medianMicros();
-            System.out.printf(Locale.ROOT, "| %d | %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f |%n",
-                    rows, names[s], context ? "yes" : "no", plain, ref, tm, tms, ref - plain, tm - plain, tms - plain,
-                    (tm - plain) / (ref - plain), (tms - plain) / (ref - plain));
+        for (Statement statement : Statement.values()) {
+            if (statement.rows == rows) {
+                long[][] byTable = nanos[statement.kind];
+                for (int t = 0; t < TABLES.length; t++) {
+                    long[] paired = new long[reps];
+                    for (int rep = 0; rep < reps; rep++) {
+                        paired[rep] = byTable[t][rep] - byTable[0][rep];
+                    }
+                    medians[statement.ordinal()][t][round] = median(byTable[t]);
+                    overheads[statement.ordinal()][t][round] = median(paired);
+                }
+            }
         }
     }
 
-    /**
-     * One statement, as the application would send it, timed from the client: auto-commit without context;
-     * with context, Tidemark's table through ContextualDataSource (one round trip), the reference's inside a
-     * transaction with the push as its own statement (the reference's documented way). The plain table has no
-     * trigger to read context, so it runs the statement alone either way.
-     */
-    private long run(String table, boolean context, String sql, long from, long to) throws SQLException {
-        boolean tidemark = table.startsWith("bench_tm");
-        boolean reference = table.equals("bench_ref");
-        Connection c = context && tidemark ? contextual : direct;
-        try (PreparedStatement ps = c.prepareStatement(sql);
-             PreparedStatement push = c.prepareStatement("SELECT set_config('tidemark.changed_by', ?, true),"
-                     + " set_config('tidemark.changed_by_name', ?, true), set_config('tidemark.correlation_id', ?, true),"
-                     + " set_config('tidemark.reason', ?, true), set_config('tidemark.extra', '', true)")) {
+    private static double median(long[] nanos) {
+        long[] sorted = nanos.clone();
+        Arrays.sort(sorted);
+        return sorted[sorted.length / 2] / 1000.0;
+    }
+
+    /** One auto-commit statement on the warm connection, timed from the client including the commit. */
+    private long run(String sql, long from, long to) throws SQLException {
+        try (PreparedStatement ps = direct.prepareStatement(sql)) {
             ps.setLong(1, from);
             ps.setLong(2, to);
             long start = System.nanoTime();
-            if (context && reference) {
-                c.setAutoCommit(false);
-                push.setString(1, CONTEXT.changedBy().orElseThrow());
-                push.setString(2, CONTEXT.changedByName().orElseThrow());
-                push.setString(3, CONTEXT.correlationId().orElseThrow());
-                push.setString(4, CONTEXT.reason().orElseThrow());
-                push.executeQuery().close();
-                ps.executeUpdate();
-                c.commit();
-                c.setAutoCommit(true);
-            } else {
-                ps.executeUpdate();
-            }
+            ps.executeUpdate();
             return System.nanoTime() - start;
         }
     }
 
+    private double latency(Statement statement, String table) {
+        return medianOfRounds(medians, statement, table);
+    }
+
+    private double overhead(Statement statement, String table) {
+        return medianOfRounds(overheads, statement, table);
+    }
+
+    private static double medianOfRounds(double[][][] values, Statement statement, String table) {
+        double[] rounds = values[statement.ordinal()][List.of(TABLES).indexOf(table)].clone();
+        Arrays.sort(rounds);
+        return rounds[ROUNDS / 2];
+    }
+
+    private void printWrites() {
+        System.out.println();
+        System.out.println("Overhead (latency minus the plain table's in the same repetition) as a fraction of the"
+                + " reference trigger's overhead; 1.00: as costly; target: at most 0.50. plain and reference: median"
+                + " latency in ms. Each figure: the median over three rounds of each round's median.");
+        System.out.println();
+        System.out.println("| statement | plain | reference | Tidemark ROW | Tidemark STATEMENT"
+                + " | bound: empty row trigger | bound: the same without SECURITY DEFINER, search_path"
+                + " | bound: one inserted row per change | bound: current version in the table |");
+        System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for (Statement statement : Statement.values()) {
+            double reference = overhead(statement, REFERENCE);
+            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "| %s | %.3f ms | %.3f ms |",
+                    statement.label, latency(statement, PLAIN) / 1000, latency(statement, REFERENCE) / 1000));
+            for (String table : List.of(ROW, STATEMENT, DesignBounds.BARE, DesignBounds.BARE_INVOKER,
+                    DesignBounds.ONE_ROW, DesignBounds.CURRENT_IN_TABLE)) {
+                line.append(String.format(Locale.ROOT, " %.2f |", overhead(statement, table) / reference));
+            }
+            System.out.println(line);
+        }
+        System.out.println();
+        System.out.println("Median latency, µs, and in brackets the median paired overhead, per round (1 / 2 / 3):");
+        System.out.println();
+        System.out.println("| statement | " + String.join(" | ", TABLES) + " |");
+        System.out.println("|---|" + "---:|".repeat(TABLES.length));
+        for (Statement statement : Statement.values()) {
+            StringBuilder line = new StringBuilder("| " + statement.label + " |");
+            for (int t = 0; t < TABLES.length; t++) {
+                double[] r = medians[statement.ordinal()][t];
+                double[] o = overheads[statement.ordinal()][t];
+                line.append(t == 0
+                        ? String.format(Locale.ROOT, " %.0f / %.0f / %.0f |", r[0], r[1], r[2])
+                        : String.format(Locale.ROOT, " %.0f / %.0f / %.0f (%.0f / %.0f / %.0f) |", r[0], r[1], r[2],
+                                o[0], o[1], o[2]));
+            }
+            System.out.println(line);
+        }
+    }
+
+    /** One as-of query for a key (whole-table probes ignore it); returns the number of rows it answered. */
+    private interface Probe {
+        long run(long key) throws SQLException;
+    }
+
+    /** Binds one prepared query's parameters for a key and the instant. */
+    private interface Binder {
+        void bind(PreparedStatement ps, long key, Timestamp at) throws SQLException;
+    }
+
+    /**
+     * Point-in-time queries, every variant of a question timed in the same loop, one after the other, so load hits
+     * all alike: one key (500 times) and the whole table (10 times) on Tidemark's history through the API and as
+     * bare prepared SQL, on the reference history, and on the design bounds (where a version's end is not stored,
+     * the last row of the key starting at or before the instant; where the current version lives in the table, its
+     * row or the history row whose period contains the instant). Then the whole table with the period index.
+     */
     private void asOf(int keys) throws SQLException {
         // Like an application with a connection pool: the queries borrow a warm connection.
         HistoryQueries queries = BenchSchema.TIDEMARK.queries(new OneConnectionDataSource(direct));
         Instant at = Instant.now().minusSeconds(3 * 86_400 + 3600);  // in the middle of the preloaded chains
-        Timings tmKey = new Timings(500);
-        Timings refKey = new Timings(500);
-        String refKeySql = "SELECT * FROM bench_ref_history WHERE id = ? AND valid_from <= ? AND valid_to > ?"
-                + " ORDER BY valid_from DESC LIMIT 1";
-        try (Connection c = ds.getConnection(); PreparedStatement ref = c.prepareStatement(refKeySql)) {
-            for (int i = -50; i < 500; i++) {
-                long key = 1 + Math.floorMod(i * 7919L, keys);
-                long t0 = System.nanoTime();
-                queries.asOf(at, key).orElseThrow();
-                long t1 = System.nanoTime();
-                ref.setLong(1, key);
-                ref.setTimestamp(2, Timestamp.from(at));
-                ref.setTimestamp(3, Timestamp.from(at));
-                try (ResultSet rs = ref.executeQuery()) {
-                    rs.next();
-                }
-                long t2 = System.nanoTime();
-                if (i >= 0) {
-                    tmKey.add(t1 - t0);
-                    refKey.add(t2 - t1);
-                }
-            }
-        }
-        System.out.println("| as-of query | median µs | p90 µs |");
-        System.out.println("|---|---:|---:|");
-        System.out.printf(Locale.ROOT, "| one key, HistoryQueries.asOf(at, key) (rows and registry check in one round trip, warm connection) | %.0f | %.0f |%n",
-                tmKey.medianMicros(), tmKey.p90Micros());
-        System.out.printf(Locale.ROOT, "| one key, same query on the reference history (prepared, warm connection) | %.0f | %.0f |%n",
-                refKey.medianMicros(), refKey.p90Micros());
-        Timings ref = new Timings(10);
-        long refRows = 0;
-        try (PreparedStatement snapshot = direct.prepareStatement("SELECT count(*) FROM bench_ref_history"
-                + " WHERE valid_from <= ? AND valid_to > ?")) {
-            for (int i = -2; i < 10; i++) {
-                snapshot.setTimestamp(1, Timestamp.from(at));
-                snapshot.setTimestamp(2, Timestamp.from(at));
-                long t0 = System.nanoTime();
-                try (ResultSet rs = snapshot.executeQuery()) {
-                    rs.next();
-                    refRows = rs.getLong(1);
-                }
-                if (i >= 0) {
-                    ref.add(System.nanoTime() - t0);
-                }
-            }
-        }
-        System.out.printf(Locale.ROOT, "| whole table (%,d rows), same count on the reference history | %.0f | %.0f |%n",
-                refRows, ref.medianMicros(), ref.p90Micros());
-        snapshots(queries, at, "no period index (default)");
+        Binder keyAndAt = (ps, key, ts) -> {
+            ps.setLong(1, key);
+            ps.setTimestamp(2, ts);
+        };
+        Binder keyAtAt = (ps, key, ts) -> {
+            keyAndAt.bind(ps, key, ts);
+            ps.setTimestamp(3, ts);
+        };
+        Binder atOnly = (ps, key, ts) -> ps.setTimestamp(1, ts);
+        Map<String, Probe> oneKey = new LinkedHashMap<>();
+        oneKey.put("one key, HistoryQueries.asOf(at, key) on Tidemark's history (rows and registry check in one round"
+                + " trip)", key -> queries.asOf(at, key).map(r -> 1L).orElse(0L));
+        oneKey.put("one key, the same as bare prepared SQL on Tidemark's history", prepared(at, keyAtAt,
+                "SELECT * FROM bench_tm_history WHERE id = ? AND valid_from <= ? AND valid_to > ?"
+                        + " ORDER BY valid_from DESC LIMIT 1"));
+        oneKey.put("one key, the same on the reference history", prepared(at, keyAtAt,
+                "SELECT * FROM bench_ref_history WHERE id = ? AND valid_from <= ? AND valid_to > ?"
+                        + " ORDER BY valid_from DESC LIMIT 1"));
+        oneKey.put("one key, bound: one inserted row per change", prepared(at, keyAndAt,
+                "SELECT * FROM bench_one_history WHERE id = ? AND valid_from <= ? ORDER BY history_id DESC LIMIT 1"));
+        oneKey.put("one key, bound: current version in the table", prepared(at, (ps, key, ts) -> {
+                    keyAndAt.bind(ps, key, ts);
+                    ps.setLong(3, key);
+                    ps.setTimestamp(4, ts);
+                    ps.setTimestamp(5, ts);
+                }, "SELECT id, amount FROM bench_cur WHERE id = ? AND tm_valid_from <= ? UNION ALL (SELECT id, amount"
+                        + " FROM bench_cur_history WHERE id = ? AND valid_from <= ? AND valid_to > ?"
+                        + " ORDER BY valid_from DESC LIMIT 1)"));
+        Map<String, Probe> wholeTable = new LinkedHashMap<>();
+        wholeTable.put("whole table, SELECT count(*) FROM bench_tm_as_of(at), no period index (default)",
+                prepared(at, atOnly, "SELECT count(*) FROM bench_tm_as_of(?)"));
+        wholeTable.put("whole table, HistoryQueries.asOf(at) into Java objects, no period index (default)",
+                key -> queries.asOf(at).size());
+        wholeTable.put("whole table, the same count on the reference history", prepared(at, (ps, key, ts) -> {
+                    ps.setTimestamp(1, ts);
+                    ps.setTimestamp(2, ts);
+                }, "SELECT count(*) FROM bench_ref_history WHERE valid_from <= ? AND valid_to > ?"));
+        wholeTable.put("whole table, bound: one inserted row per change (the last row of each key starting at or"
+                + " before the instant)", prepared(at, atOnly, "SELECT count(*) FROM (SELECT DISTINCT ON (id) operation"
+                + " FROM bench_one_history WHERE valid_from <= ? ORDER BY id, history_id DESC) AS s"
+                + " WHERE operation <> 3"));
+        wholeTable.put("whole table, bound: current version in the table (its rows and the history rows)",
+                prepared(at, (ps, key, ts) -> {
+                    ps.setTimestamp(1, ts);
+                    ps.setTimestamp(2, ts);
+                    ps.setTimestamp(3, ts);
+                }, "SELECT (SELECT count(*) FROM bench_cur WHERE tm_valid_from <= ?)"
+                        + " + (SELECT count(*) FROM bench_cur_history WHERE valid_from <= ? AND valid_to > ?)"));
+        System.out.println("| as-of query | rows | median µs | p90 µs |");
+        System.out.println("|---|---:|---:|---:|");
+        interleaved(oneKey, 500, keys);
+        interleaved(wholeTable, 10, keys);
         Db.exec(ds, "CREATE INDEX bench_tm_history_period_idx ON bench_tm_history"
                 + " USING gist (tstzrange(valid_from, valid_to)); ANALYZE bench_tm_history");
-        snapshots(queries, at, "with periodIndex(true)");
+        Map<String, Probe> indexed = new LinkedHashMap<>();
+        indexed.put("whole table, SELECT count(*) FROM bench_tm_as_of(at), with periodIndex(true)",
+                wholeTable.get("whole table, SELECT count(*) FROM bench_tm_as_of(at), no period index (default)"));
+        indexed.put("whole table, HistoryQueries.asOf(at) into Java objects, with periodIndex(true)",
+                key -> queries.asOf(at).size());
+        interleaved(indexed, 10, keys);
     }
 
-    private void snapshots(HistoryQueries queries, Instant at, String variant) throws SQLException {
-        Timings fn = new Timings(10);
-        Timings javaSnapshot = new Timings(10);
-        long rows = 0;
-        try (PreparedStatement snapshot = direct.prepareStatement("SELECT count(*) FROM bench_tm_as_of(?)")) {
-            for (int i = -2; i < 10; i++) {
-                snapshot.setTimestamp(1, Timestamp.from(at));
+    private Probe prepared(Instant at, Binder binder, String sql) throws SQLException {
+        PreparedStatement ps = direct.prepareStatement(sql);  // kept for the run, like a statement cache
+        Timestamp ts = Timestamp.from(at);
+        return key -> {
+            binder.bind(ps, key, ts);
+            long rows = 0;
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows = sql.startsWith("SELECT count(*)") || sql.startsWith("SELECT (SELECT count(*)")
+                            ? rs.getLong(1) : rows + 1;
+                }
+            }
+            return rows;
+        };
+    }
+
+    private static void interleaved(Map<String, Probe> probes, int reps, int keys) throws SQLException {
+        Map<String, Timings> timings = new LinkedHashMap<>();
+        Map<String, Long> rows = new LinkedHashMap<>();
+        probes.keySet().forEach(label -> timings.put(label, new Timings(reps)));
+        for (int i = -Math.max(2, reps / 10); i < reps; i++) {
+            long key = 1 + Math.floorMod(i * 7919L, keys);
+            for (var probe : probes.entrySet()) {
                 long t0 = System.nanoTime();
-                try (ResultSet rs = snapshot.executeQuery()) {
-                    rs.next();
-                    rows = rs.getLong(1);
-                }
-                long t1 = System.nanoTime();
-                int size = queries.asOf(at).size();
-                long t2 = System.nanoTime();
-                if (size != rows) {
-                    throw new IllegalStateException("snapshot sizes differ: " + size + " vs " + rows);
-                }
+                long answered = probe.getValue().run(key);
+                long elapsed = System.nanoTime() - t0;
                 if (i >= 0) {
-                    fn.add(t1 - t0);
-                    javaSnapshot.add(t2 - t1);
+                    timings.get(probe.getKey()).add(elapsed);
+                    rows.put(probe.getKey(), answered);
                 }
             }
         }
-        System.out.printf(Locale.ROOT, "| whole table (%,d rows), SELECT count(*) FROM bench_tm_as_of(at), %s | %.0f | %.0f |%n",
-                rows, variant, fn.medianMicros(), fn.p90Micros());
-        System.out.printf(Locale.ROOT, "| whole table (%,d rows), HistoryQueries.asOf(at) into Java objects, %s | %.0f | %.0f |%n",
-                rows, variant, javaSnapshot.medianMicros(), javaSnapshot.p90Micros());
+        for (var entry : timings.entrySet()) {
+            System.out.printf(Locale.ROOT, "| %s | %,d | %.0f | %.0f |%n", entry.getKey(), rows.get(entry.getKey()),
+                    entry.getValue().medianMicros(), entry.getValue().p90Micros());
+        }
     }
 }
