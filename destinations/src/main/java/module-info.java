@@ -5,7 +5,8 @@
  */
 module io.tidemark.destinations {
     requires transitive io.tidemark.core;
-    requires java.net.http;
+    // WebhookDestination.Builder.httpVersion takes an HttpClient.Version: part of the API.
+    requires transitive java.net.http;
     requires org.slf4j;
 
     exports io.tidemark.destinations.webhook;

@@ -17,7 +17,7 @@ class WebhookConfigurationTest {
 
     @Test
     void every_problem_is_reported_at_once() {
-        TidemarkException e = catchThrowableOfType(() -> WebhookDestination.builder()
+        TidemarkException e = catchThrowableOfType(TidemarkException.class, () -> WebhookDestination.builder()
                 .url("ftp://example.com/x")
                 .header("Content-Type", "text/plain")
                 .header("Bad Header", "x")
@@ -27,7 +27,7 @@ class WebhookConfigurationTest {
                 .signingSecret("not-a-whsec-secret")
                 .maxRequestBytes(100)
                 .clock(null)
-                .build(), TidemarkException.class);
+                .build());
 
         assertThat(e.code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION);
         assertThat(e.getMessage()).startsWith("WebhookDestination has 9 configuration problems:")

@@ -123,8 +123,8 @@ class WebhookDeliveryTest {
     @ValueSource(ints = {408, 425, 429, 500, 502, 503, 504})
     void timeouts_throttling_and_server_errors_are_retryable(int status) {
         receiver.then(status(status));
-        DeliveryException e = catchThrowableOfType(() -> webhook().build().deliver(WebhookPages.page(2)),
-                DeliveryException.class);
+        DeliveryException e = catchThrowableOfType(DeliveryException.class,
+                () -> webhook().build().deliver(WebhookPages.page(2)));
         assertThat(e.isRetryable()).isTrue();
         assertThat(e.code()).isEqualTo(ErrorCode.DESTINATION_FAILED);
         assertThat(e.retryAfter()).isEmpty();
@@ -137,8 +137,8 @@ class WebhookDeliveryTest {
     void other_4xx_and_redirects_are_fatal(int status) {
         receiver.then(status == 301 || status == 302 || status == 307
                 ? status(status, "Location", "http://127.0.0.1:1/elsewhere") : status(status));
-        DeliveryException e = catchThrowableOfType(() -> webhook().build().deliver(WebhookPages.page(2)),
-                DeliveryException.class);
+        DeliveryException e = catchThrowableOfType(DeliveryException.class,
+                () -> webhook().build().deliver(WebhookPages.page(2)));
         assertThat(e.isRetryable()).isFalse();
         assertThat(e.getMessage()).contains("HTTP " + status);
         assertThat(receiver.received()).hasSize(1);
@@ -147,9 +147,8 @@ class WebhookDeliveryTest {
     @Test
     void a_401_without_renewable_credentials_is_fatal() {
         receiver.then(status(401));
-        DeliveryException e = catchThrowableOfType(
-                () -> webhook().auth(WebhookAuth.bearer("tok-123456")).build().deliver(WebhookPages.page(2)),
-                DeliveryException.class);
+        DeliveryException e = catchThrowableOfType(DeliveryException.class,
+                () -> webhook().auth(WebhookAuth.bearer("tok-123456")).build().deliver(WebhookPages.page(2)));
         assertThat(e.isRetryable()).isFalse();
         assertThat(receiver.received()).hasSize(1);
     }
@@ -164,8 +163,8 @@ class WebhookDeliveryTest {
     @Test
     void retry_after_in_seconds_is_passed_on() {
         receiver.then(status(429, "Retry-After", "7"));
-        DeliveryException e = catchThrowableOfType(() -> webhook().build().deliver(WebhookPages.page(2)),
-                DeliveryException.class);
+        DeliveryException e = catchThrowableOfType(DeliveryException.class,
+                () -> webhook().build().deliver(WebhookPages.page(2)));
         assertThat(e.isRetryable()).isTrue();
         assertThat(e.retryAfter()).contains(Duration.ofSeconds(7));
         assertThat(e.getMessage()).contains("HTTP 429").contains("retry after 7 s");
@@ -174,8 +173,8 @@ class WebhookDeliveryTest {
     @Test
     void retry_after_as_an_http_date_is_measured_from_the_injected_clock() {
         receiver.then(status(503, "Retry-After", "Tue, 01 Dec 2026 10:17:00 GMT"));
-        DeliveryException e = catchThrowableOfType(() -> webhook().build().deliver(WebhookPages.page(2)),
-                DeliveryException.class);
+        DeliveryException e = catchThrowableOfType(DeliveryException.class,
+                () -> webhook().build().deliver(WebhookPages.page(2)));
         assertThat(e.retryAfter()).contains(Duration.ofSeconds(90));
     }
 
@@ -185,7 +184,7 @@ class WebhookDeliveryTest {
         hook.deliver(WebhookPages.page(2)); // the first request pays for loading the HTTP client's classes
         receiver.then(slow(Duration.ofSeconds(8)));
         long started = System.nanoTime();
-        DeliveryException e = catchThrowableOfType(() -> hook.deliver(WebhookPages.page(2)), DeliveryException.class);
+        DeliveryException e = catchThrowableOfType(DeliveryException.class, () -> hook.deliver(WebhookPages.page(2)));
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
         assertThat(e.isRetryable()).isTrue();
         assertThat(e.getCause()).isInstanceOf(HttpTimeoutException.class);
@@ -198,7 +197,7 @@ class WebhookDeliveryTest {
             throws Exception {
         receiver.then(handlerFails ? reset() : WebhookReceiver.closeWithoutAnswer());
         WebhookDestination hook = webhook().build();
-        DeliveryException e = catchThrowableOfType(() -> hook.deliver(WebhookPages.page(2)), DeliveryException.class);
+        DeliveryException e = catchThrowableOfType(DeliveryException.class, () -> hook.deliver(WebhookPages.page(2)));
         assertThat(e.isRetryable()).isTrue();
         assertThat(e.getCause()).isInstanceOf(IOException.class);
 
@@ -214,7 +213,7 @@ class WebhookDeliveryTest {
         }
         WebhookDestination hook = WebhookDestination.builder().url(URI.create("http://127.0.0.1:" + port + "/hook"))
                 .connectTimeout(Duration.ofSeconds(2)).build();
-        DeliveryException e = catchThrowableOfType(() -> hook.deliver(WebhookPages.page(2)), DeliveryException.class);
+        DeliveryException e = catchThrowableOfType(DeliveryException.class, () -> hook.deliver(WebhookPages.page(2)));
         assertThat(e.isRetryable()).isTrue();
         assertThat(e.getMessage()).contains("failed");
     }

@@ -141,8 +141,8 @@ class WebhookOAuth2Test {
     @Test
     void a_second_401_with_a_fresh_token_is_fatal() {
         receiver.refuseAllTokens();
-        DeliveryException e = catchThrowableOfType(() -> webhook(oauth2()).deliver(WebhookPages.page(2)),
-                DeliveryException.class);
+        DeliveryException e = catchThrowableOfType(DeliveryException.class,
+                () -> webhook(oauth2()).deliver(WebhookPages.page(2)));
         assertThat(e.isRetryable()).isFalse();
         assertThat(e.getMessage()).contains("HTTP 401").contains("freshly issued token was refused");
         assertThat(receiver.received()).hasSize(2);
@@ -174,9 +174,9 @@ class WebhookOAuth2Test {
 
     @Test
     void rejected_client_credentials_are_fatal_and_name_the_oauth_error_without_the_secret() {
-        DeliveryException e = catchThrowableOfType(() -> webhook(
+        DeliveryException e = catchThrowableOfType(DeliveryException.class, () -> webhook(
                 WebhookAuth.oauth2ClientCredentials(receiver.tokenUrl(), CLIENT_ID, "wrong-secret-Hq7"))
-                .deliver(WebhookPages.page(1)), DeliveryException.class);
+                .deliver(WebhookPages.page(1)));
         assertThat(e.isRetryable()).as(e.getMessage()).isFalse();
         assertThat(e.getMessage()).contains("HTTP 401").contains("invalid_client").doesNotContain("wrong-secret-Hq7");
         assertThat(receiver.received()).isEmpty();
@@ -188,12 +188,12 @@ class WebhookOAuth2Test {
         WebhookDestination hook = WebhookDestination.builder().url(receiver.url()).auth(oauth2()).clock(clock)
                 .requestTimeout(Duration.ofMillis(1500)).build();
 
-        DeliveryException down = catchThrowableOfType(() -> hook.deliver(WebhookPages.page(1)),
-                DeliveryException.class);
+        DeliveryException down = catchThrowableOfType(DeliveryException.class,
+                () -> hook.deliver(WebhookPages.page(1)));
         assertThat(down.isRetryable()).isTrue();
         assertThat(down.retryAfter()).contains(Duration.ofSeconds(12));
-        DeliveryException slow = catchThrowableOfType(() -> hook.deliver(WebhookPages.page(1)),
-                DeliveryException.class);
+        DeliveryException slow = catchThrowableOfType(DeliveryException.class,
+                () -> hook.deliver(WebhookPages.page(1)));
         assertThat(slow.isRetryable()).isTrue();
         assertThat(slow.getMessage()).contains("did not answer");
 
@@ -205,8 +205,8 @@ class WebhookOAuth2Test {
     @Test
     void a_token_endpoint_answer_without_an_access_token_is_fatal() {
         receiver.thenToken(statusWithBody(200, "<html>login page</html>"));
-        DeliveryException e = catchThrowableOfType(() -> webhook(oauth2()).deliver(WebhookPages.page(1)),
-                DeliveryException.class);
+        DeliveryException e = catchThrowableOfType(DeliveryException.class,
+                () -> webhook(oauth2()).deliver(WebhookPages.page(1)));
         assertThat(e.isRetryable()).isFalse();
         assertThat(e.getMessage()).contains("without an access_token");
     }

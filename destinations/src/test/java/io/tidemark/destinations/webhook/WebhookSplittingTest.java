@@ -110,8 +110,8 @@ class WebhookSplittingTest {
                 big.getBytes(StandardCharsets.UTF_8)));
         ChangeBatch withBig = new ChangeBatch("Items", 499, 502, batch.syncType(), 0, changes, 1, 1, 3);
 
-        DeliveryException e = catchThrowableOfType(() -> webhook(4096, false).deliver(withBig),
-                DeliveryException.class);
+        DeliveryException e = catchThrowableOfType(DeliveryException.class,
+                () -> webhook(4096, false).deliver(withBig));
         assertThat(e.isRetryable()).isFalse();
         assertThat(e.getMessage()).contains("object 'Items'").contains("version 501").contains("change 2 of page 1/1")
                 .contains("maxRequestBytes 4,096");
@@ -125,7 +125,7 @@ class WebhookSplittingTest {
         WebhookDestination hook = webhook(2048, false);
         receiver.then(status(200), status(200), status(503));
 
-        DeliveryException e = catchThrowableOfType(() -> hook.deliver(batch), DeliveryException.class);
+        DeliveryException e = catchThrowableOfType(DeliveryException.class, () -> hook.deliver(batch));
         assertThat(e.isRetryable()).isTrue();
         assertThat(e.getMessage()).contains("part 3/");
         List<WebhookReceiver.Received> first = receiver.received();
