@@ -8,7 +8,7 @@ import java.sql.SQLFeatureNotSupportedException;
 import java.util.logging.Logger;
 
 /** The parts of {@link DataSource} a test double does not care about. */
-abstract class TestDataSource implements DataSource {
+public abstract class TestDataSource implements DataSource {
 
     @Override
     public Connection getConnection(String username, String password) throws SQLException {

@@ -72,10 +72,7 @@ class DeliverySnippetTest {
             Await.seeded(engine, "Items");
             database.execute("INSERT INTO public.items VALUES (1, 'first'), (2, 'second')");
             search.awaitChanges(2, Duration.ofSeconds(30));
-            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (engine.deadLetters().list("Items").isEmpty() && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-            }
+            Await.until("a dead letter", Duration.ofSeconds(30), () -> !engine.deadLetters().list("Items").isEmpty());
             auditDown.set(false);
             long letterId = engine.deadLetters().list("Items", "audit").get(0).id();
 

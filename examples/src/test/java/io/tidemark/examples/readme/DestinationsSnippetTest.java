@@ -91,10 +91,8 @@ class DestinationsSnippetTest {
             engine.start();
             Await.seeded(engine, "Items");
             database.execute("INSERT INTO public.items VALUES (7, 'Widget', 9.50, 8.75)");
-            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-            while (System.nanoTime() < deadline && (exported(exportFolder).isEmpty() || copied(dataSource) == null)) {
-                Thread.sleep(100);
-            }
+            Await.until("the file and the copied row", Duration.ofSeconds(60),
+                    () -> !exported(exportFolder).isEmpty() && copied(dataSource) != null);
         }
         assertThat(copied(dataSource)).isEqualTo("7 Widget 9.50 8.75");
         List<Path> exported = exported(exportFolder);

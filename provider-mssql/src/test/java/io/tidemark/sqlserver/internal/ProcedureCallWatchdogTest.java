@@ -5,11 +5,11 @@ import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeRequest;
+import io.tidemark.sqlserver.TestDataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import javax.sql.DataSource;
-import java.io.PrintWriter;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -17,7 +17,6 @@ import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Logger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -70,48 +69,10 @@ class ProcedureCallWatchdogTest {
                         case "close", "setAutoCommit" -> null;
                         default -> throw new SQLFeatureNotSupportedException(method.getName());
                     });
-            return new DataSource() {
+            return new TestDataSource() {
                 @Override
                 public Connection getConnection() {
                     return connection;
-                }
-
-                @Override
-                public Connection getConnection(String user, String password) {
-                    return connection;
-                }
-
-                @Override
-                public PrintWriter getLogWriter() {
-                    return null;
-                }
-
-                @Override
-                public void setLogWriter(PrintWriter out) {
-                }
-
-                @Override
-                public void setLoginTimeout(int seconds) {
-                }
-
-                @Override
-                public int getLoginTimeout() {
-                    return 0;
-                }
-
-                @Override
-                public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-                    throw new SQLFeatureNotSupportedException();
-                }
-
-                @Override
-                public <T> T unwrap(Class<T> iface) throws SQLException {
-                    throw new SQLException("not a wrapper");
-                }
-
-                @Override
-                public boolean isWrapperFor(Class<?> iface) {
-                    return false;
                 }
             };
         }
