@@ -51,15 +51,12 @@ public final class PostgresTableDialect extends TableDialect {
     @Override
     public String createScript(TableMapping m) {
         return SqlTemplate.of("""
-                -- Tidemark JDBC table destination: its two tables in the target database.
-                -- The position table holds, per destination and tracked object, the last page applied to the
-                -- target table; it is written in the same transaction as the page, so a page is applied once.
-                -- The stage table holds the pages of a FULL export until its last page replaces the table's
-                -- content. Safe to run again.
+                {{header}}
                 {{create_positions}};
 
                 {{create_stage}};
                 """)
+                .with("header", SCRIPT_HEADER)
                 .with("create_positions", createPositions(m))
                 .with("create_stage", createStage(m))
                 .render();

@@ -55,11 +55,7 @@ public final class SqlServerTableDialect extends TableDialect {
     @Override
     public String createScript(TableMapping m) {
         return SqlTemplate.of("""
-                -- Tidemark JDBC table destination: its two tables in the target database.
-                -- The position table holds, per destination and tracked object, the last page applied to the
-                -- target table; it is written in the same transaction as the page, so a page is applied once.
-                -- The stage table holds the pages of a FULL export until its last page replaces the table's
-                -- content. Safe to run again.
+                {{header}}
                 IF OBJECT_ID({{positions_literal}}, N'U') IS NULL
                 {{create_positions}};
                 GO
@@ -68,6 +64,7 @@ public final class SqlServerTableDialect extends TableDialect {
                 {{create_stage}};
                 GO
                 """)
+                .with("header", SCRIPT_HEADER)
                 .with("positions_literal", SqlServerName.literal(m.positions().quoted()))
                 .with("create_positions", createPositions(m))
                 .with("stage_literal", SqlServerName.literal(m.stage().quoted()))

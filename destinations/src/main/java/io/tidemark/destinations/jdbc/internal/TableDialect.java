@@ -18,6 +18,14 @@ import java.util.StringJoiner;
  */
 public abstract class TableDialect {
 
+    /** The opening comment of both dialects' {@code script()}: what the two tables are for. */
+    protected static final String SCRIPT_HEADER = """
+            -- Tidemark JDBC table destination: its two tables in the target database.
+            -- The position table holds, per destination and tracked object, the last page applied to the
+            -- target table; it is written in the same transaction as the page, so a page is applied once.
+            -- The stage table holds the pages of a FULL export until its last page replaces the table's
+            -- content. Safe to run again.""";
+
     /** The database's name, for messages: "PostgreSQL". */
     public abstract String database();
 
