@@ -106,6 +106,13 @@ public interface SyncEngine extends AutoCloseable {
     List<TrackedObject> trackedObjects();
 
     /**
+     * The engine's health verdict from {@link #status()}: up, degraded with reasons, or down with reasons, by the
+     * rules in the operations guide's "Monitoring" section. Cheap enough for a health endpoint polled every few
+     * seconds: one read of the watermark store.
+     */
+    EngineHealth health();
+
+    /**
      * The start-up check: whether the provider's database and the stores can be reached, and whether every
      * tracked procedure exists with the contract's signature (as far as the provider can tell from its catalog).
      * Reports every problem, not only the first; calls no procedure and changes nothing.

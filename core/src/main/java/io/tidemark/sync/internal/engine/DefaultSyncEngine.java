@@ -2,6 +2,7 @@ package io.tidemark.sync.internal.engine;
 
 import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.DeadLetters;
+import io.tidemark.sync.EngineHealth;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.ObjectStatus;
@@ -267,6 +268,12 @@ public final class DefaultSyncEngine implements SyncEngine {
             statuses.add(new ObjectStatus(object, stored, last, last == null ? List.of() : last.diagnostics()));
         }
         return statuses;
+    }
+
+    @Override
+    public EngineHealth health() {
+        boolean closed = state.get() == State.CLOSED;
+        return HealthRules.judge(closed, config.name(), closed ? List.of() : status());
     }
 
     /**

@@ -1,0 +1,37 @@
+package io.tidemark.sync;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The engine's verdict on itself, for a host's health endpoint: {@link Status#UP}, {@link Status#DEGRADED} with the
+ * reasons, or {@link Status#DOWN} with the reasons. The rules are documented in the operations guide, section
+ * "Monitoring"; {@link SyncEngine#health()} applies them to {@link SyncEngine#status()}.
+ *
+ * @param status  the verdict
+ * @param reasons one line per finding, each naming the object or destination it is about; empty when up
+ */
+public record EngineHealth(Status status, List<String> reasons) {
+
+    public enum Status {
+        /** Every object is moving (or has nothing to move) and no destination is blocked. */
+        UP,
+        /** The engine runs, but some object or destination is failing, blocked or paused. */
+        DEGRADED,
+        /** The engine is closed, or no object can make progress. */
+        DOWN
+    }
+
+    public EngineHealth {
+        Objects.requireNonNull(status, "status");
+        reasons = List.copyOf(reasons);
+    }
+
+    public static EngineHealth up() {
+        return new EngineHealth(Status.UP, List.of());
+    }
+
+    public boolean isUp() {
+        return status == Status.UP;
+    }
+}
