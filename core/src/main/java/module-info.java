@@ -20,10 +20,11 @@ module io.tidemark.core {
     exports io.tidemark.sync.spi;
     exports io.tidemark.sync.micrometer;
 
-    exports io.tidemark.sync.internal to io.tidemark.postgres, io.tidemark.history, io.tidemark.destinations;
+    exports io.tidemark.sync.internal
+            to io.tidemark.postgres, io.tidemark.history, io.tidemark.destinations, io.tidemark.kafka;
     exports io.tidemark.sync.internal.config
             to io.tidemark.postgres, io.tidemark.sqlserver, io.tidemark.history, io.tidemark.testing,
-            io.tidemark.destinations;
+            io.tidemark.destinations, io.tidemark.kafka;
     exports io.tidemark.sync.internal.contract to io.tidemark.testing;
     exports io.tidemark.sync.internal.jdbc
             to io.tidemark.postgres, io.tidemark.sqlserver, io.tidemark.history, io.tidemark.destinations;
