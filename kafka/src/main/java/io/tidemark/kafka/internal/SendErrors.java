@@ -85,7 +85,7 @@ public final class SendErrors {
     }
 
     /** The error's type and message, and its root cause's when the producer wrapped it. */
-    static String describe(Throwable error) {
+    public static String describe(Throwable error) {
         Throwable root = error;
         while (root.getCause() != null && root.getCause() != root && root instanceof KafkaException
                 && root.getClass() == KafkaException.class) {

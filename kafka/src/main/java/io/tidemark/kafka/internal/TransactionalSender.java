@@ -112,6 +112,15 @@ public final class TransactionalSender implements PageSender {
             try {
                 p.abortTransaction();
             } catch (KafkaException | IllegalStateException abortFailed) {
+                if (SendErrors.isFenced(abortFailed)) {
+                    // The send only saw an old epoch; the abort learns why. Replacing the producer would fence
+                    // the one that took over, so this destination stops here.
+                    fencedBecause = abortFailed.toString();
+                    discard();
+                    return DeliveryException.fatal(what + " (transaction aborted) failed: the producer with"
+                            + " transactional id '" + transactionalId + "' was fenced by another producer with the"
+                            + " same id (" + SendErrors.describe(error) + ")", error);
+                }
                 // After a timed-out commit Kafka allows only retrying the commit: start over with a new producer,
                 // whose initialisation settles the open transaction one way or the other.
                 LOG.warn("{}: aborting the transaction failed ({}); the producer is replaced", what,
