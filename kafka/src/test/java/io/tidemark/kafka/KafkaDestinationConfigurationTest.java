@@ -99,6 +99,13 @@ class KafkaDestinationConfigurationTest {
     }
 
     @Test
+    void bootstrap_servers_none_of_which_resolves_are_a_configuration_error() {
+        assertThat(problems(valid().bootstrapServers("no-such-broker.invalid:9092")))
+                .contains("the producer refused its properties")
+                .contains("bootstrap");
+    }
+
+    @Test
     void null_names_are_refused() {
         assertThatThrownBy(() -> valid().producerProperty(null, "x").build())
                 .isInstanceOf(TidemarkException.class)

@@ -179,75 +179,70 @@ class KafkaEngineTest {
     @Test
     void a_broker_stopped_mid_page_loses_nothing_and_duplicates_only_the_retried_pages_under_their_keys(
             DataSource dataSource, TestDatabase database) throws Exception {
-        PostgresOutbox outbox = outbox(dataSource, database, "restarted");
-        kafka.createTopic("restarted", 6);
-        RecordingDestination recorder = new RecordingDestination();
-        Set<String> refusedPages = Collections.synchronizedSet(new HashSet<>());
-        CompletableFuture<Void> restarted;
-        try (KafkaDestination kafkaDestination = impatient("restarted").build();
-             SyncEngine engine = SyncEngine.builder()
-                     .provider(PostgresProvider.create(dataSource))
-                     .watermarks(InMemoryWatermarkStore.create())
-                     .track(outbox.track("Restarted").pageSize(100))
-                     .destination("kafka", refusalsNoted(kafkaDestination, refusedPages),
-                             DeliveryPolicy.retryThenBlock(20, Duration.ofMillis(300)))
-                     .destination("recorder", recorder)
-                     .build()) {
-            engine.runOnce();   // seeds
-            writeRounds(database, "restarted");
-            restarted = outage(Duration.ofSeconds(4));
-            deliverAll(engine, "Restarted");
-        }
-        restarted.get();
-        List<String> expected = identities(recorder.changes());
-        assertThat(expected).hasSize(1000);
-        assertThat(refusedPages).as("the outage refused a page").isNotEmpty();
+        Outage outage = throughAnOutage(dataSource, database, "restarted", impatient("restarted"));
 
         List<ConsumerRecord<byte[], byte[]>> records = kafka.readAll("restarted", false, 1000);
 
         Map<String, List<ConsumerRecord<byte[], byte[]>>> byIdentity = records.stream()
                 .collect(Collectors.groupingBy(KafkaEngineTest::identity, LinkedHashMap::new, Collectors.toList()));
-        assertThat(byIdentity.keySet()).as("every change arrived").containsExactlyInAnyOrderElementsOf(expected);
+        assertThat(byIdentity.keySet()).as("every change arrived")
+                .containsExactlyInAnyOrderElementsOf(outage.delivered());
+        assertThat(outage.refusedPages()).as("the outage refused a page").isNotEmpty();
         byIdentity.values().stream().filter(copies -> copies.size() > 1).forEach(copies ->
                 assertThat(copies).extracting(r -> header(r, "idempotencyKey"))
                         .as("a duplicate is a record of a page that was refused and offered again")
                         .containsOnly(header(copies.get(0), "idempotencyKey"))
-                        .allMatch(refusedPages::contains));
+                        .allMatch(outage.refusedPages()::contains));
         assertOrderedPerKey(records);
     }
 
     @Test
     void with_transactions_a_broker_stopped_mid_page_loses_nothing_and_read_committed_sees_each_change_once(
             DataSource dataSource, TestDatabase database) throws Exception {
-        PostgresOutbox outbox = outbox(dataSource, database, "transacted");
-        kafka.createTopic("transacted", 6);
+        Outage outage = throughAnOutage(dataSource, database, "transacted", impatient("transacted")
+                .transactionalId("tidemark-transacted").producerProperty("transaction.timeout.ms", 10_000));
+
+        List<ConsumerRecord<byte[], byte[]>> committed = kafka.readAll("transacted", true, 1000);
+
+        assertThat(committed).extracting(KafkaEngineTest::identity)
+                .containsExactlyInAnyOrderElementsOf(outage.delivered());
+        assertThat(outage.refusedPages()).as("the outage refused a page").isNotEmpty();
+        assertOrderedPerKey(committed);
+    }
+
+    /** What the engine delivered (to a recording destination beside Kafka) and the pages Kafka refused. */
+    private record Outage(List<String> delivered, Set<String> refusedPages) {
+    }
+
+    /**
+     * 1,000 changes of a generated outbox in pages of 100, delivered by the engine to {@code destination} (topic
+     * {@code table}, 6 partitions) while the broker is stopped in the middle of page 5 and started again 4 s later.
+     */
+    private static Outage throughAnOutage(DataSource dataSource, TestDatabase database, String table,
+                                          KafkaDestination.Builder destination) throws Exception {
+        PostgresOutbox outbox = outbox(dataSource, database, table);
+        kafka.createTopic(table, 6);
         RecordingDestination recorder = new RecordingDestination();
         Set<String> refusedPages = Collections.synchronizedSet(new HashSet<>());
         CompletableFuture<Void> restarted;
-        try (KafkaDestination kafkaDestination = impatient("transacted").transactionalId("tidemark-transacted")
-                .producerProperty("transaction.timeout.ms", 10_000).build();
+        try (KafkaDestination kafkaDestination = destination.build();
              SyncEngine engine = SyncEngine.builder()
                      .provider(PostgresProvider.create(dataSource))
                      .watermarks(InMemoryWatermarkStore.create())
-                     .track(outbox.track("Transacted").pageSize(100))
+                     .track(outbox.track(table).pageSize(100))
                      .destination("kafka", refusalsNoted(kafkaDestination, refusedPages),
                              DeliveryPolicy.retryThenBlock(20, Duration.ofMillis(300)))
                      .destination("recorder", recorder)
                      .build()) {
             engine.runOnce();   // seeds
-            writeRounds(database, "transacted");
+            writeRounds(database, table);
             restarted = outage(Duration.ofSeconds(4));
-            deliverAll(engine, "Transacted");
+            deliverAll(engine, table);
         }
         restarted.get();
-        List<String> expected = identities(recorder.changes());
-        assertThat(expected).hasSize(1000);
-        assertThat(refusedPages).as("the outage refused a page").isNotEmpty();
-
-        List<ConsumerRecord<byte[], byte[]>> committed = kafka.readAll("transacted", true, 1000);
-
-        assertThat(committed).extracting(KafkaEngineTest::identity).containsExactlyInAnyOrderElementsOf(expected);
-        assertOrderedPerKey(committed);
+        List<String> delivered = identities(recorder.changes());
+        assertThat(delivered).hasSize(1000);
+        return new Outage(delivered, refusedPages);
     }
 
     @Test

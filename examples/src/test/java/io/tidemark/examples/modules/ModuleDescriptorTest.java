@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tidemark.history.TemporalTable;
+import io.tidemark.kafka.KafkaDestination;
 import io.tidemark.postgres.PostgresProvider;
 import io.tidemark.sqlserver.SqlServerProvider;
 import io.tidemark.sync.TidemarkException;
@@ -45,7 +46,7 @@ class ModuleDescriptorTest {
 
     private static final Set<String> TIDEMARK_MODULES = Set.of(
             "io.tidemark.core", "io.tidemark.postgres", "io.tidemark.sqlserver", "io.tidemark.history",
-            "io.tidemark.testing", "io.tidemark.destinations");
+            "io.tidemark.testing", "io.tidemark.destinations", "io.tidemark.kafka");
 
     @Test
     void core_exports_api_spi_and_micrometer_and_its_internals_only_to_tidemark_modules() throws Exception {
@@ -55,10 +56,11 @@ class ModuleDescriptorTest {
                 .containsExactlyInAnyOrder("io.tidemark.sync", "io.tidemark.sync.spi", "io.tidemark.sync.micrometer");
         assertThat(qualifiedExports(core)).isEqualTo(Map.of(
                 "io.tidemark.sync.internal", Set.of(
-                        "io.tidemark.postgres", "io.tidemark.history", "io.tidemark.destinations"),
+                        "io.tidemark.postgres", "io.tidemark.history", "io.tidemark.destinations",
+                        "io.tidemark.kafka"),
                 "io.tidemark.sync.internal.config", Set.of(
                         "io.tidemark.postgres", "io.tidemark.sqlserver", "io.tidemark.history", "io.tidemark.testing",
-                        "io.tidemark.destinations"),
+                        "io.tidemark.destinations", "io.tidemark.kafka"),
                 "io.tidemark.sync.internal.contract", Set.of("io.tidemark.testing"),
                 "io.tidemark.sync.internal.jdbc", Set.of(
                         "io.tidemark.postgres", "io.tidemark.sqlserver", "io.tidemark.history",
@@ -108,6 +110,20 @@ class ModuleDescriptorTest {
         ModuleDescriptor testing = ModuleFinder.of(location).findAll().iterator().next().descriptor();
         assertThat(testing.name()).isEqualTo("io.tidemark.testing");
         assertThat(testing.isAutomatic()).isTrue();
+    }
+
+    /**
+     * tidemark-kafka has no module-info either (kafka-clients has no module name to require); its jar names the
+     * automatic module that core's qualified exports point at.
+     */
+    @Test
+    void kafka_is_an_automatic_module_named_as_core_exports_expect() throws Exception {
+        Path location = location(KafkaDestination.class);
+        assumeTrue(Files.isRegularFile(location),
+                "tidemark-kafka is a classes directory here (an IDE run); its manifest is in the jar only");
+        ModuleDescriptor kafka = ModuleFinder.of(location).findAll().iterator().next().descriptor();
+        assertThat(kafka.name()).isEqualTo("io.tidemark.kafka");
+        assertThat(kafka.isAutomatic()).isTrue();
     }
 
     @Test

@@ -15,6 +15,8 @@ import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.errors.UnsupportedVersionException;
 
+import java.util.function.Predicate;
+
 /**
  * Maps what the producer reports to the engine's two kinds of refusal. Retryable: anything Kafka itself calls
  * retriable (a broker that is down or changing leaders, a timeout, too few in-sync replicas, a topic not created
@@ -29,7 +31,7 @@ public final class SendErrors {
 
     /** True when sending the same records again cannot succeed. */
     public static boolean isFatal(Throwable error) {
-        for (Throwable t = error; t != null; t = t.getCause()) {
+        for (Throwable t = error; t != null; t = next(t)) {
             if (t instanceof RetriableException) {
                 return false;
             }
@@ -40,9 +42,6 @@ public final class SendErrors {
                     || t instanceof ProducerFencedException || t instanceof UnsupportedVersionException) {
                 return true;
             }
-            if (t.getCause() == t) {
-                break;
-            }
         }
         return false;
     }
@@ -52,30 +51,27 @@ public final class SendErrors {
      * it is closed and, unless it was fenced, replaced by a new one on the next page.
      */
     public static boolean breaksProducer(Throwable error) {
-        for (Throwable t = error; t != null; t = t.getCause()) {
-            if (t instanceof ProducerFencedException || t instanceof OutOfOrderSequenceException
-                    || t instanceof AuthorizationException || t instanceof AuthenticationException
-                    || t instanceof UnsupportedVersionException) {
+        return anyCause(error, t -> t instanceof ProducerFencedException || t instanceof OutOfOrderSequenceException
+                || t instanceof AuthorizationException || t instanceof AuthenticationException
+                || t instanceof UnsupportedVersionException);
+    }
+
+    /** True when another producer with the same transactional id took over. */
+    public static boolean isFenced(Throwable error) {
+        return anyCause(error, t -> t instanceof ProducerFencedException);
+    }
+
+    private static boolean anyCause(Throwable error, Predicate<Throwable> test) {
+        for (Throwable t = error; t != null; t = next(t)) {
+            if (test.test(t)) {
                 return true;
-            }
-            if (t.getCause() == t) {
-                break;
             }
         }
         return false;
     }
 
-    /** True when another producer with the same transactional id took over. */
-    public static boolean isFenced(Throwable error) {
-        for (Throwable t = error; t != null; t = t.getCause()) {
-            if (t instanceof ProducerFencedException) {
-                return true;
-            }
-            if (t.getCause() == t) {
-                break;
-            }
-        }
-        return false;
+    private static Throwable next(Throwable t) {
+        return t.getCause() == t ? null : t.getCause();
     }
 
     /** The refusal for {@code error}; {@code what} names the page and the topic. */
