@@ -176,8 +176,8 @@ public interface SyncEngine extends AutoCloseable {
 
     /**
      * The engine's health verdict from {@link #status()}: up, degraded with reasons, or down with reasons, by the
-     * rules in the operations guide's "Monitoring" section. Cheap enough for a health endpoint polled every few
-     * seconds: one read of the watermark store.
+     * rules in the README's "Monitoring" section (thresholds: {@link Builder#healthPolicy}). Cheap enough for a
+     * health endpoint polled every few seconds: one read of the watermark store.
      */
     EngineHealth health();
 

@@ -80,7 +80,9 @@ public final class DefaultSyncEngine implements SyncEngine {
         this.activity = new ObjectActivity(config.clock());
         for (TrackedObject object : config.objects()) {
             objects.put(object.name(), object);
-            locks.put(object.name(), new ReentrantLock());
+            // Fair: a reconfiguration waiting for the running cycle (awaitCycles) must not be overtaken by the
+            // next cycles of an object that polls back to back.
+            locks.put(object.name(), new ReentrantLock(true));
             failureLogs.put(object.name(), new FailureLog(object.name(), config.clock()));
         }
         this.runner = new CycleRunner(config, calls);
@@ -472,7 +474,7 @@ public final class DefaultSyncEngine implements SyncEngine {
 
     /** Caller holds "this" and has validated {@code object}: makes it the object of its name, polled if started. */
     private void install(TrackedObject object) {
-        locks.computeIfAbsent(object.name(), n -> new ReentrantLock());
+        locks.computeIfAbsent(object.name(), n -> new ReentrantLock(true));
         failureLogs.put(object.name(), new FailureLog(object.name(), config.clock()));
         Map<String, TrackedObject> next = new LinkedHashMap<>(objects);
         next.put(object.name(), object);
