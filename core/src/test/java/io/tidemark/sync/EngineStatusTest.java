@@ -185,6 +185,21 @@ class EngineStatusTest {
     }
 
     @Test
+    void an_engine_tracking_nothing_is_up_and_a_closed_one_is_down_in_its_snapshot() {
+        SyncEngine engine = engine(HealthPolicy.builder().failingCycles(1).build());
+        provider.object("Items").thenFail(new SQLException("boom", "XX000"));
+        engine.runOnce("Items");
+        engine.untrack("Items");
+        engine.untrack("Orders");
+        assertThat(engine.health()).isEqualTo(EngineHealth.up());
+
+        engine.close();
+        EngineStatus closed = engine.snapshot();
+        assertThat(closed.health().status()).isEqualTo(EngineHealth.Status.DOWN);
+        assertThat(closed.health().reasons()).containsExactly("engine 'tidemark' is closed");
+    }
+
+    @Test
     void the_health_policy_is_validated_in_one_error() {
         assertThatThrownBy(() -> HealthPolicy.builder().failingCycles(0).failingFor(Duration.ZERO)
                 .deadLetters(0, Duration.ofDays(2)).build())

@@ -137,6 +137,9 @@ class LiveReconfigurationTest {
 
         items.insert(5, 6);
         engine.track(TrackedObject.of(ITEMS, "public.items_changes"));
+        assertThat(engine.status(ITEMS).state()).as("no report of its former life").isEqualTo(
+                ObjectStatus.State.NOT_RUN);
+        assertThat(engine.status(ITEMS).stored().version()).hasValue(4);
         engine.runOnce();
 
         assertThat(scripted.requests(ITEMS).get(scripted.requests(ITEMS).size() - 1).fromVersion()).isEqualTo(4);

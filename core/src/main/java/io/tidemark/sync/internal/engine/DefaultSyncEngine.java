@@ -6,8 +6,8 @@ import io.tidemark.sync.DeliveryPolicy;
 import io.tidemark.sync.DestinationStart;
 import io.tidemark.sync.EngineHealth;
 import io.tidemark.sync.EngineStatus;
-import io.tidemark.sync.HealthPolicy;
 import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.HealthPolicy;
 import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.ObjectStatus;
 import io.tidemark.sync.SyncEngine;
@@ -426,6 +426,7 @@ public final class DefaultSyncEngine implements SyncEngine {
         awaitCycles(List.of(objectName));
         config.forgetSource(former);
         activity.forget(objectName);
+        lastReports.remove(objectName); // tracked again, it starts as NOT_RUN
         resubscribe();
         LOG.info("[{}] untracked live; its watermark and positions stay in the store", objectName);
     }
