@@ -5,7 +5,7 @@ import java.util.Objects;
 
 /**
  * The engine's verdict on itself, for a host's health endpoint: {@link Status#UP}, {@link Status#DEGRADED} with the
- * reasons, or {@link Status#DOWN} with the reasons. The rules are documented in the operations guide, section
+ * reasons, or {@link Status#DOWN} with the reasons. The rules are stated in the README, section
  * "Monitoring"; {@link SyncEngine#health()} applies them to {@link SyncEngine#status()}.
  *
  * @param status  the verdict
@@ -14,11 +14,11 @@ import java.util.Objects;
 public record EngineHealth(Status status, List<String> reasons) {
 
     public enum Status {
-        /** Every object is moving (or has nothing to move) and no destination is blocked. */
+        /** No finding: no object failing past the thresholds, paused or blocked, no dead letters piling up. */
         UP,
-        /** The engine runs, but some object or destination is failing, blocked or paused. */
+        /** Some object is failing past the thresholds or paused, or a destination is blocked or piles dead letters. */
         DEGRADED,
-        /** The engine is closed, or no object can make progress. */
+        /** The engine is closed, or every object that is not paused is failing: nothing can make progress. */
         DOWN
     }
 

@@ -100,15 +100,84 @@ public interface SyncEngine extends AutoCloseable {
 
     ObjectStatus status(String objectName);
 
-    /** The status of every tracked object, in the order they were tracked. */
+    /** The status of every tracked object, in the order they were tracked (see also {@link #snapshot()}). */
     List<ObjectStatus> status();
 
     List<TrackedObject> trackedObjects();
 
     /**
+     * Everything at once, for a status endpoint: every object's and destination's status from one read of the
+     * watermark store, the health verdict on them, and when it was taken. Immutable.
+     */
+    EngineStatus snapshot();
+
+    // Live reconfiguration (see docs/architecture.md, "Live reconfiguration"). Each change is validated as build()
+    // validates and fails with INVALID_CONFIGURATION naming the object or destination; a removal or change returns
+    // once no cycle still uses what it replaced. Not from a listener or destination (ENGINE_STATE).
+
+    /**
+     * Starts tracking an object on a running (or not yet started) engine; a started engine polls it at once.
+     * An object tracked before under this name continues from its stored watermark.
+     *
+     * @throws TidemarkException {@code INVALID_CONFIGURATION} for an invalid object or a name already tracked
+     */
+    void track(TrackedObject object);
+
+    /**
+     * Changes a tracked object (found by its name): procedure, intervals, {@code maxRows}, page size, initial sync.
+     * Its running cycle, if any, ends first, with the former configuration; the next one uses the new. A new
+     * procedure meets its watermark's source check ({@link ErrorCode#WATERMARK_SOURCE_CHANGED}) like a restart
+     * with it would.
+     *
+     * @throws TidemarkException {@code UNKNOWN_OBJECT}, or {@code INVALID_CONFIGURATION} for an invalid object
+     */
+    void update(TrackedObject object);
+
+    /**
+     * Stops tracking the object: no cycle of it starts any more, and a running one ends before this returns. Its
+     * watermark and destination positions stay in the store ({@link #reset(String)} it first to forget them), so
+     * that tracking it again continues where it stopped.
+     *
+     * @throws TidemarkException {@code UNKNOWN_OBJECT}
+     */
+    void untrack(String objectName);
+
+    /** {@link #addDestination(String, Destination, DeliveryPolicy, DestinationStart)}, blocking, current position. */
+    default void addDestination(String name, Destination destination) {
+        addDestination(name, destination, DeliveryPolicy.block(), DestinationStart.CURRENT_POSITION);
+    }
+
+    /**
+     * Adds a destination to every object from their next cycle. On an object that delivers already it starts as
+     * {@code start} says; a destination of this name removed before continues from its stored position if no
+     * destination moved past it meanwhile, and otherwise also starts as {@code start} says.
+     *
+     * @throws TidemarkException {@code INVALID_CONFIGURATION} for an invalid destination or a name in use
+     */
+    void addDestination(String name, Destination destination, DeliveryPolicy policy,
+                        DestinationStart start);
+
+    /**
+     * Swaps the destination of this name for another (a new client, a new policy), keeping its positions: it
+     * continues exactly where the former one stopped, with no page offered twice. Returns once no cycle still
+     * delivers to the former one.
+     *
+     * @throws TidemarkException {@code UNKNOWN_DESTINATION}, or {@code INVALID_CONFIGURATION}
+     */
+    void replaceDestination(String name, Destination destination, DeliveryPolicy policy);
+
+    /**
+     * Stops delivering to the destination. Returns once no cycle still delivers to it; its positions stay in the
+     * store, and the objects' watermarks no longer wait for it.
+     *
+     * @throws TidemarkException {@code UNKNOWN_DESTINATION}, or {@code INVALID_CONFIGURATION} for the last one
+     */
+    void removeDestination(String name);
+
+    /**
      * The engine's health verdict from {@link #status()}: up, degraded with reasons, or down with reasons, by the
-     * rules in the operations guide's "Monitoring" section. Cheap enough for a health endpoint polled every few
-     * seconds: one read of the watermark store.
+     * rules in the README's "Monitoring" section (thresholds: {@link Builder#healthPolicy}). Cheap enough for a
+     * health endpoint polled every few seconds: one read of the watermark store.
      */
     EngineHealth health();
 
@@ -152,6 +221,7 @@ public interface SyncEngine extends AutoCloseable {
         private Clock clock = Clock.systemUTC();
         private String name = "tidemark";
         private boolean checkOnBuild;
+        private HealthPolicy healthPolicy = HealthPolicy.defaults();
 
         private Builder() {
         }
@@ -247,6 +317,12 @@ public interface SyncEngine extends AutoCloseable {
             return this;
         }
 
+        /** The thresholds of {@link SyncEngine#health()}; {@link HealthPolicy#defaults()} unless set (null too). */
+        public Builder healthPolicy(HealthPolicy policy) {
+            this.healthPolicy = policy;
+            return this;
+        }
+
         /**
          * Validates the configuration and each object's procedure name, and builds the engine. Runs no SQL unless
          * {@link #checkOnBuild(boolean)} asks for the start-up check.
@@ -254,7 +330,7 @@ public interface SyncEngine extends AutoCloseable {
         public SyncEngine build() {
             EngineConfig config = new EngineConfig(name, provider, watermarks, deadLetters, objects, destinations,
                     listeners, pollInterval, pageSize, threads, shutdownTimeout, clock);
-            SyncEngine engine = new DefaultSyncEngine(config);
+            SyncEngine engine = new DefaultSyncEngine(config, healthPolicy);
             if (checkOnBuild) {
                 engine.check().throwIfProblems(name);
             }

@@ -60,9 +60,12 @@ class EngineHealthTest {
 
     @Test
     void every_object_failing_is_down_and_a_closed_engine_is_down() {
-        provider.object("Items").thenFail(new SQLException("connection refused", "08001"));
-        provider.object("Orders").thenFail(new SQLException("connection refused", "08001"));
-        engine.runOnce();
+        // Three failed cycles in a row (HealthPolicy.defaults().failingCycles()) make an object failing.
+        for (int i = 0; i < 3; i++) {
+            provider.object("Items").thenFail(new SQLException("connection refused", "08001"));
+            provider.object("Orders").thenFail(new SQLException("connection refused", "08001"));
+            engine.runOnce();
+        }
         EngineHealth health = engine.health();
         assertThat(health.status()).isEqualTo(EngineHealth.Status.DOWN);
         assertThat(health.reasons()).hasSize(2);

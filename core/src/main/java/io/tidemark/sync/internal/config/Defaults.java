@@ -16,6 +16,15 @@ public final class Defaults {
     /** The most poller threads an engine starts unless told otherwise. */
     public static final int MAX_THREADS = 4;
 
+    /** Health: failed or blocked cycles in a row after which an object degrades the engine. */
+    public static final int HEALTH_FAILING_CYCLES = 3;
+    /** Health: how long an object may fail before it degrades the engine, however few its attempts. */
+    public static final Duration HEALTH_FAILING_FOR = Duration.ofMinutes(5);
+    /** Health: dead letters for one destination of one object, within the window, that degrade the engine. */
+    public static final int HEALTH_DEAD_LETTERS = 10;
+    /** Health: the window in which dead letters are counted. */
+    public static final Duration HEALTH_DEAD_LETTER_WINDOW = Duration.ofHours(1);
+
     private Defaults() {
     }
 

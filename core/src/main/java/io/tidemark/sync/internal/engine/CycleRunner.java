@@ -59,6 +59,7 @@ final class CycleRunner {
     private final EngineConfig config;
     private final CallContext calls;
     private final PageDelivery delivery;
+    private final PositionSignals positions;
     /**
      * When each object's last cycle ran, kept here rather than written per poll: an idle object writes nothing
      * to the store (a write per poll per object would cost a transaction, and on PostgreSQL a transaction id).
@@ -71,6 +72,7 @@ final class CycleRunner {
         this.config = config;
         this.calls = calls;
         this.delivery = new PageDelivery(config, calls);
+        this.positions = new PositionSignals(config);
     }
 
     /** When this engine last ran a cycle of the object (in memory; the store is not written per poll). */
@@ -84,9 +86,11 @@ final class CycleRunner {
         ObjectReport.Builder report = ObjectReport.builder(object.name(), startedAt);
         WatermarkStore store = config.watermarks();
         OptionalLong after = OptionalLong.empty();
+        Optional<Instant> lastMove = Optional.empty();
         lastPolled.put(object.name(), startedAt);
         try {
             Optional<WatermarkState> state = store.load(object.name());
+            lastMove = state.flatMap(WatermarkState::lastMovedAt);
             rememberStoredError(object.name(), state.flatMap(WatermarkState::lastError).orElse(null));
             OptionalLong stored = state.map(WatermarkState::version).orElse(OptionalLong.empty());
             report.fromVersion(stored).toVersion(stored);
@@ -110,7 +114,9 @@ final class CycleRunner {
                     "the cycle failed unexpectedly: " + e, e));
         }
         report.diagnostics(diagnose(object, after));
-        return finish(report, started);
+        ObjectReport finished = finish(report, started);
+        positions.observe(object, finished, lastMove);
+        return finished;
     }
 
     /**
@@ -243,7 +249,8 @@ final class CycleRunner {
             }
             if (summary.rowCount() == 0) {
                 boolean moves = position.isEmpty() || next != position.getAsLong()
-                        || adopt || group.stream().anyMatch(e -> e.stored.isEmpty());
+                        || adopt || group.stream().anyMatch(e -> e.stored.isEmpty())
+                        || plan.watermarkAfter(group, next) != plan.watermark().orElse(next); // one was removed
                 if (moves) {
                     advance(object, source, plan, group, next);
                 }

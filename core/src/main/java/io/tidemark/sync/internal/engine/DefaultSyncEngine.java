@@ -2,8 +2,12 @@ package io.tidemark.sync.internal.engine;
 
 import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.DeadLetters;
+import io.tidemark.sync.DeliveryPolicy;
+import io.tidemark.sync.DestinationStart;
 import io.tidemark.sync.EngineHealth;
+import io.tidemark.sync.EngineStatus;
 import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.HealthPolicy;
 import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.ObjectStatus;
 import io.tidemark.sync.SyncEngine;
@@ -48,10 +52,14 @@ public final class DefaultSyncEngine implements SyncEngine {
     private enum State { NEW, STARTED, CLOSED }
 
     private final EngineConfig config;
-    private final Map<String, TrackedObject> objects = new LinkedHashMap<>();
-    private final Map<String, ReentrantLock> locks = new LinkedHashMap<>();
+    // Copy-on-write: replaced as a whole (under "this") when objects are tracked, changed or untracked live.
+    private volatile Map<String, TrackedObject> objects = new LinkedHashMap<>();
+    // One lock per object name, never removed: a re-added or changed object's cycles queue behind its former ones.
+    private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
     private final Map<String, ObjectReport> lastReports = new ConcurrentHashMap<>();
-    private final Map<String, FailureLog> failureLogs = new LinkedHashMap<>();
+    private final Map<String, FailureLog> failureLogs = new ConcurrentHashMap<>();
+    private final ObjectActivity activity;
+    private final HealthPolicy healthPolicy;
     private final EngineCallContext calls = new EngineCallContext();
     private final CycleRunner runner;
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
@@ -63,10 +71,18 @@ public final class DefaultSyncEngine implements SyncEngine {
     private AutoCloseable subscription;
 
     public DefaultSyncEngine(EngineConfig config) {
+        this(config, HealthPolicy.defaults());
+    }
+
+    public DefaultSyncEngine(EngineConfig config, HealthPolicy healthPolicy) {
         this.config = config;
+        this.healthPolicy = healthPolicy == null ? HealthPolicy.defaults() : healthPolicy;
+        this.activity = new ObjectActivity(config.clock());
         for (TrackedObject object : config.objects()) {
             objects.put(object.name(), object);
-            locks.put(object.name(), new ReentrantLock());
+            // Fair: a reconfiguration waiting for the running cycle (awaitCycles) must not be overtaken by the
+            // next cycles of an object that polls back to back.
+            locks.put(object.name(), new ReentrantLock(true));
             failureLogs.put(object.name(), new FailureLog(object.name(), config.clock()));
         }
         this.runner = new CycleRunner(config, calls);
@@ -79,7 +95,10 @@ public final class DefaultSyncEngine implements SyncEngine {
         long started = System.nanoTime();
         List<ObjectReport> reports = new ArrayList<>(objects.size());
         for (TrackedObject object : objects.values()) {
-            reports.add(runManually(object));
+            ObjectReport report = runManually(object);
+            if (report != null) { // null: untracked or changed while this loop ran
+                reports.add(report);
+            }
         }
         return new SyncReport(startedAt, Duration.ofNanos(System.nanoTime() - started), reports);
     }
@@ -87,12 +106,20 @@ public final class DefaultSyncEngine implements SyncEngine {
     @Override
     public ObjectReport runOnce(String objectName) {
         checkOpen();
-        return runManually(object(objectName));
+        ObjectReport report = runManually(object(objectName));
+        if (report == null) {
+            throw new TidemarkException(ErrorCode.UNKNOWN_OBJECT, "The object '" + objectName + "' of the engine '"
+                    + config.name() + "' was untracked or changed while its cycle waited to run");
+        }
+        return report;
     }
 
     /** A cycle the application asked for; a success also ends the background poller's retry wait, if any. */
     private ObjectReport runManually(TrackedObject object) {
         ObjectReport report = runCycle(object);
+        if (report == null) {
+            return null;
+        }
         FailureLog log = failureLogs.get(object.name());
         if (report.isSuccess()) {
             log.succeeded(report);
@@ -103,12 +130,17 @@ public final class DefaultSyncEngine implements SyncEngine {
         return report;
     }
 
+    /** Null when the object was untracked or changed before its cycle got the lock: that cycle must not run. */
     private ObjectReport runCycle(TrackedObject object) {
         ReentrantLock lock = locks.get(object.name());
         lock.lock();
-        try {
+        try (LogContext logContext = LogContext.cycle(config.name(), object.name())) {
+            if (objects.get(object.name()) != object) {
+                return null;
+            }
             ObjectReport report = runner.run(object);
             lastReports.put(object.name(), report);
+            activity.record(report);
             return report;
         } finally {
             lock.unlock();
@@ -253,8 +285,7 @@ public final class DefaultSyncEngine implements SyncEngine {
         TrackedObject object = object(objectName);
         WatermarkState stored = withLastPoll(config.watermarks().load(objectName)
                 .orElseGet(() -> new WatermarkState(objectName, null, false, null, null, null)));
-        ObjectReport last = lastReports.get(objectName);
-        return new ObjectStatus(object, stored, last, last == null ? List.of() : last.diagnostics());
+        return objectStatus(object, stored);
     }
 
     @Override
@@ -264,16 +295,35 @@ public final class DefaultSyncEngine implements SyncEngine {
         for (TrackedObject object : objects.values()) {
             WatermarkState stored = withLastPoll(all.getOrDefault(object.name(),
                     new WatermarkState(object.name(), null, false, null, null, null)));
-            ObjectReport last = lastReports.get(object.name());
-            statuses.add(new ObjectStatus(object, stored, last, last == null ? List.of() : last.diagnostics()));
+            statuses.add(objectStatus(object, stored));
         }
         return statuses;
+    }
+
+    private ObjectStatus objectStatus(TrackedObject object, WatermarkState stored) {
+        ObjectReport last = lastReports.get(object.name());
+        return new ObjectStatus(object, stored, last, last == null ? List.of() : last.diagnostics(),
+                activity.of(object.name()), config.destinations().stream().map(NamedDestination::name).toList());
     }
 
     @Override
     public EngineHealth health() {
         boolean closed = state.get() == State.CLOSED;
-        return HealthRules.judge(closed, config.name(), closed ? List.of() : status());
+        return judge(closed, closed ? List.of() : status(), config.clock().instant());
+    }
+
+    @Override
+    public EngineStatus snapshot() {
+        boolean closed = state.get() == State.CLOSED;
+        List<ObjectStatus> statuses = status();
+        Instant now = config.clock().instant();
+        return new EngineStatus(config.name(), now, statuses, judge(closed, statuses, now));
+    }
+
+    private EngineHealth judge(boolean closed, List<ObjectStatus> statuses, Instant now) {
+        Instant since = now.minus(healthPolicy.deadLetterWindow());
+        return HealthRules.judge(closed, config.name(), statuses, healthPolicy, now,
+                name -> activity.deadLetteredSince(name, since));
     }
 
     /**
@@ -325,6 +375,174 @@ public final class DefaultSyncEngine implements SyncEngine {
     @Override
     public List<TrackedObject> trackedObjects() {
         return List.copyOf(objects.values());
+    }
+
+    // Live reconfiguration. Each change is validated as build() validates, then swaps the configuration as a
+    // whole; a cycle reads it once, when it starts. Removing or changing something waits for the cycles that may
+    // still use the former configuration (see awaitCycles), so that on return nothing calls it any more.
+
+    @Override
+    public void track(TrackedObject object) {
+        checkOpen();
+        synchronized (this) {
+            ReconfigurationRules.checkObject(config, objects, object, false);
+            install(object);
+        }
+        resubscribe();
+        LOG.info("[{}] tracked live: {}", object.name(), object);
+    }
+
+    @Override
+    public void update(TrackedObject object) {
+        checkOpen();
+        refuseWithinCycle();
+        TrackedObject former;
+        synchronized (this) {
+            ReconfigurationRules.checkObject(config, objects, object, true);
+            former = objects.get(object.name());
+            stopPoller(object.name());
+            install(object);
+        }
+        awaitCycles(List.of(object.name()));
+        if (!former.equals(object)) {
+            config.forgetSource(former);
+        }
+        resubscribe();
+        LOG.info("[{}] changed live: {} (was {})", object.name(), object, former);
+    }
+
+    @Override
+    public void untrack(String objectName) {
+        checkOpen();
+        refuseWithinCycle();
+        TrackedObject former;
+        synchronized (this) {
+            former = object(objectName);
+            Map<String, TrackedObject> next = new LinkedHashMap<>(objects);
+            next.remove(objectName);
+            objects = next;
+            stopPoller(objectName);
+        }
+        awaitCycles(List.of(objectName));
+        config.forgetSource(former);
+        activity.forget(objectName);
+        lastReports.remove(objectName); // tracked again, it starts as NOT_RUN
+        resubscribe();
+        LOG.info("[{}] untracked live; its watermark and positions stay in the store", objectName);
+    }
+
+    @Override
+    public void addDestination(String name, Destination destination, DeliveryPolicy policy, DestinationStart start) {
+        checkOpen();
+        NamedDestination added = new NamedDestination(name, destination, policy, start);
+        synchronized (this) {
+            ReconfigurationRules.checkDestination(config, added, false);
+            List<NamedDestination> next = new ArrayList<>(config.destinations());
+            next.add(added);
+            config.destinations(next);
+        }
+        LOG.info("Engine '{}': destination '{}' added live ({}, {})", config.name(), name, policy, start);
+        objects.keySet().forEach(n -> poller(n).ifPresent(Poller::wake));
+    }
+
+    @Override
+    public void replaceDestination(String name, Destination destination, DeliveryPolicy policy) {
+        checkOpen();
+        refuseWithinCycle();
+        synchronized (this) {
+            DestinationStart start = config.destinations().stream().filter(d -> d.name().equals(name))
+                    .map(NamedDestination::start).findFirst().orElse(DestinationStart.CURRENT_POSITION);
+            NamedDestination replacement = new NamedDestination(name, destination, policy, start);
+            ReconfigurationRules.checkDestination(config, replacement, true);
+            config.destinations(config.destinations().stream().map(d -> d.name().equals(name) ? replacement : d)
+                    .toList());
+        }
+        awaitCycles(List.copyOf(locks.keySet()));
+        LOG.info("Engine '{}': destination '{}' replaced live ({}); its positions stay", config.name(), name, policy);
+    }
+
+    @Override
+    public void removeDestination(String name) {
+        checkOpen();
+        refuseWithinCycle();
+        synchronized (this) {
+            ReconfigurationRules.checkRemoval(config, name);
+            config.destinations(config.destinations().stream().filter(d -> !d.name().equals(name)).toList());
+        }
+        awaitCycles(List.copyOf(locks.keySet()));
+        LOG.info("Engine '{}': destination '{}' removed live; its positions stay in the store", config.name(), name);
+    }
+
+    /** Caller holds "this" and has validated {@code object}: makes it the object of its name, polled if started. */
+    private void install(TrackedObject object) {
+        locks.computeIfAbsent(object.name(), n -> new ReentrantLock(true));
+        failureLogs.put(object.name(), new FailureLog(object.name(), config.clock()));
+        Map<String, TrackedObject> next = new LinkedHashMap<>(objects);
+        next.put(object.name(), object);
+        objects = next;
+        if (state.get() == State.STARTED) {
+            // A cycle of the object's former poller may still run: this one's first cycle queues behind it on
+            // the object's lock, and then finds itself the current object; the former one would not.
+            Poller poller = new Poller(object, config.pollInterval(object), scheduler, this::runCycle,
+                    failureLogs.get(object.name()));
+            pollers.put(object.name(), poller);
+            poller.start();
+        }
+    }
+
+    /** Caller holds "this". */
+    private void stopPoller(String objectName) {
+        Poller poller = pollers.remove(objectName);
+        if (poller != null) {
+            poller.stop();
+        }
+    }
+
+    /**
+     * A removal or change waits for running cycles: on a cycle's own thread (a listener, a destination) it would
+     * wait for itself or, with two such cycles, for each other. Refused before anything changes.
+     */
+    private void refuseWithinCycle() {
+        locks.forEach((name, lock) -> {
+            if (lock.isHeldByCurrentThread()) {
+                throw new TidemarkException(ErrorCode.ENGINE_STATE, "The engine '" + config.name() + "' cannot be"
+                        + " reconfigured from within a cycle of '" + name + "' (a listener or a destination): the"
+                        + " change would wait for that cycle to end; reconfigure from another thread");
+            }
+        });
+    }
+
+    /** Waits until no cycle of the named objects that started before this call still runs (lock, then release). */
+    private void awaitCycles(List<String> objectNames) {
+        for (String name : objectNames) {
+            ReentrantLock lock = locks.get(name);
+            if (lock != null) {
+                lock.lock();
+                lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * Change notifications follow the tracked objects: the subscription is replaced by one for the current set
+     * (a notification arriving in between is not needed: the poll interval remains the safety net).
+     */
+    private void resubscribe() {
+        AutoCloseable former;
+        synchronized (this) {
+            if (state.get() != State.STARTED) {
+                return;
+            }
+            former = subscription;
+            try {
+                subscription = config.provider().subscribe(objects.values(), this::changesNotified);
+            } catch (RuntimeException e) {
+                subscription = null;
+                LOG.warn("Change notifications could not be restarted; polling at the interval only: {}",
+                        e.toString());
+            }
+        }
+        closeQuietly(former);
     }
 
     @Override

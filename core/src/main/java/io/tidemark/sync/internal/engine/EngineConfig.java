@@ -30,15 +30,20 @@ public final class EngineConfig {
     private final WatermarkStore watermarks;
     private final DeadLetterStore deadLetters;
     private final List<TrackedObject> objects;
-    private final List<NamedDestination> destinations;
+    /** Replaced as a whole by live reconfiguration; a cycle reads it once, when it plans its positions. */
+    private volatile List<NamedDestination> destinations;
     private final List<SyncListener> listeners;
     private final Duration pollInterval;
     private final int pageSize;
     private final int threads;
     private final Duration shutdownTimeout;
     private final Clock clock;
-    /** Each object's source identity, resolved once: a cycle compares it with the stored one every time. */
-    private final ConcurrentMap<String, String> sources = new ConcurrentHashMap<>();
+    /**
+     * Each object's source identity, resolved once: a cycle compares it with the stored one every time. Keyed by
+     * the object's whole configuration, so that an object changed on a running engine is never judged by the
+     * identity of its former procedure.
+     */
+    private final ConcurrentMap<TrackedObject, String> sources = new ConcurrentHashMap<>();
 
     /**
      * Validates every rule at once (the builder's setters only store) and fails with one
@@ -125,7 +130,17 @@ public final class EngineConfig {
 
     /** The provider's {@link ChangeProvider#sourceIdentity} of {@code object}, asked once per object. */
     public String sourceIdentity(TrackedObject object) {
-        return sources.computeIfAbsent(object.name(), name -> provider.sourceIdentity(object));
+        return sources.computeIfAbsent(object, o -> provider.sourceIdentity(o));
+    }
+
+    /** Drops the identity of an object no longer tracked in this configuration (live reconfiguration). */
+    void forgetSource(TrackedObject object) {
+        sources.remove(object);
+    }
+
+    /** Live reconfiguration: the validated destinations that cycles starting from now deliver to. */
+    void destinations(List<NamedDestination> destinations) {
+        this.destinations = List.copyOf(destinations);
     }
 
     public List<NamedDestination> destinations() {

@@ -40,10 +40,12 @@ final class PageDelivery {
     /** Per object and destination: no attempt before this time, as the destination asked (Retry-After). */
     private final Map<String, Instant> notBefore = new ConcurrentHashMap<>();
     private final BlockedLetters blockedLetters = new BlockedLetters();
+    private final DeliverySignals signals;
 
     PageDelivery(EngineConfig config, CallContext calls) {
         this.config = config;
         this.calls = calls;
+        this.signals = new DeliverySignals(config.listeners());
     }
 
     /**
@@ -108,7 +110,9 @@ final class PageDelivery {
                         summary.reasonCode(), changes, page, pageCount, total);
                 for (NamedDestination destination : List.copyOf(active)) {
                     Result result = results.get(destination.name());
-                    offer(object, destination, batch, result);
+                    try (LogContext logContext = LogContext.delivery(destination.name(), batch.idempotencyKey())) {
+                        offer(object, destination, batch, result);
+                    }
                     if (result.blocked != null && together) {
                         throw result.blocked;
                     }
@@ -130,8 +134,10 @@ final class PageDelivery {
         while (attempts < policy.maxAttempts()) {
             checkNotCancelled(object);
             attempts++;
+            long started = System.nanoTime();
             try {
                 destination.destination().deliver(batch);
+                signals.attempted(object.name(), destination.name(), batch, started, null);
                 result.pages++;
                 return;
             } catch (InterruptedException e) {
@@ -139,6 +145,7 @@ final class PageDelivery {
                 throw cancelled(object, e);
             } catch (Exception e) {
                 last = e;
+                signals.attempted(object.name(), destination.name(), batch, started, e);
                 LOG.warn("[{}] destination '{}' refused page {}/{} of {} (attempt {} of {}): {}", object.name(),
                         destination.name(), batch.pageNumber(), batch.pageCount(), batch.batchId(), attempts,
                         policy.maxAttempts(), e.toString());

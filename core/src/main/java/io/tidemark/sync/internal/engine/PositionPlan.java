@@ -20,7 +20,8 @@ import java.util.OptionalLong;
  *   <li>an object whose watermark was stored before positions were kept (no position has a version): every
  *       destination stands at the watermark (the migration of such stores, written at its next delivery);</li>
  *   <li>a destination added to an object that delivers already starts as its {@link DestinationStart} says: at
- *       the most advanced destination's position, or with its own full export (no position);</li>
+ *       the most advanced destination's position, or with its own full export (no position); so does one whose
+ *       stored position is behind the watermark (removed live, and the others moved on meanwhile);</li>
  *   <li>an object that never delivered: no destination has a position; its first cycle follows its InitialSync.</li>
  * </ul>
  * The object's watermark is the lowest position of its destinations, and never goes down.
@@ -70,7 +71,11 @@ final class PositionPlan {
             boolean paused = p != null && p.paused();
             OptionalLong own = p == null ? OptionalLong.empty() : p.position();
             OptionalLong position;
-            if (own.isPresent()) {
+            // Behind the watermark: it was removed while the others moved on (their positions make the watermark),
+            // and the changes in between may be trimmed; re-added, it starts as a newly added one.
+            boolean leftBehind = own.isPresent() && positionsKept && watermark.isPresent()
+                    && own.getAsLong() < watermark.getAsLong();
+            if (own.isPresent() && !leftBehind) {
                 position = own;
             } else if (!positionsKept) {
                 position = watermark; // before positions were kept, or never delivered: all start together
@@ -125,7 +130,7 @@ final class PositionPlan {
         for (Entry e : entries.values()) {
             if (moved.contains(e)) {
                 advances.add(new PositionAdvance(e.name(), e.stored, version));
-            } else if (e.stored.isEmpty() && e.position.isPresent()) {
+            } else if (e.position.isPresent() && !e.stored.equals(e.position)) {
                 advances.add(new PositionAdvance(e.name(), e.stored, e.position.getAsLong()));
             }
         }
