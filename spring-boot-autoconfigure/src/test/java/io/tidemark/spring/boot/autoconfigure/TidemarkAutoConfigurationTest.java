@@ -91,6 +91,54 @@ class TidemarkAutoConfigurationTest {
     }
 
     @Test
+    void a_webhook_and_a_jdbc_table_are_made_from_properties_alone() {
+        database.execute("CREATE TABLE IF NOT EXISTS public.items_copy (item_code text PRIMARY KEY, description text)");
+        List<String> received = new CopyOnWriteArrayList<>();
+        com.sun.net.httpserver.HttpServer server = startReceiver(received);
+        try {
+            runner.withPropertyValues("tidemark.destinations.hook.type=webhook",
+                            "tidemark.destinations.hook.webhook.url=http://localhost:" + server.getAddress().getPort()
+                                    + "/hook",
+                            "tidemark.destinations.hook.webhook.headers.X-Tenant=shop",
+                            "tidemark.destinations.copy.type=jdbc-table",
+                            "tidemark.destinations.copy.jdbc-table.table=public.items_copy",
+                            "tidemark.destinations.copy.jdbc-table.columns=item_code,description",
+                            "tidemark.destinations.copy.jdbc-table.key-columns=item_code")
+                    .run(context -> {
+                        assertThat(context).hasNotFailed();
+                        SyncEngine engine = context.getBean(SyncEngine.class);
+                        engine.runOnce();
+                        database.execute("INSERT INTO public.items VALUES ('E-500', 'Thingamajig')");
+                        engine.runOnce();
+                        assertThat(received).anySatisfy(body -> assertThat(body).contains("E-500"));
+                        assertThat(new org.springframework.jdbc.core.JdbcTemplate(database.dataSource())
+                                .queryForObject("SELECT description FROM public.items_copy WHERE item_code = 'E-500'",
+                                        String.class)).isEqualTo("Thingamajig");
+                    });
+        } finally {
+            server.stop(0);
+        }
+    }
+
+    /** A local HTTP receiver that accepts every POST and keeps its body. */
+    private static com.sun.net.httpserver.HttpServer startReceiver(List<String> received) {
+        try {
+            com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+                    new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+            server.createContext("/hook", exchange -> {
+                received.add(new String(exchange.getRequestBody().readAllBytes(),
+                        java.nio.charset.StandardCharsets.UTF_8));
+                exchange.sendResponseHeaders(204, -1);
+                exchange.close();
+            });
+            server.start();
+            return server;
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    @Test
     void the_engine_delivers_to_a_bean_destination_with_the_jdbc_stores_installed_in_the_same_database() {
         List<String> delivered = new CopyOnWriteArrayList<>();
         runner.withBean("audit", Destination.class, () -> batch -> batch.changes().forEach(
