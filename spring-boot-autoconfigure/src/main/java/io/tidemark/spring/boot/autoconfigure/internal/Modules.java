@@ -1,0 +1,39 @@
+package io.tidemark.spring.boot.autoconfigure.internal;
+
+import io.tidemark.spring.boot.autoconfigure.TidemarkProperties;
+import io.tidemark.sync.spi.ChangeProvider;
+
+import javax.sql.DataSource;
+
+/**
+ * Tidemark's optional modules by the class that marks each, and the provider chosen by {@code tidemark.provider}.
+ * The providers are created in small nested classes so that a missing module is never loaded by accident.
+ */
+final class Modules {
+
+    static final String POSTGRES_PROVIDER = "io.tidemark.postgres.PostgresProvider";
+    static final String SQLSERVER_PROVIDER = "io.tidemark.sqlserver.SqlServerProvider";
+    static final String DESTINATIONS = "io.tidemark.destinations.webhook.WebhookDestination";
+
+    private Modules() {
+    }
+
+    static ChangeProvider provider(TidemarkProperties.Provider provider, DataSource dataSource) {
+        return switch (provider) {
+            case POSTGRES -> Postgres.create(dataSource);
+            case SQLSERVER -> SqlServer.create(dataSource);
+        };
+    }
+
+    private static final class Postgres {
+        static ChangeProvider create(DataSource dataSource) {
+            return io.tidemark.postgres.PostgresProvider.create(dataSource);
+        }
+    }
+
+    private static final class SqlServer {
+        static ChangeProvider create(DataSource dataSource) {
+            return io.tidemark.sqlserver.SqlServerProvider.create(dataSource);
+        }
+    }
+}
