@@ -60,6 +60,16 @@ class UsageIT {
         Cli.Run sqlServerForHistory = Cli.run("history", "install", "t", "--url", "jdbc:sqlserver://localhost:1");
         assertThat(sqlServerForHistory.exit()).isEqualTo(ExitCode.USAGE);
         assertThat(sqlServerForHistory.stderr()).contains("this command works on PostgreSQL");
+
+        Cli.Run urlWithoutApply = Cli.run("sqlserver", "role", "r", "--table", "dbo.Items", "--url",
+                "jdbc:sqlserver://localhost:1");
+        assertThat(urlWithoutApply.exit()).isEqualTo(ExitCode.USAGE);
+        assertThat(urlWithoutApply.stderr()).contains("--url is only used with --apply");
+
+        Cli.Run postgresForApply = Cli.run("sqlserver", "role", "r", "--table", "dbo.Items", "--apply",
+                "--url", "jdbc:postgresql://localhost/db");
+        assertThat(postgresForApply.exit()).isEqualTo(ExitCode.USAGE);
+        assertThat(postgresForApply.stderr()).contains("--apply needs a SQL Server database");
     }
 
     @Test

@@ -116,8 +116,8 @@ public final class HistoryCommand extends ParentCommand {
     }
 
     @Command(name = "install", mixinStandardHelpOptions = true, description = {
-            "Installs history in one transaction, seeding an open version for every existing row; shows the seed's",
-            "progress. On an installed table, repairs drift as evolve does."})
+            "Installs history in one transaction and shows the seed's progress.",
+            "Every existing row gets an open version. On an installed table, repairs drift as evolve does."})
     static final class Install implements Callable<Integer> {
         @Mixin Options options;
         @Mixin ConnectionOptions connection;

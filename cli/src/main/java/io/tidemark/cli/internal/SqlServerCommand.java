@@ -39,6 +39,10 @@ public final class SqlServerCommand extends ParentCommand {
                 throw new ParameterException(connection.command.commandLine(),
                         "--apply runs the script; --flyway and --liquibase write it: choose one");
             }
+            if (!apply && connection.url != null) {
+                throw new ParameterException(connection.command.commandLine(), "--url is only used with --apply:"
+                        + " without it the script is printed (or written with --flyway or --liquibase)");
+            }
             if (!apply) {
                 migration.emit(script, name, dialect);
                 return;

@@ -148,9 +148,9 @@ public final class StoreCommands {
     }
 
     @Command(name = "reset", mixinStandardHelpOptions = true, description = {
-            "Forgets an object's watermark and positions: its next cycle is a first cycle (a seed, or a full export",
-            "for an InitialSync.FULL object). Refused unless the object is paused, so no cycle of a running engine",
-            "is in flight; resume it afterwards. --force skips that check."})
+            "Forgets an object's watermark and positions: its next cycle is a first cycle.",
+            "That is a seed, or a full export for an InitialSync.FULL object. Refused unless the object is paused, so",
+            "no cycle of a running engine is in flight; resume it afterwards. --force skips that check."})
     public static final class Reset extends StoreCommand {
         @Parameters(index = "0", paramLabel = "OBJECT") String object;
 

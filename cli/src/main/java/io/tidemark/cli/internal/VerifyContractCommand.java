@@ -16,9 +16,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * rows through the statements given (and deletes them at the end): run it against a test or staging database.
  */
 @Command(name = "verify-contract", mixinStandardHelpOptions = true, description = {
-        "Checks a PostgreSQL change function against the procedure contract on a live database and prints the",
-        "verdict per scenario; exit 0 only when every scenario is SAFE. It writes rows with keys it chooses",
-        "through the statements you give (each takes the key as its one parameter, ?): use a test database."})
+        "Checks a PostgreSQL change function against the procedure contract; exit 0 only when SAFE.",
+        "Prints the verdict per scenario. It writes rows with keys it chooses through the statements you give",
+        "(each takes the key as its one parameter, ?) and deletes them at the end: use a test database."})
 public final class VerifyContractCommand implements Callable<Integer> {
 
     @Parameters(index = "0", paramLabel = "FUNCTION", description = "The change function, schema.name.")

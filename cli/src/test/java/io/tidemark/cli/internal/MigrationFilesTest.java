@@ -19,7 +19,7 @@ class MigrationFilesTest {
     void the_next_flyway_version_follows_the_highest_first_part() {
         assertThat(MigrationFiles.nextVersion(List.of())).isEqualTo("1");
         assertThat(MigrationFiles.nextVersion(List.of("V1__a.sql", "V9_2__b.sql", "V10__c.sql", "R__repeatable.sql",
-                "V11__not_sql.txt", "notes.md"))).isEqualTo("11");
+                "V11__not_sql.txt", "notes.txt"))).isEqualTo("11");
         assertThat(MigrationFiles.nextVersion(List.of("V2.5.1__x.sql"))).isEqualTo("3");
     }
 
