@@ -108,6 +108,16 @@ public final class TemporalTable {
         return new Installer(this).install(dataSource);
     }
 
+    /**
+     * {@link #install(DataSource)}, reporting the seed's progress: the existing rows are seeded in batches in
+     * primary-key order, each batch reported to {@code progress}. The guarantees are those of
+     * {@link #install(DataSource)}: one transaction, writers kept out from before the first batch until the trigger
+     * is in place, so the history is the same as a single-statement seed writes.
+     */
+    public InstallReport install(DataSource dataSource, InstallProgress progress) {
+        return new Installer(this).install(dataSource, Objects.requireNonNull(progress, "progress"));
+    }
+
     /** Compares what is installed with what this configuration generates for the table as it is now. */
     public VerifyReport verify(DataSource dataSource) {
         return new SchemaMaintenance(this).verify(dataSource);

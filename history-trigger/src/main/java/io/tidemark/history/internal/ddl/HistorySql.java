@@ -443,6 +443,52 @@ public final class HistorySql {
                         .render());
     }
 
+    /**
+     * One batch of {@link #seed()} in primary-key order, for an install that reports progress: the next
+     * {@code rows} rows after the last key of the previous batch (bound as text, one parameter per key column, cast
+     * to the column's type), or from the start when {@code first}. Answers one row: the batch's size and its last
+     * key as text; no row when the batch was empty.
+     */
+    public String seedBatch(boolean first, int rows) {
+        String from = config.seedValidFromColumn()
+                .map(col -> "COALESCE(t." + PgName.quote(col) + "::timestamptz, pg_catalog.now())")
+                .orElse("pg_catalog.now()");
+        String after = first ? "" : "\n     WHERE " + row(shape.keyColumns(), "t.", false) + " > ("
+                + shape.keyColumns().stream()
+                .map(c -> "CAST(? AS " + c.type() + ")" + (c.collation() == null ? "" : " COLLATE " + c.collation()))
+                .collect(Collectors.joining(", ")) + ")";
+        return SqlTemplate.of("""
+                WITH batch AS MATERIALIZED (
+                    SELECT t.* FROM {{table}} AS t{{after}}
+                     ORDER BY {{keys}}
+                     LIMIT {{rows}}
+                ), written AS (
+                    INSERT INTO {{history}} ({{columns}}, valid_from, valid_to, operation, chain_no)
+                    SELECT {{values}}, {{from}}, 'infinity', 1, 1
+                      FROM batch AS t
+                )
+                SELECT pg_catalog.count(*) OVER (), {{key_texts}}
+                  FROM batch AS t
+                 ORDER BY {{keys_descending}}
+                 LIMIT 1""")
+                .with("table", table)
+                .with("after", after)
+                .with("keys", keyList("t."))
+                .with("rows", Integer.toString(rows))
+                .with("history", history)
+                .with("columns", columnList(shape.versioned(), Column::quoted))
+                .with("values", columnList(shape.versioned(), c -> "t." + c.quoted()))
+                .with("from", from)
+                .with("key_texts", columnList(shape.keyColumns(), c -> "t." + c.quoted() + "::text"))
+                .with("keys_descending", columnList(shape.keyColumns(), c -> "t." + c.quoted() + " DESC"))
+                .render();
+    }
+
+    /** The number of rows the seed writes, counted under the install's lock. */
+    public String countRows() {
+        return SqlTemplate.of("SELECT pg_catalog.count(*) FROM {{table}}").with("table", table).render();
+    }
+
     public static List<SqlStep> createRegistry() {
         // IF NOT EXISTS would still ask for CREATE on the database (schema) and on the schema (table) before
         // looking: an installer that only has the documented registry grants could not run the script.

@@ -1,5 +1,6 @@
 package io.tidemark.history.internal.ddl;
 
+import io.tidemark.history.InstallProgress;
 import io.tidemark.history.InstallReport;
 import io.tidemark.history.TemporalTable;
 import io.tidemark.history.internal.HistoryTransactions;
@@ -69,7 +70,22 @@ public final class Installer {
         return out.toString();
     }
 
+    /** Rows per seed batch when progress is reported: about a second's work each, few enough statements. */
+    static final int SEED_BATCH_ROWS = 20_000;
+
     public InstallReport install(DataSource dataSource) {
+        return install(dataSource, null, SEED_BATCH_ROWS);
+    }
+
+    /** Installs, seeding in batches reported to {@code progress}. */
+    public InstallReport install(DataSource dataSource, InstallProgress progress) {
+        return install(dataSource, progress, SEED_BATCH_ROWS);
+    }
+
+    /**
+     * @param progress  null for the single-statement seed of {@link #script}; else batches of {@code batchRows}
+     */
+    InstallReport install(DataSource dataSource, InstallProgress progress, int batchRows) {
         return HistoryTransactions.inTransaction(dataSource, object, "installing history", c -> {
             PostgresVersions.requireSupported(c, object, "history");
             CatalogReader.pinSearchPath(c);
@@ -89,6 +105,10 @@ public final class Installer {
             SqlStep seed = sql.seed();
             long seeded = 0;
             for (SqlStep step : installSteps(sql)) {
+                if (step.equals(seed) && progress != null) {
+                    seeded = new SeedBatches(sql, progress, batchRows).run(c);
+                    continue;
+                }
                 try (Statement s = c.createStatement()) {
                     s.execute(step.sql());
                     if (step.equals(seed)) {
