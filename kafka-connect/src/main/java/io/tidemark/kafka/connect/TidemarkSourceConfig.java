@@ -86,7 +86,10 @@ public final class TidemarkSourceConfig {
         String topicPrefix = parsed.getString(TOPIC_PREFIX);
         List<ObjectSettings> settings = new ArrayList<>();
         Checks checks = Checks.of("Tidemark source connector");
-        for (String name : parsed.getList(OBJECTS)) {
+        List<String> names = parsed.getList(OBJECTS);
+        names.stream().filter(n -> java.util.Collections.frequency(names, n) > 1).distinct()
+                .forEach(n -> checks.add("[" + n + "] is listed twice in " + OBJECTS));
+        for (String name : new java.util.LinkedHashSet<>(names)) {
             String prefix = OBJECT_PREFIX + name + ".";
             TrackedObject object = TrackedObject.of(name, parsed.getString(prefix + PROCEDURE))
                     .initialSync(InitialSync.valueOf(parsed.getString(prefix + INITIAL_SYNC).toUpperCase(Locale.ROOT)))
@@ -118,10 +121,11 @@ public final class TidemarkSourceConfig {
             return def;
         }
         int order = 0;
+        java.util.Set<String> defined = new java.util.HashSet<>();
         for (String raw : listed.split(",")) {
             String name = raw.trim();
-            if (name.isEmpty()) {
-                continue;
+            if (name.isEmpty() || !defined.add(name)) {
+                continue; // a name listed twice is reported by the constructor, once
             }
             String prefix = OBJECT_PREFIX + name + ".";
             String group = "Object " + name;

@@ -8,7 +8,7 @@ import io.tidemark.kafka.connect.internal.WakeUps;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
-import io.tidemark.sync.spi.CallContext;
+import io.tidemark.sync.internal.engine.EngineCallContext;
 import io.tidemark.sync.spi.ChangeProvider;
 import org.apache.kafka.connect.errors.ConnectException;
 import org.apache.kafka.connect.errors.RetriableException;
@@ -21,7 +21,6 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -41,6 +40,8 @@ public class TidemarkSourceTask extends SourceTask {
     private static final Duration MAX_WAIT = Duration.ofMillis(500);
 
     private final Object work = new Object();
+    /** Cancels the procedure call in flight when Connect stops the task, as the engine does at close. */
+    private final EngineCallContext calls = new EngineCallContext();
     private TidemarkSourceConfig config;
     private ChangeProvider provider;
     private AutoCloseable subscription;
@@ -89,7 +90,7 @@ public class TidemarkSourceTask extends SourceTask {
                 LOG.info("[{}] starting from {}", object.name(), committed.version().isPresent()
                         ? "committed version " + committed.version().getAsLong() : "no committed offset ("
                         + object.initialSync() + ")");
-                slots.add(new Slot(new ObjectCursor(object, provider, CallContext.none(), config.pageSize(),
+                slots.add(new Slot(new ObjectCursor(object, provider, calls, config.pageSize(),
                         committed.version()), new RecordMapper(settings, source, config.deleteTombstones())));
             }
             subscription = provider.subscribe(mine.stream().map(ObjectSettings::object).toList(), wakeUps::wake);
@@ -134,6 +135,9 @@ public class TidemarkSourceTask extends SourceTask {
             step = slot.cursor.next();
         } catch (TidemarkException e) {
             slot.cursor.close();
+            if (stopping) {
+                return List.of(); // the call was cancelled because Connect stops the task
+            }
             slot.dueNanos = System.nanoTime() + config.pollInterval().toNanos();
             if (e.code() == ErrorCode.CONNECTION_FAILED || e.code() == ErrorCode.PROCEDURE_TIMEOUT) {
                 throw new RetriableException("[" + object.name() + "] " + e.getMessage(), e);
@@ -166,24 +170,20 @@ public class TidemarkSourceTask extends SourceTask {
     @Override
     public void stop() {
         stopping = true;
+        calls.cancel();
         wakeUps.wakeAll();
-        closeQuietly(subscription);
+        if (subscription != null) {
+            try {
+                subscription.close();
+            } catch (Exception e) {
+                LOG.warn("Stopping the change notifications failed: {}", e.toString());
+            }
+        }
         synchronized (work) {
             slots.forEach(s -> s.cursor.close());
         }
         if (provider != null) {
             provider.close();
-        }
-    }
-
-    private static void closeQuietly(AutoCloseable closeable) {
-        if (closeable == null) {
-            return;
-        }
-        try {
-            closeable.close();
-        } catch (Exception e) {
-            LOG.warn("Stopping the change notifications failed: {}", e.toString());
         }
     }
 
@@ -197,12 +197,5 @@ public class TidemarkSourceTask extends SourceTask {
             this.cursor = cursor;
             this.mapper = mapper;
         }
-    }
-
-    /** For tests: the positions the task's cursors reached, by object. */
-    Map<String, java.util.OptionalLong> positions() {
-        Map<String, java.util.OptionalLong> positions = new LinkedHashMap<>();
-        slots.forEach(s -> positions.put(s.cursor.object().name(), s.cursor.position()));
-        return positions;
     }
 }

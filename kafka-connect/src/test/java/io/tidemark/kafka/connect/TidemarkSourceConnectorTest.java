@@ -75,6 +75,17 @@ class TidemarkSourceConnectorTest {
     }
 
     @Test
+    void an_object_listed_twice_is_reported_once_naming_it() {
+        Map<String, String> props = valid();
+        props.put("tidemark.objects", "Items,Orders,Items");
+
+        Map<String, List<String>> errors = errors(new TidemarkSourceConnector().validate(props));
+
+        assertThat(errors.get("tidemark.objects")).singleElement().asString()
+                .contains("[Items] is listed twice");
+    }
+
+    @Test
     void objects_are_spread_over_the_tasks_each_to_exactly_one() {
         Map<String, String> props = valid();
         List<String> names = new ArrayList<>();
