@@ -24,8 +24,9 @@ module io.tidemark.core {
             to io.tidemark.postgres, io.tidemark.history, io.tidemark.destinations, io.tidemark.kafka;
     exports io.tidemark.sync.internal.config
             to io.tidemark.postgres, io.tidemark.sqlserver, io.tidemark.history, io.tidemark.testing,
-            io.tidemark.destinations, io.tidemark.kafka;
-    exports io.tidemark.sync.internal.contract to io.tidemark.testing;
+            io.tidemark.destinations, io.tidemark.kafka, io.tidemark.kafka.connect;
+    exports io.tidemark.sync.internal.contract to io.tidemark.testing, io.tidemark.kafka.connect;
+    exports io.tidemark.sync.internal.engine to io.tidemark.kafka.connect;
     exports io.tidemark.sync.internal.jdbc
             to io.tidemark.postgres, io.tidemark.sqlserver, io.tidemark.history, io.tidemark.destinations;
     exports io.tidemark.sync.internal.sql

@@ -46,7 +46,7 @@ class ModuleDescriptorTest {
 
     private static final Set<String> TIDEMARK_MODULES = Set.of(
             "io.tidemark.core", "io.tidemark.postgres", "io.tidemark.sqlserver", "io.tidemark.history",
-            "io.tidemark.testing", "io.tidemark.destinations", "io.tidemark.kafka");
+            "io.tidemark.testing", "io.tidemark.destinations", "io.tidemark.kafka", "io.tidemark.kafka.connect");
 
     @Test
     void core_exports_api_spi_and_micrometer_and_its_internals_only_to_tidemark_modules() throws Exception {
@@ -60,8 +60,9 @@ class ModuleDescriptorTest {
                         "io.tidemark.kafka"),
                 "io.tidemark.sync.internal.config", Set.of(
                         "io.tidemark.postgres", "io.tidemark.sqlserver", "io.tidemark.history", "io.tidemark.testing",
-                        "io.tidemark.destinations", "io.tidemark.kafka"),
-                "io.tidemark.sync.internal.contract", Set.of("io.tidemark.testing"),
+                        "io.tidemark.destinations", "io.tidemark.kafka", "io.tidemark.kafka.connect"),
+                "io.tidemark.sync.internal.contract", Set.of("io.tidemark.testing", "io.tidemark.kafka.connect"),
+                "io.tidemark.sync.internal.engine", Set.of("io.tidemark.kafka.connect"),
                 "io.tidemark.sync.internal.jdbc", Set.of(
                         "io.tidemark.postgres", "io.tidemark.sqlserver", "io.tidemark.history",
                         "io.tidemark.destinations"),
@@ -96,6 +97,20 @@ class ModuleDescriptorTest {
                         .isTrue();
             }
         }
+    }
+
+    /**
+     * tidemark-kafka-connect has no module-info (Kafka's connect-api has no module name to require); its jar names
+     * the automatic module that core's qualified exports point at.
+     */
+    @Test
+    void kafka_connect_is_an_automatic_module_named_as_core_exports_expect() throws Exception {
+        Path location = location(io.tidemark.kafka.connect.ObjectSettings.class);
+        assumeTrue(Files.isRegularFile(location),
+                "tidemark-kafka-connect is a classes directory here (an IDE run); its manifest is in the jar only");
+        ModuleDescriptor connect = ModuleFinder.of(location).findAll().iterator().next().descriptor();
+        assertThat(connect.name()).isEqualTo("io.tidemark.kafka.connect");
+        assertThat(connect.isAutomatic()).isTrue();
     }
 
     /**

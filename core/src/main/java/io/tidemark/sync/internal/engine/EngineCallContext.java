@@ -8,8 +8,11 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-/** The engine's cancellation switch: thrown once, at close, for every call in flight. */
-final class EngineCallContext implements CallContext {
+/**
+ * The engine's cancellation switch: thrown once, at close, for every call in flight. The Kafka Connect source task
+ * uses the same switch when Connect stops it.
+ */
+public final class EngineCallContext implements CallContext {
 
     private static final Logger LOG = LoggerFactory.getLogger(EngineCallContext.class);
 
@@ -30,7 +33,7 @@ final class EngineCallContext implements CallContext {
         return cancelled.get();
     }
 
-    void cancel() {
+    public void cancel() {
         if (cancelled.compareAndSet(false, true)) {
             actions.forEach(EngineCallContext::runQuietly);
         }

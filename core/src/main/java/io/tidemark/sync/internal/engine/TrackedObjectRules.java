@@ -5,8 +5,11 @@ import io.tidemark.sync.internal.config.Checks;
 
 import java.time.Duration;
 
-/** What a {@link TrackedObject} must satisfy, checked when the engine is built. */
-final class TrackedObjectRules {
+/**
+ * What a {@link TrackedObject} must satisfy, checked when the engine is built (and by the Kafka Connect source
+ * connector, which calls the same procedures without an engine).
+ */
+public final class TrackedObjectRules {
 
     /** Also the width of the stores' {@code object_name} column. */
     static final int MAX_NAME_LENGTH = 200;
@@ -15,7 +18,7 @@ final class TrackedObjectRules {
     }
 
     /** Records every problem of the object; returns true when it has none. */
-    static boolean check(Checks checks, TrackedObject object) {
+    public static boolean check(Checks checks, TrackedObject object) {
         int before = checks.violations().size();
         String name = object.name();
         if (name == null || name.isBlank()) {

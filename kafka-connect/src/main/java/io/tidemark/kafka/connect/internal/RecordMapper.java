@@ -1,0 +1,142 @@
+package io.tidemark.kafka.connect.internal;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tidemark.kafka.connect.ObjectSettings;
+import io.tidemark.sync.Change;
+import io.tidemark.sync.ChangeBatch;
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.Operation;
+import io.tidemark.sync.TidemarkException;
+import org.apache.kafka.connect.data.Schema;
+import org.apache.kafka.connect.data.SchemaBuilder;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.header.ConnectHeaders;
+import org.apache.kafka.connect.header.Headers;
+import org.apache.kafka.connect.source.SourceRecord;
+
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * Turns handed-out changes into Connect records: the key is the row's key columns, the value the change (operation,
+ * version, {@code $changed}, the sync type and the row exactly as the procedure returned it), the headers the
+ * envelope's fields (docs/contract.md, "The envelope") of the engine page the change belongs to.
+ */
+public final class RecordMapper {
+
+    /** The record key: the key columns as a compact JSON object, in the configured order. */
+    public static final Schema KEY_SCHEMA = SchemaBuilder.string().name("io.tidemark.kafka.connect.Key").build();
+
+    /** The record value of a change. */
+    public static final Schema VALUE_SCHEMA = SchemaBuilder.struct().name("io.tidemark.kafka.connect.Change")
+            .field("object", Schema.STRING_SCHEMA)
+            .field("operation", Schema.OPTIONAL_STRING_SCHEMA)
+            .field("version", Schema.OPTIONAL_INT64_SCHEMA)
+            .field("changed", SchemaBuilder.array(Schema.STRING_SCHEMA).optional().build())
+            .field("syncType", Schema.STRING_SCHEMA)
+            .field("row", Schema.STRING_SCHEMA)
+            .build();
+
+    /** The value of a record on the position topic. */
+    public static final Schema POSITION_SCHEMA = SchemaBuilder.struct().name("io.tidemark.kafka.connect.Position")
+            .field("object", Schema.STRING_SCHEMA)
+            .field("version", Schema.INT64_SCHEMA)
+            .build();
+
+    /** The prefix of every header the connector sets, followed by the envelope's field name. */
+    public static final String HEADER_PREFIX = "tidemark.";
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final ObjectSettings settings;
+    private final String source;
+    private final boolean tombstones;
+    private final Map<String, Object> partition;
+
+    public RecordMapper(ObjectSettings settings, String source, boolean tombstones) {
+        this.settings = settings;
+        this.source = source;
+        this.tombstones = tombstones;
+        this.partition = SourceOffsets.partition(settings.object().name());
+    }
+
+    /** Adds the record of {@code emitted} (and its tombstone, for a delete when configured) to {@code out}. */
+    public void add(ObjectCursor.Emitted emitted, List<SourceRecord> out) {
+        Change change = emitted.change();
+        Map<String, Object> offset = SourceOffsets.offset(source, emitted.offsetVersion());
+        String key = key(change);
+        Struct value = new Struct(VALUE_SCHEMA)
+                .put("object", settings.object().name())
+                .put("operation", change.operation().map(Operation::code).orElse(null))
+                .put("version", change.version().isPresent() ? change.version().getAsLong() : null)
+                .put("changed", change.changedColumns().orElse(null))
+                .put("syncType", emitted.page().syncType().name())
+                .put("row", new String(change.rawUtf8(), StandardCharsets.UTF_8));
+        out.add(new SourceRecord(partition, offset, settings.topic(), null, KEY_SCHEMA, key, VALUE_SCHEMA, value,
+                null, headers(emitted.page())));
+        if (tombstones && change.operation().orElse(null) == Operation.DELETE) {
+            // No value schema: a converter writes a null value (a tombstone) only without a required schema.
+            out.add(new SourceRecord(partition, offset, settings.topic(), null, KEY_SCHEMA, key, null, null,
+                    null, headers(emitted.page())));
+        }
+    }
+
+    /** The record that stores a position without a change (Connect stores offsets only with records). */
+    public SourceRecord position(String topic, long version) {
+        Struct value = new Struct(POSITION_SCHEMA).put("object", settings.object().name()).put("version", version);
+        return new SourceRecord(partition, SourceOffsets.offset(source, OptionalLong.of(version)), topic, null,
+                Schema.STRING_SCHEMA, settings.object().name(), POSITION_SCHEMA, value);
+    }
+
+    private String key(Change change) {
+        StringWriter text = new StringWriter(64);
+        try (JsonGenerator g = JSON.getFactory().createGenerator(text)) {
+            g.writeStartObject();
+            for (String column : settings.keyColumns()) {
+                Optional<JsonNode> field = change.field(column);
+                if (field.isEmpty()) {
+                    throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, settings.object().name(),
+                            "a change (version " + change.version() + ") has no key column '" + column
+                                    + "'; object." + settings.object().name() + ".key must name JSON keys every"
+                                    + " change carries, deletes included. Keys of the change: "
+                                    + names(change));
+                }
+                g.writeFieldName(column);
+                g.writeTree(field.get());
+            }
+            g.writeEndObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return text.toString();
+    }
+
+    private static List<String> names(Change change) {
+        List<String> names = new java.util.ArrayList<>();
+        change.fields().fieldNames().forEachRemaining(names::add);
+        return names;
+    }
+
+    private static Headers headers(ChangeBatch page) {
+        ConnectHeaders headers = new ConnectHeaders();
+        headers.addString(HEADER_PREFIX + "object", page.objectName());
+        headers.addString(HEADER_PREFIX + "idempotencyKey", page.idempotencyKey());
+        headers.addString(HEADER_PREFIX + "batchId", page.batchId());
+        headers.addLong(HEADER_PREFIX + "fromVersion", page.fromVersion());
+        headers.addLong(HEADER_PREFIX + "toVersion", page.toVersion());
+        headers.addString(HEADER_PREFIX + "syncType", page.syncType().name());
+        headers.addInt(HEADER_PREFIX + "reasonCode", page.reasonCode());
+        headers.addInt(HEADER_PREFIX + "page", page.pageNumber());
+        headers.addInt(HEADER_PREFIX + "pageCount", page.pageCount());
+        headers.addLong(HEADER_PREFIX + "totalChanges", page.totalChanges());
+        return headers;
+    }
+}
