@@ -16,13 +16,30 @@ public final class ObjectStatus {
     private final WatermarkState stored;
     private final ObjectReport lastReport;
     private final List<Diagnostic> diagnostics;
+    private final String leaseHolder;
 
     public ObjectStatus(TrackedObject object, WatermarkState stored, ObjectReport lastReport,
                         List<Diagnostic> diagnostics) {
+        this(object, stored, lastReport, diagnostics, null);
+    }
+
+    /** As above, with the instance id holding the object's lease (null: none, or no coordination). */
+    public ObjectStatus(TrackedObject object, WatermarkState stored, ObjectReport lastReport,
+                        List<Diagnostic> diagnostics, String leaseHolder) {
         this.object = Objects.requireNonNull(object, "object");
         this.stored = Objects.requireNonNull(stored, "stored");
         this.lastReport = lastReport;
         this.diagnostics = List.copyOf(diagnostics);
+        this.leaseHolder = leaseHolder;
+    }
+
+    /**
+     * With coordination, the id of the instance holding the object's lease now, as the database has it (this
+     * instance's {@link Coordination#instanceId()} or another's); empty while no one holds it, and always without
+     * coordination.
+     */
+    public Optional<String> leaseHolder() {
+        return Optional.ofNullable(leaseHolder);
     }
 
     public TrackedObject object() {
@@ -53,6 +70,7 @@ public final class ObjectStatus {
 
     @Override
     public String toString() {
-        return "ObjectStatus[" + stored + ", last=" + lastReport + ", diagnostics=" + diagnostics + "]";
+        return "ObjectStatus[" + stored + ", last=" + lastReport + ", diagnostics=" + diagnostics
+                + (leaseHolder == null ? "" : ", leaseHolder=" + leaseHolder) + "]";
     }
 }

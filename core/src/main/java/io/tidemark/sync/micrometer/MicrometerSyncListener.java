@@ -28,7 +28,11 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code tidemark.dead.letter.failures} (counter; tags {@code object}, {@code destination}): every time a
  *       letter was recorded, including a page refused again (its letter updated, not duplicated);</li>
  *   <li>{@code tidemark.watermark} (gauge; tag {@code object}): the watermark after the last cycle;</li>
- *   <li>{@code tidemark.diagnostics} (counter; tags {@code object}, {@code code}): provider diagnostics.</li>
+ *   <li>{@code tidemark.diagnostics} (counter; tags {@code object}, {@code code}): provider diagnostics;</li>
+ *   <li>{@code tidemark.lease.held} (gauge; tag {@code object}; with coordination): 1 while this instance holds the
+ *       object's lease, else 0;</li>
+ *   <li>{@code tidemark.lease.handovers} (counter; tags {@code object}, {@code event}; with coordination): leases
+ *       this instance took ({@code acquired}), handed back ({@code released}) or lost ({@code lost}).</li>
  * </ul>
  */
 public final class MicrometerSyncListener implements SyncListener {
@@ -81,5 +85,31 @@ public final class MicrometerSyncListener implements SyncListener {
     public void onDiagnostic(String objectName, Diagnostic diagnostic) {
         Counter.builder("tidemark.diagnostics").tag("object", objectName).tag("code", diagnostic.code())
                 .description("Diagnostics raised by the provider").register(registry).increment();
+    }
+
+    // --- coordination (engines on several instances) ----------------------------------------------------
+
+    private final Map<String, AtomicLong> leasesHeld = new ConcurrentHashMap<>();
+
+    @Override
+    public void onLeaseAcquired(String objectName, String instanceId, long epoch) {
+        leaseHeld(objectName).set(1);
+        handover(objectName, "acquired");
+    }
+
+    @Override
+    public void onLeaseReleased(String objectName, String instanceId, long epoch, boolean lost) {
+        leaseHeld(objectName).set(0);
+        handover(objectName, lost ? "lost" : "released");
+    }
+
+    private AtomicLong leaseHeld(String objectName) {
+        return leasesHeld.computeIfAbsent(objectName, name -> registry.gauge("tidemark.lease.held",
+                Tags.of("object", name), new AtomicLong()));
+    }
+
+    private void handover(String objectName, String event) {
+        Counter.builder("tidemark.lease.handovers").tag("object", objectName).tag("event", event)
+                .description("Leases taken, handed back or lost by this instance").register(registry).increment();
     }
 }

@@ -16,6 +16,12 @@ public final class Defaults {
     /** The most poller threads an engine starts unless told otherwise. */
     public static final int MAX_THREADS = 4;
 
+    /**
+     * How long an engine instance holds an object's lease without renewing it: a dead instance's objects are taken
+     * over within this plus one renewal interval (a third of it), 20 s in all.
+     */
+    public static final Duration LEASE_DURATION = Duration.ofSeconds(15);
+
     private Defaults() {
     }
 

@@ -6,11 +6,15 @@ import io.tidemark.sync.EngineHealth;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.ObjectStatus;
+import io.tidemark.sync.Outcome;
 import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.SyncReport;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.coordination.LeaseCoordinator;
 import io.tidemark.sync.internal.deadletter.DeadLetterReplay;
+import io.tidemark.sync.internal.store.JdbcLeaseStore;
+import io.tidemark.sync.internal.store.JdbcStore;
 import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.Destination;
 import io.tidemark.sync.spi.WatermarkState;
@@ -61,6 +65,8 @@ public final class DefaultSyncEngine implements SyncEngine {
     private ScheduledThreadPoolExecutor prober;
     private PollerThreadFactory proberThreads;
     private AutoCloseable subscription;
+    /** Null without coordination. */
+    private final LeaseCoordinator coordinator;
 
     public DefaultSyncEngine(EngineConfig config) {
         this.config = config;
@@ -70,6 +76,13 @@ public final class DefaultSyncEngine implements SyncEngine {
             failureLogs.put(object.name(), new FailureLog(object.name(), config.clock()));
         }
         this.runner = new CycleRunner(config, calls);
+        this.coordinator = config.coordination().map(c -> new LeaseCoordinator(config.name(), c,
+                new JdbcLeaseStore(((JdbcStore) config.watermarks()).support()), this::objectNames, locks::get,
+                this::wake, lastReports::remove, config.listeners())).orElse(null);
+    }
+
+    private synchronized List<String> objectNames() {
+        return List.copyOf(objects.keySet());
     }
 
     @Override
@@ -107,6 +120,14 @@ public final class DefaultSyncEngine implements SyncEngine {
         ReentrantLock lock = locks.get(object.name());
         lock.lock();
         try {
+            if (coordinator != null) {
+                // Only under this instance's lease; an object another instance holds leaves no report here.
+                ObjectReport report = coordinator.runHolding(object.name(), () -> runner.run(object));
+                if (report.outcome() != Outcome.LEASED_ELSEWHERE) {
+                    lastReports.put(object.name(), report);
+                }
+                return report;
+            }
             ObjectReport report = runner.run(object);
             lastReports.put(object.name(), report);
             return report;
@@ -132,6 +153,9 @@ public final class DefaultSyncEngine implements SyncEngine {
             pollers.put(object.name(), poller);
         }
         pollers.values().forEach(Poller::start);
+        if (coordinator != null) {
+            coordinator.start();
+        }
         // Its own thread: a probe may wait on a connection attempt, which must not hold up any object's cycle.
         proberThreads = new PollerThreadFactory(config.name(), "probe");
         prober = new ScheduledThreadPoolExecutor(1, proberThreads);
@@ -254,20 +278,28 @@ public final class DefaultSyncEngine implements SyncEngine {
         WatermarkState stored = withLastPoll(config.watermarks().load(objectName)
                 .orElseGet(() -> new WatermarkState(objectName, null, false, null, null, null)));
         ObjectReport last = lastReports.get(objectName);
-        return new ObjectStatus(object, stored, last, last == null ? List.of() : last.diagnostics());
+        return new ObjectStatus(object, stored, last, last == null ? List.of() : last.diagnostics(),
+                leaseHolders().get(objectName));
     }
 
     @Override
     public List<ObjectStatus> status() {
         Map<String, WatermarkState> all = config.watermarks().loadAll();
         List<ObjectStatus> statuses = new ArrayList<>(objects.size());
+        Map<String, String> holders = leaseHolders();
         for (TrackedObject object : objects.values()) {
             WatermarkState stored = withLastPoll(all.getOrDefault(object.name(),
                     new WatermarkState(object.name(), null, false, null, null, null)));
             ObjectReport last = lastReports.get(object.name());
-            statuses.add(new ObjectStatus(object, stored, last, last == null ? List.of() : last.diagnostics()));
+            statuses.add(new ObjectStatus(object, stored, last, last == null ? List.of() : last.diagnostics(),
+                    holders.get(object.name())));
         }
         return statuses;
+    }
+
+    /** With coordination, who holds each object's lease as the database has it; empty without. */
+    private Map<String, String> leaseHolders() {
+        return coordinator == null ? Map.of() : coordinator.holders();
     }
 
     @Override
@@ -366,6 +398,11 @@ public final class DefaultSyncEngine implements SyncEngine {
                 if (!toJoin.joinAll(CANCEL_GRACE.toNanos(), TimeUnit.NANOSECONDS)) {
                     LOG.error("Engine '{}': a poller thread did not stop; a destination or the driver is not"
                             + " responding to cancellation", config.name());
+                }
+                // After the cycles: the leases are handed back at once, and a cycle that did not stop can no
+                // longer write (its writes are fenced).
+                if (coordinator != null) {
+                    coordinator.close();
                 }
             } catch (InterruptedException e) {
                 calls.cancel();
