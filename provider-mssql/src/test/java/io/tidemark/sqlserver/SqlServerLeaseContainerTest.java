@@ -14,6 +14,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -42,17 +43,17 @@ class SqlServerLeaseContainerTest {
         JdbcWatermarkStore store = JdbcWatermarkStore.builder(database.dataSource()).schema("leases").build();
         JdbcLeaseStore leases = new JdbcLeaseStore(store.support());
 
-        OptionalLong a = leases.inSession("t", s -> s.acquire("Items", "a", LONG));
+        OptionalLong a = leases.<OptionalLong>inSession("t", s -> s.acquire("Items", "a", LONG));
         assertThat(a).hasValue(1);
-        assertThat(leases.inSession("t", s -> s.acquire("Items", "b", LONG))).as("held by a").isEmpty();
-        assertThat(leases.inSession("t", s -> s.renew("Items", "a", 1, LONG))).isTrue();
-        assertThat(leases.inSession("t", s -> s.renew("Items", "b", 1, LONG))).as("not b's").isFalse();
-        assertThat(leases.inSession("t", s -> s.holders())).containsEntry("Items", "a");
+        assertThat(leases.<OptionalLong>inSession("t", s -> s.acquire("Items", "b", LONG))).as("held by a").isEmpty();
+        assertThat(leases.<Boolean>inSession("t", s -> s.renew("Items", "a", 1, LONG))).isTrue();
+        assertThat(leases.<Boolean>inSession("t", s -> s.renew("Items", "b", 1, LONG))).as("not b's").isFalse();
+        assertThat(leases.<Map<String, String>>inSession("t", s -> s.holders())).containsEntry("Items", "a");
 
         database.execute("UPDATE [leases].[sync_state_leases] SET expires_at = DATEADD(second, -1, SYSUTCDATETIME())");
-        assertThat(leases.inSession("t", s -> s.holders())).doesNotContainKey("Items");
-        assertThat(leases.inSession("t", s -> s.acquire("Items", "b", LONG))).hasValue(2);
-        assertThat(leases.inSession("t", s -> s.renew("Items", "a", 1, LONG))).as("a lost it").isFalse();
+        assertThat(leases.<Map<String, String>>inSession("t", s -> s.holders())).doesNotContainKey("Items");
+        assertThat(leases.<OptionalLong>inSession("t", s -> s.acquire("Items", "b", LONG))).hasValue(2);
+        assertThat(leases.<Boolean>inSession("t", s -> s.renew("Items", "a", 1, LONG))).as("a lost it").isFalse();
 
         HeldLease former = new HeldLease("Items", "a", 1, Clock.systemUTC(), Instant.now().plus(Duration.ofHours(1)));
         HeldLease current = new HeldLease("Items", "b", 2, Clock.systemUTC(), Instant.now().plus(Duration.ofHours(1)));
@@ -68,21 +69,21 @@ class SqlServerLeaseContainerTest {
         });
         assertThat(store.load("Items").orElseThrow().version()).hasValue(5);
 
-        assertThat(leases.inSession("t", s -> s.release("Items", "b", 2))).isTrue();
-        assertThat(leases.inSession("t", s -> s.acquire("Items", "a", LONG))).as("free at once").hasValue(3);
+        assertThat(leases.<Boolean>inSession("t", s -> s.release("Items", "b", 2))).isTrue();
+        assertThat(leases.<OptionalLong>inSession("t", s -> s.acquire("Items", "a", LONG))).as("free at once").hasValue(3);
     }
 
     @Test
     void heartbeats_count_the_live_instances_and_a_clean_leave_counts_at_once() {
         JdbcWatermarkStore store = JdbcWatermarkStore.builder(database.dataSource()).schema("beats").build();
         JdbcLeaseStore leases = new JdbcLeaseStore(store.support());
-        assertThat(leases.inSession("t", s -> s.heartbeat("a", LONG))).isEqualTo(1);
-        assertThat(leases.inSession("t", s -> s.heartbeat("b", LONG))).isEqualTo(2);
-        assertThat(leases.inSession("t", s -> s.heartbeat("b", LONG))).isEqualTo(2);
+        assertThat(leases.<Integer>inSession("t", s -> s.heartbeat("a", LONG))).isEqualTo(1);
+        assertThat(leases.<Integer>inSession("t", s -> s.heartbeat("b", LONG))).isEqualTo(2);
+        assertThat(leases.<Integer>inSession("t", s -> s.heartbeat("b", LONG))).isEqualTo(2);
         leases.inSession("t", s -> {
             s.leave("b");
             return null;
         });
-        assertThat(leases.inSession("t", s -> s.heartbeat("a", LONG))).isEqualTo(1);
+        assertThat(leases.<Integer>inSession("t", s -> s.heartbeat("a", LONG))).isEqualTo(1);
     }
 }

@@ -14,8 +14,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -40,9 +38,7 @@ class ChildJvmFailoverTest {
     private final DataSource ds;
     private final Map<String, Process> children = new LinkedHashMap<>();
     private final Map<String, Path> logs = new LinkedHashMap<>();
-    private final AtomicBoolean writing = new AtomicBoolean(true);
-    private final AtomicLong written = new AtomicLong();
-    private Thread writer;
+    private StreamFixture.Writer writer;
 
     ChildJvmFailoverTest(TestDatabase database) throws Exception {
         this.database = database;
@@ -53,9 +49,8 @@ class ChildJvmFailoverTest {
 
     @AfterEach
     void stop() throws Exception {
-        writing.set(false);
         if (writer != null) {
-            writer.join();
+            writer.stop();
         }
         for (Process p : children.values()) {
             signal(p, "CONT");
@@ -88,21 +83,6 @@ class ChildJvmFailoverTest {
         }
     }
 
-    private void startWriter() {
-        writer = new Thread(() -> {
-            while (writing.get()) {
-                try {
-                    StreamFixture.write(ds, OBJECTS, written.get() + 1);
-                    written.incrementAndGet();
-                    Thread.sleep(25);
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            }
-        }, "stream-writer");
-        writer.start();
-    }
-
     private Duration takenOverFrom(String gone, long since) throws Exception {
         Await.until(TAKEOVER_BOUND.plus(SLACK).plus(Duration.ofSeconds(2)), "the objects of " + gone
                 + " held by the others", () -> {
@@ -119,7 +99,7 @@ class ChildJvmFailoverTest {
     @Test
     void a_killed_child_is_taken_over_in_time_and_a_frozen_one_loses_its_leases_without_losing_changes()
             throws Exception {
-        startWriter();
+        writer = new StreamFixture.Writer(ds, OBJECTS);
         for (String instance : List.of("c1", "c2", "c3")) {
             child(instance);
         }
@@ -147,9 +127,7 @@ class ChildJvmFailoverTest {
         });
         steady();
 
-        writing.set(false);
-        writer.join();
-        long last = written.get();
+        long last = writer.stop();
         Await.until(Duration.ofSeconds(60), "every change delivered to every destination",
                 () -> StreamFixture.deliveredEverywhere(ds, OBJECTS) >= last);
         StreamFixture.Verdict verdict = StreamFixture.verdict(ds, last);

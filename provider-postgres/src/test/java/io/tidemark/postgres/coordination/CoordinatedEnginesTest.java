@@ -12,9 +12,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -33,10 +31,8 @@ class CoordinatedEnginesTest {
 
     private final DataSource ds;
     private final List<SyncEngine> engines = new ArrayList<>();
-    private final AtomicBoolean writing = new AtomicBoolean(true);
-    private final AtomicLong written = new AtomicLong();
     private final AtomicInteger lost = new AtomicInteger();
-    private Thread writer;
+    private StreamFixture.Writer writer;
 
     CoordinatedEnginesTest(TestDatabase database) throws Exception {
         this.ds = database.dataSource();
@@ -45,26 +41,10 @@ class CoordinatedEnginesTest {
 
     @AfterEach
     void stop() throws InterruptedException {
-        writing.set(false);
         if (writer != null) {
-            writer.join();
+            writer.stop();
         }
         engines.forEach(SyncEngine::close);
-    }
-
-    private void startWriter() {
-        writer = new Thread(() -> {
-            while (writing.get()) {
-                try {
-                    StreamFixture.write(ds, OBJECTS, written.get() + 1);
-                    written.incrementAndGet();
-                    Thread.sleep(25);
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            }
-        }, "stream-writer");
-        writer.start();
     }
 
     private SyncEngine engine(String instance) {
@@ -86,7 +66,7 @@ class CoordinatedEnginesTest {
         SyncEngine e1 = engine("e1");
         SyncEngine e2 = engine("e2");
         SyncEngine e3 = engine("e3");
-        startWriter();
+        writer = new StreamFixture.Writer(ds, OBJECTS);
         e1.start();
         e2.start();
         e3.start();
@@ -118,9 +98,7 @@ class CoordinatedEnginesTest {
         Thread.sleep(2000);
         assertThat(StreamFixture.counts(StreamFixture.holders(ds)).values()).containsOnly(6);
 
-        writing.set(false);
-        writer.join();
-        long last = written.get();
+        long last = writer.stop();
         Await.until(Duration.ofSeconds(60), "every change delivered to every destination",
                 () -> StreamFixture.deliveredEverywhere(ds, OBJECTS) >= last);
 

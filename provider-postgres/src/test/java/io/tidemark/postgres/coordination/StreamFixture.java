@@ -20,6 +20,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A steady stream of changes for engines on several instances, in one database: {@code objects} change functions
@@ -184,5 +186,34 @@ final class StreamFixture {
         Map<String, Integer> counts = new HashMap<>();
         holders.values().forEach(h -> counts.merge(h, 1, Integer::sum));
         return counts;
+    }
+
+    /** One writer thread adding a version to every object every 25 ms, until stopped. */
+    static final class Writer {
+        private final AtomicBoolean writing = new AtomicBoolean(true);
+        private final AtomicLong written = new AtomicLong();
+        private final Thread thread;
+
+        Writer(DataSource ds, int objects) {
+            thread = new Thread(() -> {
+                while (writing.get()) {
+                    try {
+                        write(ds, objects, written.get() + 1);
+                        written.incrementAndGet();
+                        Thread.sleep(25);
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                }
+            }, "stream-writer");
+            thread.start();
+        }
+
+        /** Stops writing; returns the last version written. */
+        long stop() throws InterruptedException {
+            writing.set(false);
+            thread.join();
+            return written.get();
+        }
     }
 }

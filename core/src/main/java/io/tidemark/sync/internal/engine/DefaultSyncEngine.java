@@ -123,8 +123,10 @@ public final class DefaultSyncEngine implements SyncEngine {
             if (coordinator != null) {
                 // Only under this instance's lease; an object another instance holds leaves no report here.
                 ObjectReport report = coordinator.runHolding(object.name(), () -> runner.run(object));
-                if (report.outcome() != Outcome.LEASED_ELSEWHERE) {
+                if (report.outcome() != Outcome.LEASED_ELSEWHERE && coordinator.held(object.name()).isPresent()) {
                     lastReports.put(object.name(), report);
+                } else {
+                    lastReports.remove(object.name()); // the holder's report counts, not this instance's last one
                 }
                 return report;
             }
@@ -399,16 +401,16 @@ public final class DefaultSyncEngine implements SyncEngine {
                     LOG.error("Engine '{}': a poller thread did not stop; a destination or the driver is not"
                             + " responding to cancellation", config.name());
                 }
-                // After the cycles: the leases are handed back at once, and a cycle that did not stop can no
-                // longer write (its writes are fenced).
-                if (coordinator != null) {
-                    coordinator.close();
-                }
             } catch (InterruptedException e) {
                 calls.cancel();
                 toStop.shutdownNow();
                 Thread.currentThread().interrupt();
             }
+        }
+        if (coordinator != null && toStop != null) {
+            // After the cycles (or once they were given up on): the leases are handed back at once, and a cycle
+            // that did not stop can no longer write (its writes are fenced).
+            coordinator.close();
         }
         LOG.info("Engine '{}' closed", config.name());
     }
