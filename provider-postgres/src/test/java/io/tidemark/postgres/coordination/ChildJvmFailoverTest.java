@@ -21,8 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Three engine instances in three child JVMs on one embedded PostgreSQL, twelve objects, two destinations each,
  * a steady stream of changes. One child is killed with SIGKILL: its objects resume on the others within the lease
  * duration plus one renewal interval, and nothing is lost. Another is frozen with SIGSTOP past its lease, then
- * resumed with SIGCONT: it finds its leases lost, and changes delivered twice are only pages offered again (same
- * idempotency key). {@code -Dtidemark.coordination.full=true} runs minutes of steady stream between the steps.
+ * resumed with SIGCONT: it finds its leases lost. Changes delivered twice are only those of the pages in flight at
+ * the two failovers, each delivered by two instances. {@code -Dtidemark.coordination.full=true} runs minutes of steady stream between the steps.
  */
 @EmbeddedPostgresTest
 class ChildJvmFailoverTest {
@@ -132,11 +132,20 @@ class ChildJvmFailoverTest {
                 () -> StreamFixture.deliveredEverywhere(ds, OBJECTS) >= last);
         StreamFixture.Verdict verdict = StreamFixture.verdict(ds, last);
         assertThat(verdict.missing()).as("changes never delivered").isZero();
-        assertThat(verdict.unrecognisable()).as("repeats that are not a page offered again").isZero();
+        // Repeats only around the two failovers (the kill and the freeze), of the pages then in flight: each
+        // repeated change was delivered by two instances, at most one page per failover for each object and
+        // destination. A page in flight that was full is offered again as the same page (same idempotency key);
+        // one that was not (the tail of the stream) is read again with the rows written since, under a new key,
+        // and its changes are recognised by their $version.
+        assertThat(verdict.sameInstance()).as("changes one instance delivered twice").isZero();
+        assertThat(verdict.mostPerStream()).as("repeated changes of one object at one destination")
+                .isLessThanOrEqualTo(2L * StreamFixture.PAGE);
         String c2Log = Files.readString(logs.get("c2"));
         assertThat(c2Log).as("c2 found on SIGCONT that its leases were lost").contains("was lost");
-        System.out.printf("child JVMs: %d versions, takeover after SIGKILL %d ms, after SIGSTOP %d ms, repeats %d%n",
-                last, takeover.toMillis(), frozenTakeover.toMillis(), verdict.duplicates());
+        System.out.printf("child JVMs: %d versions, takeover after SIGKILL %d ms, after SIGSTOP %d ms, repeats %d"
+                        + " (%d under the same key, at most %d for one object and destination)%n", last,
+                takeover.toMillis(), frozenTakeover.toMillis(), verdict.duplicates(), verdict.sameKey(),
+                verdict.mostPerStream());
     }
 
 }

@@ -131,14 +131,17 @@ final class StreamFixture {
         }
     }
 
-    /** What a run delivered, checked against what was written. */
-    record Verdict(long missing, long duplicates, long unrecognisable, Map<String, Long> byInstance) {
+    /**
+     * What a run delivered, checked against what was written: versions never delivered; versions delivered more
+     * than once; of those, how many were delivered again by the same instance (not a failover), how many carry the
+     * same idempotency key both times (the same page offered again), and the most repeated versions of one object
+     * at one destination.
+     */
+    record Verdict(long missing, long duplicates, long sameInstance, long sameKey, long mostPerStream,
+                   Map<String, Long> byInstance) {
     }
 
-    /**
-     * For every object and destination, versions 1..{@code last}: how many were never delivered, how many were
-     * delivered more than once, and how many of those repeats are not a page offered again (same idempotency key).
-     */
+    /** For every object and destination, versions 1..{@code last}. */
     static Verdict verdict(DataSource ds, long last) throws SQLException {
         try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
             long missing;
@@ -149,22 +152,22 @@ final class StreamFixture {
                 rs.next();
                 missing = rs.getLong(1);
             }
-            long duplicates;
-            long unrecognisable;
-            try (ResultSet rs = s.executeQuery("SELECT count(*), count(*) FILTER (WHERE keys > 1) FROM ("
-                    + "SELECT count(*) AS n, count(DISTINCT idempotency_key) AS keys FROM stream_delivered"
+            Verdict verdict;
+            try (ResultSet rs = s.executeQuery("SELECT count(*), count(*) FILTER (WHERE instances = 1),"
+                    + " count(*) FILTER (WHERE keys = 1), COALESCE(max(per_stream), 0) FROM ("
+                    + "SELECT count(DISTINCT instance) AS instances, count(DISTINCT idempotency_key) AS keys,"
+                    + " count(*) OVER (PARTITION BY object, destination) AS per_stream FROM stream_delivered"
                     + " GROUP BY object, destination, v HAVING count(*) > 1) t")) {
                 rs.next();
-                duplicates = rs.getLong(1);
-                unrecognisable = rs.getLong(2);
+                verdict = new Verdict(missing, rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4),
+                        new HashMap<>());
             }
-            Map<String, Long> byInstance = new HashMap<>();
             try (ResultSet rs = s.executeQuery("SELECT instance, count(*) FROM stream_delivered GROUP BY instance")) {
                 while (rs.next()) {
-                    byInstance.put(rs.getString(1), rs.getLong(2));
+                    verdict.byInstance().put(rs.getString(1), rs.getLong(2));
                 }
             }
-            return new Verdict(missing, duplicates, unrecognisable, byInstance);
+            return verdict;
         }
     }
 
