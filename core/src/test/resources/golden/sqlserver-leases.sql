@@ -52,10 +52,10 @@ UPDATE [tidemark].[sync_state_leases]
 
 -- fence()
 -- The fence of every write a lease holder makes, run first in the transaction of the write;
--- it matches only while the holder still holds the lease at that epoch, and its row lock
--- makes an instance taking the lease over wait until the write has committed.
-UPDATE [tidemark].[sync_state_leases]
-   SET epoch = epoch
+-- 1 only while the holder still holds the lease at that epoch. It takes no lock, so that an
+-- instance frozen in the middle of a write cannot hold up the takeover of its lease.
+SELECT count(*)
+  FROM [tidemark].[sync_state_leases]
  WHERE object_name = :name AND holder = :holder AND epoch = :epoch
    AND expires_at > SYSUTCDATETIME()
 

@@ -101,19 +101,22 @@ public final class JdbcStoreSupport {
     /**
      * The fence of a write on {@code objectName}, run first in the write's transaction: when the current thread's
      * cycle runs under a lease (coordination), the write goes ahead only if that lease is still held at its epoch
-     * on the database's clock, and the lease row stays locked until the write commits; otherwise the transaction
-     * fails with {@code LEASE_LOST} and changes nothing. Without a lease it runs no SQL.
+     * on the database's clock; otherwise the transaction fails with {@code LEASE_LOST} and changes nothing. The
+     * check takes no lock (a holder frozen in the middle of a write must not hold up the takeover): a write that
+     * passed it just before the lease ran out can still commit, and the compare-and-set of the version writes is
+     * what keeps the new holder's writes from being overtaken by it. Without a lease it runs no SQL.
      */
     public void fence(Handle h, String objectName) {
         Optional<HeldLease> lease = Fences.current(objectName);
         if (lease.isEmpty()) {
             return;
         }
-        int held = h.createUpdate(dialect.leases().fence())
+        int held = h.createQuery(dialect.leases().fence())
                 .bind("name", objectName)
                 .bind("holder", lease.get().holder())
                 .bind("epoch", lease.get().epoch())
-                .execute();
+                .mapTo(Integer.class)
+                .one();
         if (held != 1) {
             lease.get().markLost();
             throw Fences.lost(lease.get(), "the store refused its write, which changed nothing");

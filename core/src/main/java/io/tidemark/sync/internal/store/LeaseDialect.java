@@ -53,10 +53,10 @@ public abstract class LeaseDialect {
                 .with("leases", leases).with("now", now()).render();
         this.fence = SqlTemplate.of("""
                 -- The fence of every write a lease holder makes, run first in the transaction of the write;
-                -- it matches only while the holder still holds the lease at that epoch, and its row lock
-                -- makes an instance taking the lease over wait until the write has committed.
-                UPDATE {{leases}}
-                   SET epoch = epoch
+                -- 1 only while the holder still holds the lease at that epoch. It takes no lock, so that an
+                -- instance frozen in the middle of a write cannot hold up the takeover of its lease.
+                SELECT count(*)
+                  FROM {{leases}}
                  WHERE object_name = :name AND holder = :holder AND epoch = :epoch
                    AND expires_at > {{now}}""")
                 .with("leases", leases).with("now", now()).render();
@@ -114,7 +114,7 @@ public abstract class LeaseDialect {
         return release;
     }
 
-    /** The fence of a holder's write; 1 row when the write may go ahead, 0 when the lease was lost. */
+    /** The fence of a holder's write: a count, 1 when the write may go ahead, 0 when the lease was lost. */
     public String fence() {
         return fence;
     }

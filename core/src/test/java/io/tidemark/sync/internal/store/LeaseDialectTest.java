@@ -46,7 +46,7 @@ class LeaseDialectTest {
             }
             // The fence and a renewal match only the holder at its epoch, and only before expiry.
             assertThat(leases.fence()).contains("holder = :holder AND epoch = :epoch")
-                    .contains("expires_at > " + clock);
+                    .contains("expires_at > " + clock).contains("SELECT count(*)").doesNotContain("UPDATE");
             assertThat(leases.renew()).contains("holder = :holder AND epoch = :epoch");
             // Taking a lease raises its epoch, and only where the old one expired.
             assertThat(leases.acquire()).contains("epoch = l.epoch + 1").contains("l.expires_at <= " + clock);
