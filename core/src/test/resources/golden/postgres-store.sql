@@ -76,6 +76,25 @@ CREATE INDEX IF NOT EXISTS "dead_letters_order_idx"
 CREATE INDEX IF NOT EXISTS "dead_letters_age_idx"
     ON "tidemark"."dead_letters" (last_failed_at);
 
+-- Leases, for engines on several instances (used only when coordination is configured):
+-- one row per tracked object, held by one instance until expires_at (the database's clock);
+-- epoch goes up each time the lease changes hands, and fences every write of its holder.
+CREATE TABLE IF NOT EXISTS "tidemark"."sync_state_leases" (
+    object_name text        PRIMARY KEY,
+    holder      text        NOT NULL,   -- the instance id of the holder
+    epoch       bigint      NOT NULL,   -- raised by every acquisition: the fencing token
+    acquired_at timestamptz NOT NULL,
+    expires_at  timestamptz NOT NULL    -- free once passed; a clean close sets it to now
+);
+
+-- One heartbeat per live engine instance: each takes its fair share of the objects.
+CREATE TABLE IF NOT EXISTS "tidemark"."sync_state_instances" (
+    instance_id text        PRIMARY KEY,
+    started_at  timestamptz NOT NULL,
+    last_seen   timestamptz NOT NULL,
+    expires_at  timestamptz NOT NULL    -- counted as live until then
+);
+
 -- selectState()
 SELECT object_name, version, source_identity, paused, last_moved_at, last_polled_at, last_error
   FROM "tidemark"."sync_state"

@@ -82,6 +82,29 @@ IF INDEXPROPERTY(OBJECT_ID(N'[tidemark].[dead_letters]'), N'dead_letters_age_idx
     CREATE INDEX [dead_letters_age_idx] ON [tidemark].[dead_letters] (last_failed_at);
 GO
 
+-- Leases, for engines on several instances (used only when coordination is configured):
+-- one row per tracked object, held by one instance until expires_at (the server's UTC clock);
+-- epoch goes up each time the lease changes hands, and fences every write of its holder.
+IF OBJECT_ID(N'[tidemark].[sync_state_leases]', N'U') IS NULL
+CREATE TABLE [tidemark].[sync_state_leases] (
+    object_name NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL PRIMARY KEY,
+    holder      NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,   -- the instance id of the holder
+    epoch       BIGINT        NOT NULL,   -- raised by every acquisition: the fencing token
+    acquired_at DATETIME2     NOT NULL,   -- UTC
+    expires_at  DATETIME2     NOT NULL    -- UTC; free once passed, a clean close sets it to now
+);
+GO
+
+-- One heartbeat per live engine instance: each takes its fair share of the objects.
+IF OBJECT_ID(N'[tidemark].[sync_state_instances]', N'U') IS NULL
+CREATE TABLE [tidemark].[sync_state_instances] (
+    instance_id NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL PRIMARY KEY,
+    started_at  DATETIME2     NOT NULL,   -- UTC
+    last_seen   DATETIME2     NOT NULL,   -- UTC
+    expires_at  DATETIME2     NOT NULL    -- UTC; counted as live until then
+);
+GO
+
 -- selectState()
 SELECT object_name, version, source_identity, paused, last_moved_at, last_polled_at, last_error
   FROM [tidemark].[sync_state]

@@ -59,6 +59,12 @@ public enum ErrorCode {
      * renamed, or pointed at another function or table). Adopt the stored position or reset it explicitly.
      */
     WATERMARK_SOURCE_CHANGED,
+    /**
+     * With coordination, this instance no longer holds the object's lease (it expired while the instance was paused
+     * or cut off, or another instance took it): the write or the delivery was refused and nothing changed. Nothing to
+     * fix if it happens around a failover; if it keeps happening, lengthen the lease or find what stalls the instance.
+     */
+    LEASE_LOST,
 
     // --- delivery and storage -------------------------------------------------------------------------
     /** A destination refused a batch; the watermark stays where it was. */

@@ -3,6 +3,7 @@ package io.tidemark.sync;
 import io.tidemark.sync.internal.jdbc.ConnectionLoss;
 import io.tidemark.sync.internal.store.DeadLetterDialect;
 import io.tidemark.sync.internal.store.FailuresJson;
+import io.tidemark.sync.internal.store.JdbcStore;
 import io.tidemark.sync.internal.store.JdbcStoreSupport;
 import io.tidemark.sync.spi.DeadLetter;
 import io.tidemark.sync.spi.DeadLetterStore;
@@ -30,7 +31,7 @@ import java.util.function.Supplier;
  * <p>A table created by an earlier Tidemark is upgraded when the store is built (unless
  * {@link Builder#createTables(boolean) createTables(false)}), or by {@link #upgrade()}.
  */
-public final class JdbcDeadLetterStore implements DeadLetterStore {
+public final class JdbcDeadLetterStore implements DeadLetterStore, JdbcStore {
 
     /** How often {@link #record} tries when a concurrent record of the same page keeps winning the insert. */
     private static final int RECORD_ROUNDS = 3;
@@ -58,6 +59,12 @@ public final class JdbcDeadLetterStore implements DeadLetterStore {
 
     public static Builder builder(DataSource dataSource) {
         return new Builder(dataSource);
+    }
+
+    /** For the engine's coordination: the lease tables live next to this store's. Not for applications. */
+    @Override
+    public JdbcStoreSupport support() {
+        return support;
     }
 
     private DeadLetterDialect sql() {
@@ -125,6 +132,7 @@ public final class JdbcDeadLetterStore implements DeadLetterStore {
     private Optional<DeadLetter> recordOnce(DeadLetter letter) {
         try {
             return support.jdbi().inTransaction(h -> {
+                support.fence(h, letter.objectName());
                 Optional<DeadLetter> existing = h.createQuery(sql().selectPageForUpdate())
                         .bind("name", letter.objectName())
                         .bind("destination", letter.destination())
@@ -303,9 +311,15 @@ public final class JdbcDeadLetterStore implements DeadLetterStore {
     @Override
     public boolean resolve(String objectName, String destination, String idempotencyKey) {
         try {
-            return support.jdbi().withHandle(h -> h.createUpdate(sql().resolveByKey())
-                    .bind("name", objectName).bind("destination", destination).bind("key", idempotencyKey)
-                    .execute()) > 0;
+            // In a transaction only when fenced: the engine resolves a letter once the position passed its page.
+            org.jdbi.v3.core.HandleCallback<Integer, RuntimeException> resolve = h -> {
+                support.fence(h, objectName);
+                return h.createUpdate(sql().resolveByKey())
+                        .bind("name", objectName).bind("destination", destination).bind("key", idempotencyKey)
+                        .execute();
+            };
+            return (support.fenced(objectName) ? support.jdbi().inTransaction(resolve)
+                    : support.jdbi().withHandle(resolve)) > 0;
         } catch (JdbiException e) {
             throw failure("resolve dead letter " + idempotencyKey + " of destination '" + destination + "'",
                     objectName, e);

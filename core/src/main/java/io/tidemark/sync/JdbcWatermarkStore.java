@@ -1,5 +1,6 @@
 package io.tidemark.sync;
 
+import io.tidemark.sync.internal.store.JdbcStore;
 import io.tidemark.sync.internal.store.JdbcStoreSupport;
 import io.tidemark.sync.internal.store.WatermarkConflicts;
 import io.tidemark.sync.spi.DestinationPosition;
@@ -44,7 +45,7 @@ import java.util.TreeMap;
  * <p>The role needs SELECT, INSERT and UPDATE on the table, and, to create it, CREATE on the schema (or on the
  * database, if the schema does not exist). {@link #script()} prints the DDL for a DBA to run instead.
  */
-public final class JdbcWatermarkStore implements WatermarkStore {
+public final class JdbcWatermarkStore implements WatermarkStore, JdbcStore {
 
     private static final RowMapper<WatermarkState> STATE = (rs, ctx) -> {
         long version = rs.getLong("version");
@@ -75,6 +76,12 @@ public final class JdbcWatermarkStore implements WatermarkStore {
 
     public static Builder builder(DataSource dataSource) {
         return new Builder(dataSource);
+    }
+
+    /** For the engine's coordination: the lease tables live next to this store's. Not for applications. */
+    @Override
+    public JdbcStoreSupport support() {
+        return support;
     }
 
     /** The DDL this store runs (or expects) for its tables, formatted for review. */
@@ -146,6 +153,7 @@ public final class JdbcWatermarkStore implements WatermarkStore {
         try {
             // One transaction: the positions and the watermark (their lowest) never disagree.
             advanced = support.jdbi().inTransaction(h -> {
+                support.fence(h, objectName);
                 for (PositionAdvance position : positions) {
                     if (advancePosition(h, objectName, position, at) != 1) {
                         throw WatermarkConflicts.positionConflict(objectName, position,
@@ -238,11 +246,23 @@ public final class JdbcWatermarkStore implements WatermarkStore {
 
     @Override
     public void recordPoll(String objectName, Instant at, String error) {
-        execute("record the poll", objectName, h -> h.createUpdate(support.dialect().recordPoll())
+        org.jdbi.v3.core.HandleConsumer<RuntimeException> record = h -> h.createUpdate(support.dialect().recordPoll())
                 .bind("name", objectName)
                 .bind("at", timestamp(at))
                 .bindBySqlType("error", error, java.sql.Types.VARCHAR)
-                .execute());
+                .execute();
+        if (!support.fenced(objectName)) {
+            execute("record the poll", objectName, record);
+            return;
+        }
+        try {
+            support.jdbi().useTransaction(h -> {
+                support.fence(h, objectName);
+                record.useHandle(h);
+            });
+        } catch (JdbiException e) {
+            throw support.failure("record the poll", objectName, e);
+        }
     }
 
     @Override

@@ -21,6 +21,7 @@ public final class ObjectStatus {
     private final WatermarkState stored;
     private final ObjectReport lastReport;
     private final List<Diagnostic> diagnostics;
+    private final String leaseHolder;
     private final Activity activity;
     private final List<DestinationStatus> destinations;
 
@@ -58,7 +59,14 @@ public final class ObjectStatus {
 
     public ObjectStatus(TrackedObject object, WatermarkState stored, ObjectReport lastReport,
                         List<Diagnostic> diagnostics) {
-        this(object, stored, lastReport, diagnostics, Activity.NONE, List.copyOf(stored.positions().keySet()));
+        this(object, stored, lastReport, diagnostics, null);
+    }
+
+    /** As above, with the instance id holding the object's lease (null: none, or no coordination). */
+    public ObjectStatus(TrackedObject object, WatermarkState stored, ObjectReport lastReport,
+                        List<Diagnostic> diagnostics, String leaseHolder) {
+        this(object, stored, lastReport, diagnostics, Activity.NONE, List.copyOf(stored.positions().keySet()),
+                leaseHolder);
     }
 
     /**
@@ -67,12 +75,32 @@ public final class ObjectStatus {
      */
     public ObjectStatus(TrackedObject object, WatermarkState stored, ObjectReport lastReport,
                         List<Diagnostic> diagnostics, Activity activity, List<String> destinations) {
+        this(object, stored, lastReport, diagnostics, activity, destinations, null);
+    }
+
+    /**
+     * @param destinations the names of the destinations the engine delivers to, in order
+     * @param leaseHolder  the instance id holding the object's lease (null: none, or no coordination)
+     */
+    public ObjectStatus(TrackedObject object, WatermarkState stored, ObjectReport lastReport,
+                        List<Diagnostic> diagnostics, Activity activity, List<String> destinations,
+                        String leaseHolder) {
         this.object = Objects.requireNonNull(object, "object");
         this.stored = Objects.requireNonNull(stored, "stored");
         this.lastReport = lastReport;
         this.diagnostics = List.copyOf(diagnostics);
         this.activity = Objects.requireNonNull(activity, "activity");
         this.destinations = destinationStatuses(stored, lastReport, activity, destinations);
+        this.leaseHolder = leaseHolder;
+    }
+
+    /**
+     * With coordination, the id of the instance holding the object's lease now, as the database has it (this
+     * instance's {@link Coordination#instanceId()} or another's); empty while no one holds it, and always without
+     * coordination.
+     */
+    public Optional<String> leaseHolder() {
+        return Optional.ofNullable(leaseHolder);
     }
 
     private static List<DestinationStatus> destinationStatuses(WatermarkState stored, ObjectReport last,
@@ -171,6 +199,7 @@ public final class ObjectStatus {
     @Override
     public String toString() {
         return "ObjectStatus[" + stored + ", state=" + state() + ", last=" + lastReport + ", diagnostics="
-                + diagnostics + ", destinations=" + destinations + "]";
+                + diagnostics + ", destinations=" + destinations
+                + (leaseHolder == null ? "" : ", leaseHolder=" + leaseHolder) + "]";
     }
 }

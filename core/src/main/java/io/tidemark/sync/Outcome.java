@@ -13,5 +13,10 @@ public enum Outcome {
     /** A destination refused a batch; the watermark stays and the same changes are offered again. */
     BLOCKED,
     /** The object is paused; nothing was called. */
-    PAUSED
+    PAUSED,
+    /**
+     * With coordination: this engine instance does not hold the object's lease (another instance does, or will
+     * take it); nothing was called. Not a failure.
+     */
+    LEASED_ELSEWHERE
 }

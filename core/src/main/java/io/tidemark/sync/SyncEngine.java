@@ -222,6 +222,7 @@ public interface SyncEngine extends AutoCloseable {
         private String name = "tidemark";
         private boolean checkOnBuild;
         private HealthPolicy healthPolicy = HealthPolicy.defaults();
+        private Coordination coordination;
 
         private Builder() {
         }
@@ -324,12 +325,22 @@ public interface SyncEngine extends AutoCloseable {
         }
 
         /**
+         * Runs this engine as one of several instances sharing the objects (see {@link Coordination}); without it,
+         * the engine processes every object itself. Needs a {@link JdbcWatermarkStore} (and, if any, a
+         * {@link JdbcDeadLetterStore} in the same schema).
+         */
+        public Builder coordination(Coordination coordination) {
+            this.coordination = coordination;
+            return this;
+        }
+
+        /**
          * Validates the configuration and each object's procedure name, and builds the engine. Runs no SQL unless
          * {@link #checkOnBuild(boolean)} asks for the start-up check.
          */
         public SyncEngine build() {
             EngineConfig config = new EngineConfig(name, provider, watermarks, deadLetters, objects, destinations,
-                    listeners, pollInterval, pageSize, threads, shutdownTimeout, clock);
+                    listeners, pollInterval, pageSize, threads, shutdownTimeout, clock, coordination);
             SyncEngine engine = new DefaultSyncEngine(config, healthPolicy);
             if (checkOnBuild) {
                 engine.check().throwIfProblems(name);

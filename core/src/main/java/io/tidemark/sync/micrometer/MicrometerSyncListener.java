@@ -37,7 +37,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@code tidemark.horizon.age}, {@code tidemark.diagnostics} (tag {@code code}). Per object and destination (tags
  * {@code object}, {@code destination}): {@code tidemark.delivery.duration} (tag {@code result}),
  * {@code tidemark.delivery.failures}, {@code tidemark.destination.position}, {@code tidemark.destination.blocked},
- * {@code tidemark.dead.letters}, {@code tidemark.dead.letter.failures}.
+ * {@code tidemark.dead.letters}, {@code tidemark.dead.letter.failures}. With coordination, per object:
+ * {@code tidemark.lease.held} (1 while this instance holds the object's lease, else 0) and
+ * {@code tidemark.lease.handovers} (tag {@code event}: {@code acquired}, {@code released}, {@code lost}).
  */
 public final class MicrometerSyncListener implements SyncListener {
 
@@ -195,5 +197,31 @@ public final class MicrometerSyncListener implements SyncListener {
         } catch (DateTimeParseException e) {
             return Optional.empty();
         }
+    }
+
+    // --- coordination (engines on several instances) ----------------------------------------------------
+
+    private final Map<String, AtomicLong> leasesHeld = new ConcurrentHashMap<>();
+
+    @Override
+    public void onLeaseAcquired(String objectName, String instanceId, long epoch) {
+        leaseHeld(objectName).set(1);
+        handover(objectName, "acquired");
+    }
+
+    @Override
+    public void onLeaseReleased(String objectName, String instanceId, long epoch, boolean lost) {
+        leaseHeld(objectName).set(0);
+        handover(objectName, lost ? "lost" : "released");
+    }
+
+    private AtomicLong leaseHeld(String objectName) {
+        return leasesHeld.computeIfAbsent(objectName, name -> registry.gauge("tidemark.lease.held",
+                Tags.of("object", name), new AtomicLong()));
+    }
+
+    private void handover(String objectName, String event) {
+        Counter.builder("tidemark.lease.handovers").tag("object", objectName).tag("event", event)
+                .description("Leases taken, handed back or lost by this instance").register(registry).increment();
     }
 }

@@ -53,4 +53,17 @@ public interface SyncListener {
     default void onPosition(String objectName, OptionalLong watermark, OptionalLong versionsBehind,
                             Optional<Instant> lastMovedAt) {
     }
+
+    // --- coordination (engines on several instances) ----------------------------------------------------
+
+    /** This instance took the object's lease at {@code epoch}; it processes the object from now on. */
+    default void onLeaseAcquired(String objectName, String instanceId, long epoch) {
+    }
+
+    /**
+     * This instance no longer holds the object's lease: it handed it back ({@code lost} false: a fair-share
+     * rebalance, or close) or the database no longer granted it ({@code lost} true: it expired or was taken over).
+     */
+    default void onLeaseReleased(String objectName, String instanceId, long epoch, boolean lost) {
+    }
 }

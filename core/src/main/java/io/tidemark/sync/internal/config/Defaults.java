@@ -24,6 +24,11 @@ public final class Defaults {
     public static final int HEALTH_DEAD_LETTERS = 10;
     /** Health: the window in which dead letters are counted. */
     public static final Duration HEALTH_DEAD_LETTER_WINDOW = Duration.ofHours(1);
+    /**
+     * How long an engine instance holds an object's lease without renewing it: a dead instance's objects are taken
+     * over within this plus one renewal interval (a third of it), 20 s in all.
+     */
+    public static final Duration LEASE_DURATION = Duration.ofSeconds(15);
 
     private Defaults() {
     }

@@ -10,11 +10,15 @@ import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.HealthPolicy;
 import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.ObjectStatus;
+import io.tidemark.sync.Outcome;
 import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.SyncReport;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.coordination.LeaseCoordinator;
 import io.tidemark.sync.internal.deadletter.DeadLetterReplay;
+import io.tidemark.sync.internal.store.JdbcLeaseStore;
+import io.tidemark.sync.internal.store.JdbcStore;
 import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.Destination;
 import io.tidemark.sync.spi.WatermarkState;
@@ -69,6 +73,8 @@ public final class DefaultSyncEngine implements SyncEngine {
     private ScheduledThreadPoolExecutor prober;
     private PollerThreadFactory proberThreads;
     private AutoCloseable subscription;
+    /** Null without coordination. */
+    private final LeaseCoordinator coordinator;
 
     public DefaultSyncEngine(EngineConfig config) {
         this(config, HealthPolicy.defaults());
@@ -86,6 +92,13 @@ public final class DefaultSyncEngine implements SyncEngine {
             failureLogs.put(object.name(), new FailureLog(object.name(), config.clock()));
         }
         this.runner = new CycleRunner(config, calls);
+        this.coordinator = config.coordination().map(c -> new LeaseCoordinator(config.name(), c,
+                new JdbcLeaseStore(((JdbcStore) config.watermarks()).support()), this::objectNames, locks::get,
+                this::wake, lastReports::remove, config.listeners())).orElse(null);
+    }
+
+    private synchronized List<String> objectNames() {
+        return List.copyOf(objects.keySet());
     }
 
     @Override
@@ -138,6 +151,17 @@ public final class DefaultSyncEngine implements SyncEngine {
             if (objects.get(object.name()) != object) {
                 return null;
             }
+            if (coordinator != null) {
+                // Only under this instance's lease; an object another instance holds leaves no report here.
+                ObjectReport report = coordinator.runHolding(object.name(), () -> runner.run(object));
+                if (report.outcome() != Outcome.LEASED_ELSEWHERE && coordinator.held(object.name()).isPresent()) {
+                    lastReports.put(object.name(), report);
+                    activity.record(report);
+                } else {
+                    lastReports.remove(object.name()); // the holder's report counts, not this instance's last one
+                }
+                return report;
+            }
             ObjectReport report = runner.run(object);
             lastReports.put(object.name(), report);
             activity.record(report);
@@ -164,6 +188,9 @@ public final class DefaultSyncEngine implements SyncEngine {
             pollers.put(object.name(), poller);
         }
         pollers.values().forEach(Poller::start);
+        if (coordinator != null) {
+            coordinator.start();
+        }
         // Its own thread: a probe may wait on a connection attempt, which must not hold up any object's cycle.
         proberThreads = new PollerThreadFactory(config.name(), "probe");
         prober = new ScheduledThreadPoolExecutor(1, proberThreads);
@@ -285,25 +312,32 @@ public final class DefaultSyncEngine implements SyncEngine {
         TrackedObject object = object(objectName);
         WatermarkState stored = withLastPoll(config.watermarks().load(objectName)
                 .orElseGet(() -> new WatermarkState(objectName, null, false, null, null, null)));
-        return objectStatus(object, stored);
+        return objectStatus(object, stored, leaseHolders().get(objectName));
     }
 
     @Override
     public List<ObjectStatus> status() {
         Map<String, WatermarkState> all = config.watermarks().loadAll();
         List<ObjectStatus> statuses = new ArrayList<>(objects.size());
+        Map<String, String> holders = leaseHolders();
         for (TrackedObject object : objects.values()) {
             WatermarkState stored = withLastPoll(all.getOrDefault(object.name(),
                     new WatermarkState(object.name(), null, false, null, null, null)));
-            statuses.add(objectStatus(object, stored));
+            statuses.add(objectStatus(object, stored, holders.get(object.name())));
         }
         return statuses;
     }
 
-    private ObjectStatus objectStatus(TrackedObject object, WatermarkState stored) {
+    private ObjectStatus objectStatus(TrackedObject object, WatermarkState stored, String leaseHolder) {
         ObjectReport last = lastReports.get(object.name());
         return new ObjectStatus(object, stored, last, last == null ? List.of() : last.diagnostics(),
-                activity.of(object.name()), config.destinations().stream().map(NamedDestination::name).toList());
+                activity.of(object.name()), config.destinations().stream().map(NamedDestination::name).toList(),
+                leaseHolder);
+    }
+
+    /** With coordination, who holds each object's lease as the database has it; empty without. */
+    private Map<String, String> leaseHolders() {
+        return coordinator == null ? Map.of() : coordinator.holders();
     }
 
     @Override
@@ -590,6 +624,11 @@ public final class DefaultSyncEngine implements SyncEngine {
                 toStop.shutdownNow();
                 Thread.currentThread().interrupt();
             }
+        }
+        if (coordinator != null && toStop != null) {
+            // After the cycles (or once they were given up on): the leases are handed back at once, and a cycle
+            // that did not stop can no longer write (its writes are fenced).
+            coordinator.close();
         }
         LOG.info("Engine '{}' closed", config.name());
     }

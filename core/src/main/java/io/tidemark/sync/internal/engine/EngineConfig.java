@@ -1,10 +1,12 @@
 package io.tidemark.sync.internal.engine;
 
+import io.tidemark.sync.Coordination;
 import io.tidemark.sync.DeliveryPolicy;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.internal.config.Checks;
 import io.tidemark.sync.internal.config.Defaults;
 import io.tidemark.sync.internal.deadletter.ObservedDeadLetterStore;
+import io.tidemark.sync.internal.store.JdbcStore;
 import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.DeadLetterStore;
 import io.tidemark.sync.spi.SyncListener;
@@ -38,6 +40,8 @@ public final class EngineConfig {
     private final int threads;
     private final Duration shutdownTimeout;
     private final Clock clock;
+    /** Null without coordination: the engine then runs every object, as a single instance. */
+    private final Coordination coordination;
     /**
      * Each object's source identity, resolved once: a cycle compares it with the stored one every time. Keyed by
      * the object's whole configuration, so that an object changed on a running engine is never judged by the
@@ -53,6 +57,15 @@ public final class EngineConfig {
     public EngineConfig(String name, ChangeProvider provider, WatermarkStore watermarks, DeadLetterStore deadLetters,
                         List<TrackedObject> objects, List<NamedDestination> destinations, List<SyncListener> listeners,
                         Duration pollInterval, int pageSize, Integer threads, Duration shutdownTimeout, Clock clock) {
+        this(name, provider, watermarks, deadLetters, objects, destinations, listeners, pollInterval, pageSize, threads,
+                shutdownTimeout, clock, null);
+    }
+
+    /** As above, with coordination (null for none). */
+    public EngineConfig(String name, ChangeProvider provider, WatermarkStore watermarks, DeadLetterStore deadLetters,
+                        List<TrackedObject> objects, List<NamedDestination> destinations, List<SyncListener> listeners,
+                        Duration pollInterval, int pageSize, Integer threads, Duration shutdownTimeout, Clock clock,
+                        Coordination coordination) {
         Checks checks = Checks.of("SyncEngine");
         checks.notBlank("name", name);
         checks.that(provider != null, "The engine needs a provider (for example PostgresProvider.create(dataSource))");
@@ -85,6 +98,9 @@ public final class EngineConfig {
         checks.that(!needsDeadLetters || deadLetters != null, "A destination dead-letters refused pages, but no"
                 + " dead-letter store is configured: add builder.deadLetters(JdbcDeadLetterStore.create(dataSource))"
                 + " or InMemoryDeadLetterStore.create()");
+        if (coordination != null) {
+            checkCoordinated(checks, watermarks, deadLetters);
+        }
         checks.throwIfAny();
 
         this.name = name;
@@ -99,6 +115,35 @@ public final class EngineConfig {
         this.shutdownTimeout = shutdownTimeout;
         this.clock = clock;
         this.threads = wanted;
+        this.coordination = coordination;
+    }
+
+    /**
+     * Coordination fences every write in the write's own transaction, against the lease table next to the
+     * watermarks: only the JDBC stores can do that, and the dead letters must sit in the same schema.
+     */
+    private static void checkCoordinated(Checks checks, WatermarkStore watermarks, DeadLetterStore deadLetters) {
+        if (watermarks == null) {
+            return;
+        }
+        boolean jdbc = watermarks instanceof JdbcStore;
+        checks.that(jdbc, "coordination needs a JdbcWatermarkStore: each write of a lease holder is fenced in the same"
+                + " transaction against the lease table next to the watermarks, which "
+                + watermarks.getClass().getSimpleName() + " cannot do");
+        if (!jdbc || deadLetters == null) {
+            return;
+        }
+        String leases = ((JdbcStore) watermarks).support().dialect().leases().leaseTable();
+        boolean sameSchema = deadLetters instanceof JdbcStore d
+                && d.support().dialect().leases().leaseTable().equals(leases);
+        checks.that(sameSchema, "coordination needs the dead-letter store to be a JdbcDeadLetterStore in the same"
+                + " database and schema as the watermark store (lease table " + leases + "): its writes are fenced"
+                + " against that table");
+    }
+
+    /** The coordination of several instances, if configured. */
+    public java.util.Optional<Coordination> coordination() {
+        return java.util.Optional.ofNullable(coordination);
     }
 
     private static void unique(Checks checks, List<String> names, String what) {

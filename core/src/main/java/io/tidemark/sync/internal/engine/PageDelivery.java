@@ -8,6 +8,7 @@ import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.internal.contract.ChangeReader;
 import io.tidemark.sync.internal.contract.ResponseSummary;
+import io.tidemark.sync.internal.coordination.Fences;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.DeadLetter;
 import io.tidemark.sync.spi.DeliveryException;
@@ -217,6 +218,8 @@ final class PageDelivery {
         if (calls.isCancelled() || Thread.currentThread().isInterrupted()) {
             throw cancelled(object, null);
         }
+        // With coordination: a holder paused past its lease stops here, before the page or the attempt.
+        Fences.checkStillHeld(object.name());
     }
 
     private static String key(TrackedObject object, NamedDestination destination) {

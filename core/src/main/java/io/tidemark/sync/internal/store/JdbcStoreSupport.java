@@ -4,6 +4,8 @@ import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.internal.config.Checks;
+import io.tidemark.sync.internal.coordination.Fences;
+import io.tidemark.sync.internal.coordination.HeldLease;
 import io.tidemark.sync.internal.jdbc.ConnectionLoss;
 import io.tidemark.sync.internal.jdbc.ConnectionWatchdog;
 import io.tidemark.sync.internal.jdbc.JdbcTarget;
@@ -20,6 +22,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /** What the JDBC stores share: the dialect, the JDBI handle factory, table creation and error wrapping. */
@@ -93,6 +96,36 @@ public final class JdbcStoreSupport {
 
     public StoreDialect dialect() {
         return dialect;
+    }
+
+    /**
+     * The fence of a write on {@code objectName}, run first in the write's transaction: when the current thread's
+     * cycle runs under a lease (coordination), the write goes ahead only if that lease is still held at its epoch
+     * on the database's clock; otherwise the transaction fails with {@code LEASE_LOST} and changes nothing. The
+     * check takes no lock (a holder frozen in the middle of a write must not hold up the takeover): a write that
+     * passed it just before the lease ran out can still commit, and the compare-and-set of the version writes is
+     * what keeps the new holder's writes from being overtaken by it. Without a lease it runs no SQL.
+     */
+    public void fence(Handle h, String objectName) {
+        Optional<HeldLease> lease = Fences.current(objectName);
+        if (lease.isEmpty()) {
+            return;
+        }
+        int held = h.createQuery(dialect.leases().fence())
+                .bind("name", objectName)
+                .bind("holder", lease.get().holder())
+                .bind("epoch", lease.get().epoch())
+                .mapTo(Integer.class)
+                .one();
+        if (held != 1) {
+            lease.get().markLost();
+            throw Fences.lost(lease.get(), "the store refused its write, which changed nothing");
+        }
+    }
+
+    /** Whether a write on {@code objectName} from this thread is fenced, and so needs a transaction of its own. */
+    public boolean fenced(String objectName) {
+        return Fences.current(objectName).isPresent();
     }
 
     /**

@@ -15,12 +15,21 @@ final class PostgresStoreDialect extends CommonStoreDialect {
     private static final long DDL_LOCK_KEY = 0x7469_6465_6D61_726BL; // "tidemark"
 
     private final PostgresDeadLetterDialect deadLetters;
+    private final PostgresLeaseDialect leases;
 
     PostgresStoreDialect(String schema, String stateTable, String deadLetterTable) {
         super(PgName.of(schema, PgName.checkPart(stateTable, "table")),
                 PgName.of(schema, PgName.checkPart(deadLetterTable, "table")),
                 PgName.of(schema, PgName.checkPart(stateTable + POSITIONS_SUFFIX, "positions table")));
         this.deadLetters = new PostgresDeadLetterDialect(PgName.of(schema, deadLetterTable));
+        this.leases = new PostgresLeaseDialect(
+                PgName.of(schema, PgName.checkPart(stateTable + LeaseDialect.LEASES_SUFFIX, "lease table")).quoted(),
+                PgName.of(schema, PgName.checkPart(stateTable + LeaseDialect.INSTANCES_SUFFIX, "instance table")).quoted());
+    }
+
+    @Override
+    public LeaseDialect leases() {
+        return leases;
     }
 
     @Override
@@ -45,12 +54,14 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                 -- every destination then stands at the object's watermark until its next delivery.
                 {{create_positions}};
 
-                {{letters}}""")
+                {{letters}}
+                {{leases}}""")
                 .with("schema", schema)
                 .with("create_state", createStateTable())
                 .with("add_source", addSourceColumn())
                 .with("create_positions", createPositionsTable())
                 .with("letters", deadLetters.script())
+                .with("leases", leases.script())
                 .render();
     }
 
@@ -109,6 +120,7 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                 s.execute(createPositionsTable());
             }
             deadLetters.createOrUpgrade(c);
+            leases.createIfMissing(c);
         }
     }
 

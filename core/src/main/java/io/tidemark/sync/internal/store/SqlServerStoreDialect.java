@@ -31,12 +31,21 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
     private static final String SOURCE_TYPE = "NVARCHAR(1000) COLLATE Latin1_General_100_BIN2";
 
     private final SqlServerDeadLetterDialect deadLetters;
+    private final SqlServerLeaseDialect leases;
 
     SqlServerStoreDialect(String schema, String stateTable, String deadLetterTable) {
         super(SqlServerName.of(schema, SqlServerName.checkPart(stateTable, "table")),
                 SqlServerName.of(schema, SqlServerName.checkPart(deadLetterTable, "table")),
                 SqlServerName.of(schema, SqlServerName.checkPart(stateTable + POSITIONS_SUFFIX, "positions table")));
         this.deadLetters = new SqlServerDeadLetterDialect(SqlServerName.of(schema, deadLetterTable));
+        this.leases = new SqlServerLeaseDialect(
+                SqlServerName.of(schema, SqlServerName.checkPart(stateTable + LeaseDialect.LEASES_SUFFIX, "lease table")).quoted(),
+                SqlServerName.of(schema, SqlServerName.checkPart(stateTable + LeaseDialect.INSTANCES_SUFFIX, "instance table")).quoted());
+    }
+
+    @Override
+    public LeaseDialect leases() {
+        return leases;
     }
 
     @Override
@@ -70,7 +79,8 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
                 {{create_positions}};
                 GO
 
-                {{letters}}""")
+                {{letters}}
+                {{leases}}""")
                 .with("schema_literal", SqlServerName.literal(schemaName))
                 .with("create_schema_literal", SqlServerName.literal(createSchema()))
                 .with("state_literal", SqlServerName.literal(state))
@@ -79,6 +89,7 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
                 .with("positions_literal", SqlServerName.literal(positions))
                 .with("create_positions", createPositionsTable())
                 .with("letters", deadLetters.script())
+                .with("leases", leases.script())
                 .render();
     }
 
@@ -138,6 +149,7 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
                 s.execute(createPositionsTable());
             }
             deadLetters.createOrUpgrade(c);
+            leases.createIfMissing(c);
         }
     }
 

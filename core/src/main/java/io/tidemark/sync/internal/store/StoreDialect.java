@@ -44,6 +44,9 @@ public interface StoreDialect {
     /** The dead-letter table's SQL. */
     DeadLetterDialect deadLetters();
 
+    /** The lease tables' SQL (engines on several instances). */
+    LeaseDialect leases();
+
     /** The object's destination positions ({@code :name}). */
     String selectPositions();
 

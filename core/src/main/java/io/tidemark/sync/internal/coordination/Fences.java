@@ -1,0 +1,59 @@
+package io.tidemark.sync.internal.coordination;
+
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+
+import java.util.Optional;
+
+/**
+ * The lease a cycle runs under, bound to the cycle's thread for the cycle's length. The JDBC stores read it to
+ * fence their writes (their SPI methods stay as they are: a cycle's store writes all happen on its thread), and
+ * delivery reads it before each page.
+ */
+public final class Fences {
+
+    private static final ThreadLocal<HeldLease> CURRENT = new ThreadLocal<>();
+
+    private Fences() {
+    }
+
+    /** The lease the current thread's cycle holds on {@code objectName}, if it runs under one. */
+    public static Optional<HeldLease> current(String objectName) {
+        HeldLease lease = CURRENT.get();
+        return lease != null && lease.objectName().equals(objectName) ? Optional.of(lease) : Optional.empty();
+    }
+
+    /** Runs {@code work} with {@code lease} bound to this thread: its store writes on the lease's object are fenced. */
+    public static <T> T under(HeldLease lease, java.util.function.Supplier<T> work) {
+        HeldLease outer = CURRENT.get();
+        CURRENT.set(lease);
+        try {
+            return work.get();
+        } finally {
+            if (outer == null) {
+                CURRENT.remove();
+            } else {
+                CURRENT.set(outer);
+            }
+        }
+    }
+
+    /**
+     * Before a page is delivered: fails with {@code LEASE_LOST} when the cycle runs under a lease that was lost or
+     * whose local deadline passed, so a holder that was paused past its lease delivers nothing more.
+     */
+    public static void checkStillHeld(String objectName) {
+        Optional<HeldLease> lease = current(objectName);
+        if (lease.isPresent() && !lease.get().valid()) {
+            throw lost(lease.get(), "its lease " + (lease.get().lost() ? "was lost" : "may have expired")
+                    + " before the next page was delivered; nothing more is delivered by this instance");
+        }
+    }
+
+    /** The error of a write or a delivery refused because {@code lease} is no longer held. */
+    public static TidemarkException lost(HeldLease lease, String what) {
+        return TidemarkException.forObject(ErrorCode.LEASE_LOST, lease.objectName(), "instance '" + lease.holder()
+                + "' no longer holds the object at epoch " + lease.epoch() + ": " + what + ". Another instance"
+                + " holds it or will take it over; this instance retries only if it gets the lease again.");
+    }
+}

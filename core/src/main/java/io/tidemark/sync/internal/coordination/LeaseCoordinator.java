@@ -1,0 +1,273 @@
+package io.tidemark.sync.internal.coordination;
+
+import io.tidemark.sync.Coordination;
+import io.tidemark.sync.ObjectReport;
+import io.tidemark.sync.Outcome;
+import io.tidemark.sync.internal.store.JdbcLeaseStore;
+import io.tidemark.sync.spi.SyncListener;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * This instance's side of coordination: every renewal interval (a third of the lease duration), one round on one
+ * connection that (after a first round that only sends the heartbeat, so that instances starting together count
+ * each other before any takes a lease)
+ * <ol>
+ *   <li>sends the instance's heartbeat and counts the live instances;</li>
+ *   <li>renews the leases it holds (a lease the database no longer grants is lost at once);</li>
+ *   <li>hands back leases above its fair share, {@code ceil(objects / live instances)}, one whose object is not in a
+ *       cycle at that moment (so an instance that joins gets objects within a round or two);</li>
+ *   <li>takes free or expired leases up to its fair share, in an order of its own (so instances starting together
+ *       do not all reach for the same object first).</li>
+ * </ol>
+ * A cycle runs only under a lease this instance holds ({@link #runHolding}), with the lease bound to its thread so
+ * the stores fence its writes and delivery checks it before each page.
+ */
+public final class LeaseCoordinator {
+
+    private static final Logger LOG = LoggerFactory.getLogger(LeaseCoordinator.class);
+
+    private final Coordination coordination;
+    private final JdbcLeaseStore store;
+    private final Supplier<List<String>> objects;
+    private final Function<String, Lock> cycleLocks;
+    private final Consumer<String> acquired;
+    private final Consumer<String> released;
+    private final List<SyncListener> listeners;
+    private final String engineName;
+    private final Map<String, HeldLease> held = new ConcurrentHashMap<>();
+    private ScheduledExecutorService rounds;
+    /** False until the first round: it only announces the instance, so instances starting together see each other. */
+    private volatile boolean announced;
+
+    /**
+     * @param objects    the names of the objects this engine tracks, asked at every round
+     * @param cycleLocks each object's cycle lock: a lease is handed back only while it is free
+     * @param acquired   called with an object's name when this instance took its lease (to run a cycle at once)
+     * @param released   called with an object's name when this instance gave up or lost its lease
+     */
+    public LeaseCoordinator(String engineName, Coordination coordination, JdbcLeaseStore store,
+                            Supplier<List<String>> objects, Function<String, Lock> cycleLocks,
+                            Consumer<String> acquired, Consumer<String> released, List<SyncListener> listeners) {
+        this.engineName = engineName;
+        this.coordination = coordination;
+        this.store = store;
+        this.objects = objects;
+        this.cycleLocks = cycleLocks;
+        this.acquired = acquired;
+        this.released = released;
+        this.listeners = List.copyOf(listeners);
+    }
+
+    public String instanceId() {
+        return coordination.instanceId();
+    }
+
+    public synchronized void start() {
+        rounds = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "tidemark-" + engineName + "-leases");
+            t.setDaemon(true);
+            return t;
+        });
+        long every = coordination.renewInterval().toNanos();
+        rounds.scheduleWithFixedDelay(this::round, 0, every, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Runs {@code cycle} under the object's lease, bound to this thread; without the lease, runs nothing and returns
+     * a report saying another instance holds it.
+     */
+    public ObjectReport runHolding(String objectName, Supplier<ObjectReport> cycle) {
+        HeldLease lease = held.get(objectName);
+        if (lease == null || !lease.valid()) {
+            return ObjectReport.builder(objectName, coordination.clock().instant())
+                    .outcome(Outcome.LEASED_ELSEWHERE).duration(Duration.ZERO).build();
+        }
+        return Fences.under(lease, cycle);
+    }
+
+    /** The lease this instance holds on the object, if any and still valid. */
+    public Optional<HeldLease> held(String objectName) {
+        return Optional.ofNullable(held.get(objectName)).filter(HeldLease::valid);
+    }
+
+    /** Every unexpired lease as the database has it: object name to holder. */
+    public Map<String, String> holders() {
+        return store.inSession("read the leases", JdbcLeaseStore.Session::holders);
+    }
+
+    /** One round; a failure (the database unreachable) is logged, and the leases run out on their local deadlines. */
+    void round() {
+        try {
+            store.inSession("renew the leases", session -> {
+                roundIn(session);
+                return null;
+            });
+        } catch (RuntimeException e) {
+            LOG.warn("Engine '{}': lease round of instance '{}' failed: {}; leases not renewed stop at their local"
+                    + " deadline", engineName, instanceId(), e.toString());
+        }
+    }
+
+    private void roundIn(JdbcLeaseStore.Session session) {
+        Duration duration = coordination.leaseDuration();
+        String me = instanceId();
+        int live = Math.max(1, session.heartbeat(me, duration));
+        if (!announced) {
+            announced = true;
+            return;
+        }
+        for (HeldLease lease : List.copyOf(held.values())) {
+            Instant sent = coordination.clock().instant();
+            if (!lease.lost() && session.renew(lease.objectName(), me, lease.epoch(), duration)) {
+                lease.renewed(deadline(sent));
+            } else {
+                drop(lease, true);
+            }
+        }
+        List<String> names = objects.get();
+        // Objects untracked on the running engine (live reconfiguration): their leases go back at once, or they
+        // would be renewed for ever and count against this instance's share.
+        for (HeldLease lease : List.copyOf(held.values())) {
+            if (!names.contains(lease.objectName())) {
+                drop(lease, false);
+                session.release(lease.objectName(), me, lease.epoch());
+            }
+        }
+        int share = (names.size() + live - 1) / live;
+        if (held.size() > share) {
+            handBack(session, held.size() - share);
+        }
+        if (held.size() < share) {
+            take(session, names, share);
+        }
+    }
+
+    /** Hands back {@code surplus} leases whose objects are between cycles; the others wait for the next round. */
+    private void handBack(JdbcLeaseStore.Session session, int surplus) {
+        List<HeldLease> candidates = new ArrayList<>(held.values());
+        candidates.sort(Comparator.comparing(HeldLease::objectName).reversed());
+        int given = 0;
+        for (HeldLease lease : candidates) {
+            if (given == surplus) {
+                return;
+            }
+            Lock lock = cycleLocks.apply(lease.objectName());
+            if (lock != null && !lock.tryLock()) {
+                continue; // in a cycle: its pages and positions finish first
+            }
+            try {
+                drop(lease, false);
+                session.release(lease.objectName(), instanceId(), lease.epoch());
+                given++;
+            } finally {
+                if (lock != null) {
+                    lock.unlock();
+                }
+            }
+        }
+    }
+
+    private void take(JdbcLeaseStore.Session session, List<String> names, int share) {
+        List<String> order = new ArrayList<>(names);
+        order.removeIf(held::containsKey);
+        // An order of this instance's own: instances starting together try different objects first.
+        order.sort(Comparator.comparingInt(name -> (instanceId() + '\u0000' + name).hashCode()));
+        for (String name : order) {
+            if (held.size() >= share) {
+                return;
+            }
+            Instant sent = coordination.clock().instant();
+            OptionalLong epoch = session.acquire(name, instanceId(), coordination.leaseDuration());
+            if (epoch.isPresent()) {
+                HeldLease lease = new HeldLease(name, instanceId(), epoch.getAsLong(), coordination.clock(),
+                        deadline(sent));
+                held.put(name, lease);
+                LOG.info("[{}] lease taken by instance '{}' at epoch {}", name, instanceId(), epoch.getAsLong());
+                notifyListeners(l -> l.onLeaseAcquired(name, instanceId(), epoch.getAsLong()));
+                acquired.accept(name);
+            }
+        }
+    }
+
+    /** The local deadline of a lease whose renewal (or acquisition) was sent at {@code sent}. */
+    private Instant deadline(Instant sent) {
+        return sent.plus(coordination.leaseDuration()).minus(coordination.safetyMargin());
+    }
+
+    private void drop(HeldLease lease, boolean lost) {
+        if (!held.remove(lease.objectName(), lease)) {
+            return;
+        }
+        lease.markLost();
+        if (lost) {
+            LOG.warn("[{}] lease of instance '{}' at epoch {} was lost; another instance takes the object over",
+                    lease.objectName(), instanceId(), lease.epoch());
+        } else {
+            LOG.info("[{}] lease handed back by instance '{}' (epoch {})", lease.objectName(), instanceId(),
+                    lease.epoch());
+        }
+        notifyListeners(l -> l.onLeaseReleased(lease.objectName(), instanceId(), lease.epoch(), lost));
+        released.accept(lease.objectName());
+    }
+
+    /**
+     * At close, after the cycles ended (or were given up on): stops the rounds, hands every lease back and removes
+     * the heartbeat, so the other instances take the objects over at their next round instead of after expiry.
+     */
+    public void close() {
+        ScheduledExecutorService toStop;
+        synchronized (this) {
+            toStop = rounds;
+            rounds = null;
+        }
+        if (toStop != null) {
+            toStop.shutdownNow();
+            try {
+                toStop.awaitTermination(coordination.renewInterval().toMillis() + 10_000, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        try {
+            store.inSession("hand the leases back", session -> {
+                for (HeldLease lease : List.copyOf(held.values())) {
+                    drop(lease, false);
+                    session.release(lease.objectName(), instanceId(), lease.epoch());
+                }
+                session.leave(instanceId());
+                return null;
+            });
+        } catch (RuntimeException e) {
+            LOG.warn("Engine '{}': could not hand the leases of instance '{}' back ({}); they expire within {}",
+                    engineName, instanceId(), e.toString(), coordination.leaseDuration());
+        }
+    }
+
+    private void notifyListeners(Consumer<SyncListener> event) {
+        for (SyncListener listener : listeners) {
+            try {
+                event.accept(listener);
+            } catch (RuntimeException e) {
+                LOG.warn("A listener failed on a lease event: {}", e.toString());
+            }
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package io.tidemark.sync.internal.store;
+
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.JdbiException;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.function.Function;
+
+/**
+ * The lease tables next to a JDBC watermark store, in its database and schema: the only place their statements
+ * run, besides the fence of the stores' own writes ({@link JdbcStoreSupport#fence}).
+ */
+public final class JdbcLeaseStore {
+
+    private final JdbcStoreSupport support;
+
+    public JdbcLeaseStore(JdbcStoreSupport support) {
+        this.support = support;
+    }
+
+    /** Runs {@code work} on one connection (a coordination round); database failures are wrapped as the stores' are. */
+    public <T> T inSession(String what, Function<Session, T> work) {
+        try {
+            return support.jdbi().withHandle(h -> work.apply(new Session(h)));
+        } catch (JdbiException e) {
+            throw support.failure(what, "*", e);
+        }
+    }
+
+    /** The statements of one round, on one connection, each in its own (auto-commit) transaction. */
+    public final class Session {
+        private final Handle h;
+
+        private Session(Handle h) {
+            this.h = h;
+        }
+
+        private LeaseDialect sql() {
+            return support.dialect().leases();
+        }
+
+        /** Records the instance as alive for {@code ttl} more, forgets expired ones; returns how many are alive. */
+        public int heartbeat(String instance, Duration ttl) {
+            h.createUpdate(sql().heartbeat()).bind("instance", instance).bind("ms", ttl.toMillis()).execute();
+            h.createUpdate(sql().forgetExpiredInstances()).execute();
+            return h.createQuery(sql().liveInstances()).mapTo(Integer.class).one();
+        }
+
+        /** The new epoch if the lease was free and is now {@code holder}'s. */
+        public OptionalLong acquire(String objectName, String holder, Duration duration) {
+            return h.createQuery(sql().acquire())
+                    .bind("name", objectName).bind("holder", holder).bind("ms", duration.toMillis())
+                    .mapTo(Long.class).findOne().map(OptionalLong::of).orElse(OptionalLong.empty());
+        }
+
+        /** True if the lease was still held and now lasts {@code duration} more. */
+        public boolean renew(String objectName, String holder, long epoch, Duration duration) {
+            return h.createUpdate(sql().renew()).bind("name", objectName).bind("holder", holder)
+                    .bind("epoch", epoch).bind("ms", duration.toMillis()).execute() == 1;
+        }
+
+        /** Hands the lease back (it expires now); true if it was still held. */
+        public boolean release(String objectName, String holder, long epoch) {
+            return h.createUpdate(sql().release()).bind("name", objectName).bind("holder", holder)
+                    .bind("epoch", epoch).execute() == 1;
+        }
+
+        /** Removes the instance's heartbeat (a clean close). */
+        public void leave(String instance) {
+            h.createUpdate(sql().leaveInstance()).bind("instance", instance).execute();
+        }
+
+        /** Every unexpired lease: object name to holder. */
+        public Map<String, String> holders() {
+            Map<String, String> holders = new LinkedHashMap<>();
+            h.createQuery(sql().selectLiveLeases())
+                    .map((rs, ctx) -> Map.entry(rs.getString("object_name"), rs.getString("holder")))
+                    .forEach(e -> holders.put(e.getKey(), e.getValue()));
+            return holders;
+        }
+    }
+}

@@ -1,0 +1,105 @@
+package io.tidemark.sync.internal.store;
+
+import io.tidemark.sync.internal.jdbc.Jdbc;
+import io.tidemark.sync.internal.sql.SqlTemplate;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/**
+ * The lease tables on PostgreSQL. {@code clock_timestamp()} rather than {@code now()}: {@code now()} is the start
+ * of the transaction, and the fence runs inside a write's transaction.
+ */
+final class PostgresLeaseDialect extends LeaseDialect {
+
+    PostgresLeaseDialect(String leases, String instances) {
+        super(leases, instances);
+    }
+
+    @Override
+    protected String now() {
+        return "clock_timestamp()";
+    }
+
+    @Override
+    protected String expiry() {
+        return "clock_timestamp() + :ms * interval '1 millisecond'";
+    }
+
+    @Override
+    public String script() {
+        return SqlTemplate.of("""
+                -- Leases, for engines on several instances (used only when coordination is configured):
+                -- one row per tracked object, held by one instance until expires_at (the database's clock);
+                -- epoch goes up each time the lease changes hands, and fences every write of its holder.
+                {{create_leases}};
+
+                -- One heartbeat per live engine instance: each takes its fair share of the objects.
+                {{create_instances}};
+                """)
+                .with("create_leases", createLeases())
+                .with("create_instances", createInstances())
+                .render();
+    }
+
+    private String createLeases() {
+        return SqlTemplate.of("""
+                CREATE TABLE IF NOT EXISTS {{leases}} (
+                    object_name text        PRIMARY KEY,
+                    holder      text        NOT NULL,   -- the instance id of the holder
+                    epoch       bigint      NOT NULL,   -- raised by every acquisition: the fencing token
+                    acquired_at timestamptz NOT NULL,
+                    expires_at  timestamptz NOT NULL    -- free once passed; a clean close sets it to now
+                )""").with("leases", leases).render();
+    }
+
+    private String createInstances() {
+        return SqlTemplate.of("""
+                CREATE TABLE IF NOT EXISTS {{instances}} (
+                    instance_id text        PRIMARY KEY,
+                    started_at  timestamptz NOT NULL,
+                    last_seen   timestamptz NOT NULL,
+                    expires_at  timestamptz NOT NULL    -- counted as live until then
+                )""").with("instances", instances).render();
+    }
+
+    @Override
+    void createIfMissing(Connection c) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            if (!Jdbc.queryBoolean(c, "SELECT to_regclass(?) IS NOT NULL", leases)) {
+                s.execute(createLeases());
+            }
+            if (!Jdbc.queryBoolean(c, "SELECT to_regclass(?) IS NOT NULL", instances)) {
+                s.execute(createInstances());
+            }
+        }
+    }
+
+    @Override
+    public String acquire() {
+        return SqlTemplate.of("""
+                -- Takes a free lease: no row yet, or an expired one. A concurrent taker waits on the row
+                -- lock, then finds it unexpired and takes nothing.
+                INSERT INTO {{leases}} AS l (object_name, holder, epoch, acquired_at, expires_at)
+                VALUES (:name, :holder, 1, clock_timestamp(), {{expiry}})
+                ON CONFLICT (object_name) DO UPDATE
+                   SET holder = EXCLUDED.holder,
+                       epoch = l.epoch + 1,
+                       acquired_at = EXCLUDED.acquired_at,
+                       expires_at = EXCLUDED.expires_at
+                 WHERE l.expires_at <= clock_timestamp()
+                RETURNING epoch""").with("leases", leases).with("expiry", expiry()).render();
+    }
+
+    @Override
+    public String heartbeat() {
+        return SqlTemplate.of("""
+                INSERT INTO {{instances}} AS i (instance_id, started_at, last_seen, expires_at)
+                VALUES (:instance, clock_timestamp(), clock_timestamp(), {{expiry}})
+                ON CONFLICT (instance_id) DO UPDATE
+                   SET last_seen = EXCLUDED.last_seen,
+                       expires_at = EXCLUDED.expires_at""")
+                .with("instances", instances).with("expiry", expiry()).render();
+    }
+}
