@@ -97,13 +97,17 @@ public final class TidemarkProperties {
     /** History: the change context of web requests. */
     private final History history;
 
+    /** Running on several instances: leases that spread the objects over the live instances. */
+    private final Coordination coordination;
+
     public TidemarkProperties(@DefaultValue("true") boolean enabled, @DefaultValue("tidemark") String name,
                               @DefaultValue("postgres") Provider provider,
                               @DefaultValue("30s") Duration pollInterval, @DefaultValue("1000") int pageSize,
                               Integer threads, @DefaultValue("30s") Duration shutdownTimeout,
                               @DefaultValue("true") boolean autoStartup, @DefaultValue("false") boolean checkOnStart,
                               @DefaultValue Store store, Map<String, TrackedObjectProperties> objects,
-                              Map<String, DestinationProperties> destinations, @DefaultValue History history) {
+                              Map<String, DestinationProperties> destinations, @DefaultValue History history,
+                              @DefaultValue Coordination coordination) {
         this.enabled = enabled;
         this.name = name;
         this.provider = provider;
@@ -117,6 +121,7 @@ public final class TidemarkProperties {
         this.objects = objects == null ? Map.of() : new LinkedHashMap<>(objects);
         this.destinations = destinations == null ? Map.of() : new LinkedHashMap<>(destinations);
         this.history = history;
+        this.coordination = coordination;
     }
 
     public boolean isEnabled() {
@@ -169,6 +174,52 @@ public final class TidemarkProperties {
 
     public History getHistory() {
         return history;
+    }
+
+    public Coordination getCoordination() {
+        return coordination;
+    }
+
+    /**
+     * Running on several instances ({@code tidemark.coordination.*}): each object is processed by one instance at a
+     * time under a lease kept in the watermark store's database, and the objects are spread over the live instances.
+     * Needs {@code tidemark.store.type=jdbc}.
+     */
+    public static final class Coordination {
+
+        /**
+         * Whether the instances of the application coordinate through leases; turn it on when the application runs
+         * on more than one instance, or every instance delivers every change.
+         */
+        private final boolean enabled;
+
+        /**
+         * How long an instance holds an object's lease without renewing it; a dead instance's objects are taken
+         * over within this plus a third of it. At least 1s.
+         */
+        private final Duration leaseDuration;
+
+        /** This instance's id among the instances; unset means host name, process id and a random part. */
+        private final String instanceId;
+
+        public Coordination(@DefaultValue("false") boolean enabled, @DefaultValue("15s") Duration leaseDuration,
+                            String instanceId) {
+            this.enabled = enabled;
+            this.leaseDuration = leaseDuration;
+            this.instanceId = instanceId;
+        }
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public Duration getLeaseDuration() {
+            return leaseDuration;
+        }
+
+        public String getInstanceId() {
+            return instanceId;
+        }
     }
 
     /** The watermark and dead-letter stores ({@code tidemark.store.*}). */

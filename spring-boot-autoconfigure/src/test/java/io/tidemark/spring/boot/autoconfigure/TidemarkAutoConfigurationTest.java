@@ -155,6 +155,35 @@ class TidemarkAutoConfigurationTest {
     }
 
     @Test
+    void coordination_from_properties_leases_the_objects_to_this_instance() {
+        runner.withBean("audit", Destination.class, () -> batch -> { })
+                .withPropertyValues("tidemark.auto-startup=true", "tidemark.store.type=jdbc",
+                        "tidemark.store.schema=starter_leases", "tidemark.coordination.enabled=true",
+                        "tidemark.coordination.lease-duration=3s", "tidemark.coordination.instance-id=app-1")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    SyncEngine engine = context.getBean(SyncEngine.class);
+                    long deadline = System.nanoTime() + java.time.Duration.ofSeconds(20).toNanos();
+                    while (engine.status("items").leaseHolder().isEmpty() && System.nanoTime() < deadline) {
+                        Thread.sleep(100);
+                    }
+                    assertThat(engine.status("items").leaseHolder()).as("the lease of the only instance")
+                            .hasValue("app-1");
+                });
+    }
+
+    @Test
+    void coordination_needs_the_jdbc_store_and_a_lease_of_at_least_a_second() {
+        runner.withBean("audit", Destination.class, () -> batch -> { })
+                .withPropertyValues("tidemark.coordination.enabled=true",
+                        "tidemark.coordination.lease-duration=500ms", "tidemark.coordination.instance-id= ")
+                .run(context -> assertThat(rootCause(context.getStartupFailure()).getMessage())
+                        .contains("tidemark.coordination.enabled: true needs tidemark.store.type=jdbc")
+                        .contains("tidemark.coordination.lease-duration: must be at least 1s (was PT0.5S)")
+                        .contains("tidemark.coordination.instance-id: must not be blank"));
+    }
+
+    @Test
     void the_engine_waits_for_the_database_initialization_that_installs_its_procedures() {
         new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(TidemarkAutoConfiguration.class,

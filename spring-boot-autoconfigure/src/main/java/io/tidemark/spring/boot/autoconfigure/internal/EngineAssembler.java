@@ -6,6 +6,7 @@ import io.tidemark.spring.boot.autoconfigure.TidemarkProperties.DestinationType;
 import io.tidemark.spring.boot.autoconfigure.TidemarkProperties.Policy;
 import io.tidemark.spring.boot.autoconfigure.TidemarkProperties.TrackedObjectProperties;
 import io.tidemark.spring.boot.autoconfigure.spi.SyncEngineCustomizer;
+import io.tidemark.sync.Coordination;
 import io.tidemark.sync.DeliveryPolicy;
 import io.tidemark.sync.InMemoryDeadLetterStore;
 import io.tidemark.sync.InMemoryWatermarkStore;
@@ -81,6 +82,7 @@ public final class EngineAssembler {
                         || classPresent.test(Modules.POSTGRES_PROVIDER), "tidemark.provider",
                 "postgres needs tidemark-postgres on the class path; allowed values: postgres, sqlserver");
         v.require(!properties.getStore().getSchema().isBlank(), "tidemark.store.schema", "must not be blank");
+        checkCoordination(v, properties.getCoordination());
 
         v.require(!properties.getObjects().isEmpty(), "tidemark.objects",
                 "no tracked object: add tidemark.objects.<name>.procedure, or set tidemark.enabled=false");
@@ -93,6 +95,20 @@ public final class EngineAssembler {
         properties.getDestinations().forEach((name, destination) ->
                 checkDestination(v, "tidemark.destinations." + name, name, destination));
         v.throwIfAny();
+    }
+
+    private void checkCoordination(Violations v, TidemarkProperties.Coordination coordination) {
+        if (!coordination.isEnabled()) {
+            return;
+        }
+        v.require(properties.getStore().getType() == TidemarkProperties.StoreType.JDBC, "tidemark.coordination.enabled",
+                "true needs tidemark.store.type=jdbc: the leases live beside the watermarks, in the same database");
+        v.require(coordination.getLeaseDuration() != null
+                        && coordination.getLeaseDuration().compareTo(Duration.ofSeconds(1)) >= 0,
+                "tidemark.coordination.lease-duration",
+                "must be at least 1s (was " + coordination.getLeaseDuration() + ")");
+        v.require(coordination.getInstanceId() == null || !coordination.getInstanceId().isBlank(),
+                "tidemark.coordination.instance-id", "must not be blank; leave it unset for a generated id");
     }
 
     private void checkObject(Violations v, String prefix, TrackedObjectProperties object) {
@@ -159,6 +175,14 @@ public final class EngineAssembler {
             builder.threads(properties.getThreads());
         }
         stores(builder);
+        TidemarkProperties.Coordination coordination = properties.getCoordination();
+        if (coordination.isEnabled()) {
+            Coordination.Builder leases = Coordination.builder().leaseDuration(coordination.getLeaseDuration());
+            if (coordination.getInstanceId() != null) {
+                leases.instanceId(coordination.getInstanceId());
+            }
+            builder.coordination(leases.build());
+        }
         properties.getObjects().forEach((name, object) -> builder.track(trackedObject(name, object)));
         for (String name : destinationNames()) {
             DestinationProperties destination = properties.getDestinations().get(name);
