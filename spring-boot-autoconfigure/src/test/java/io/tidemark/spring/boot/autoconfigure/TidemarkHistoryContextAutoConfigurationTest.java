@@ -1,7 +1,9 @@
 package io.tidemark.spring.boot.autoconfigure;
 
 import io.tidemark.history.ChangeContext;
-import io.tidemark.history.ContextualDataSource;
+import io.tidemark.spring.boot.autoconfigure.internal.PostgresContextDataSource;
+import io.tidemark.testing.EmbeddedPostgresServer;
+import io.tidemark.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -14,6 +16,11 @@ import org.springframework.mock.web.MockHttpServletRequest;
 import org.springframework.mock.web.MockHttpServletResponse;
 
 import javax.sql.DataSource;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -32,9 +39,65 @@ class TidemarkHistoryContextAutoConfigurationTest {
             assertThat(context.getBean(FilterRegistrationBean.class).getFilter()).isInstanceOf(ChangeContextFilter.class);
             assertThat(context.getBean(FilterRegistrationBean.class).getOrder()).isZero();
             DataSource dataSource = context.getBean(DataSource.class);
-            assertThat(dataSource).isInstanceOf(ContextualDataSource.class);
+            assertThat(dataSource).isInstanceOf(PostgresContextDataSource.class);
             assertThat(dataSource.unwrap(SimpleDriverDataSource.class)).isNotNull();
         });
+    }
+
+    @Test
+    void postgresql_connections_carry_the_context_and_other_databases_get_theirs_untouched() throws Exception {
+        TestDatabase postgres = EmbeddedPostgresServer.shared().createDatabase();
+        try {
+            ChangeContext alice = ChangeContext.changedBy("alice");
+            DataSource contextual = new PostgresContextDataSource(postgres.dataSource(), () -> alice, "tidemark");
+            try (Connection c = contextual.getConnection(); Statement st = c.createStatement()) {
+                st.execute("CREATE TABLE t (v text)");
+                c.setAutoCommit(false);
+                st.execute("INSERT INTO t VALUES (current_setting('tidemark.changed_by', true))");
+                c.commit();
+                try (ResultSet rs = st.executeQuery("SELECT v FROM t")) {
+                    assertThat(rs.next()).isTrue();
+                    assertThat(rs.getString(1)).as("the write carried the context").isEqualTo("alice");
+                }
+            }
+
+            // Another database: its connections are handed out as the pool gives them, never with PostgreSQL's
+            // set_config in front of their statements.
+            Connection sqlServer = connectionOf("Microsoft SQL Server");
+            DataSource other = new PostgresContextDataSource(dataSourceOf(sqlServer), () -> alice, "tidemark");
+            assertThat(other.getConnection()).isSameAs(sqlServer);
+            assertThat(other.getConnection()).as("decided once, then remembered").isSameAs(sqlServer);
+        } finally {
+            postgres.close();
+        }
+    }
+
+    /** A connection whose metadata names the given database; every other call is refused. */
+    private static Connection connectionOf(String product) {
+        DatabaseMetaData metaData = (DatabaseMetaData) Proxy.newProxyInstance(
+                DatabaseMetaData.class.getClassLoader(), new Class<?>[] {DatabaseMetaData.class},
+                (proxy, method, args) -> {
+                    if (method.getName().equals("getDatabaseProductName")) {
+                        return product;
+                    }
+                    throw new UnsupportedOperationException(method.getName());
+                });
+        return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
+                new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("getMetaData")) {
+                        return metaData;
+                    }
+                    throw new UnsupportedOperationException(method.getName());
+                });
+    }
+
+    private static DataSource dataSourceOf(Connection connection) {
+        return new SimpleDriverDataSource() {
+            @Override
+            public Connection getConnection() {
+                return connection;
+            }
+        };
     }
 
     @Test
