@@ -13,6 +13,7 @@ CREATE TABLE IF NOT EXISTS "tidemark"."sync_state_leases" (
 -- One heartbeat per live engine instance: each takes its fair share of the objects.
 CREATE TABLE IF NOT EXISTS "tidemark"."sync_state_instances" (
     instance_id text        PRIMARY KEY,
+    object_set  text        NOT NULL,   -- hash of the tracked objects' names: equal sets share
     started_at  timestamptz NOT NULL,
     last_seen   timestamptz NOT NULL,
     expires_at  timestamptz NOT NULL    -- counted as live until then
@@ -55,14 +56,18 @@ SELECT count(*)
    AND expires_at > clock_timestamp()
 
 -- heartbeat()
-INSERT INTO "tidemark"."sync_state_instances" AS i (instance_id, started_at, last_seen, expires_at)
-VALUES (:instance, clock_timestamp(), clock_timestamp(), clock_timestamp() + :ms * interval '1 millisecond')
+INSERT INTO "tidemark"."sync_state_instances" AS i (instance_id, object_set, started_at, last_seen, expires_at)
+VALUES (:instance, :object_set, clock_timestamp(), clock_timestamp(), clock_timestamp() + :ms * interval '1 millisecond')
 ON CONFLICT (instance_id) DO UPDATE
-   SET last_seen = EXCLUDED.last_seen,
+   SET object_set = EXCLUDED.object_set,
+       last_seen = EXCLUDED.last_seen,
        expires_at = EXCLUDED.expires_at
 
 -- liveInstances()
-SELECT count(*) FROM "tidemark"."sync_state_instances" WHERE expires_at > clock_timestamp()
+-- The instances tracking the same objects share them: an instance that tracks other objects
+-- (another application on the same store, or one mid-way through a reconfiguration) must not
+-- shrink their fair share, or some of their objects would never be leased.
+SELECT count(*) FROM "tidemark"."sync_state_instances" WHERE object_set = :object_set AND expires_at > clock_timestamp()
 
 -- forgetExpiredInstances()
 -- An instance that stopped sending heartbeats is gone; if it wakes up, its next heartbeat is back.

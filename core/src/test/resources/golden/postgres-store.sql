@@ -90,6 +90,7 @@ CREATE TABLE IF NOT EXISTS "tidemark"."sync_state_leases" (
 -- One heartbeat per live engine instance: each takes its fair share of the objects.
 CREATE TABLE IF NOT EXISTS "tidemark"."sync_state_instances" (
     instance_id text        PRIMARY KEY,
+    object_set  text        NOT NULL,   -- hash of the tracked objects' names: equal sets share
     started_at  timestamptz NOT NULL,
     last_seen   timestamptz NOT NULL,
     expires_at  timestamptz NOT NULL    -- counted as live until then

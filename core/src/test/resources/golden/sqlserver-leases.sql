@@ -16,6 +16,7 @@ GO
 IF OBJECT_ID(N'[tidemark].[sync_state_instances]', N'U') IS NULL
 CREATE TABLE [tidemark].[sync_state_instances] (
     instance_id NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL PRIMARY KEY,
+    object_set  NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,   -- hash of the tracked objects' names: equal sets share
     started_at  DATETIME2     NOT NULL,   -- UTC
     last_seen   DATETIME2     NOT NULL,   -- UTC
     expires_at  DATETIME2     NOT NULL    -- UTC; counted as live until then
@@ -63,13 +64,17 @@ SELECT count(*)
 MERGE [tidemark].[sync_state_instances] WITH (HOLDLOCK) AS i
 USING (SELECT :instance AS instance_id) AS src ON i.instance_id = src.instance_id
  WHEN MATCHED THEN UPDATE
-      SET last_seen = SYSUTCDATETIME(),
+      SET object_set = :object_set,
+          last_seen = SYSUTCDATETIME(),
           expires_at = DATEADD(millisecond, :ms, SYSUTCDATETIME())
- WHEN NOT MATCHED THEN INSERT (instance_id, started_at, last_seen, expires_at)
-      VALUES (:instance, SYSUTCDATETIME(), SYSUTCDATETIME(), DATEADD(millisecond, :ms, SYSUTCDATETIME()));
+ WHEN NOT MATCHED THEN INSERT (instance_id, object_set, started_at, last_seen, expires_at)
+      VALUES (:instance, :object_set, SYSUTCDATETIME(), SYSUTCDATETIME(), DATEADD(millisecond, :ms, SYSUTCDATETIME()));
 
 -- liveInstances()
-SELECT count(*) FROM [tidemark].[sync_state_instances] WHERE expires_at > SYSUTCDATETIME()
+-- The instances tracking the same objects share them: an instance that tracks other objects
+-- (another application on the same store, or one mid-way through a reconfiguration) must not
+-- shrink their fair share, or some of their objects would never be leased.
+SELECT count(*) FROM [tidemark].[sync_state_instances] WHERE object_set = :object_set AND expires_at > SYSUTCDATETIME()
 
 -- forgetExpiredInstances()
 -- An instance that stopped sending heartbeats is gone; if it wakes up, its next heartbeat is back.

@@ -99,6 +99,7 @@ GO
 IF OBJECT_ID(N'[tidemark].[sync_state_instances]', N'U') IS NULL
 CREATE TABLE [tidemark].[sync_state_instances] (
     instance_id NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL PRIMARY KEY,
+    object_set  NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,   -- hash of the tracked objects' names: equal sets share
     started_at  DATETIME2     NOT NULL,   -- UTC
     last_seen   DATETIME2     NOT NULL,   -- UTC
     expires_at  DATETIME2     NOT NULL    -- UTC; counted as live until then

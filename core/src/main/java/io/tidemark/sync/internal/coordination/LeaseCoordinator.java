@@ -129,7 +129,8 @@ public final class LeaseCoordinator {
     private void roundIn(JdbcLeaseStore.Session session) {
         Duration duration = coordination.leaseDuration();
         String me = instanceId();
-        int live = Math.max(1, session.heartbeat(me, duration));
+        List<String> names = objects.get();
+        int live = Math.max(1, session.heartbeat(ObjectSet.of(names), me, duration));
         if (!announced) {
             announced = true;
             return;
@@ -142,7 +143,6 @@ public final class LeaseCoordinator {
                 drop(lease, true);
             }
         }
-        List<String> names = objects.get();
         // Objects untracked on the running engine (live reconfiguration): their leases go back at once, or they
         // would be renewed for ever and count against this instance's share.
         for (HeldLease lease : List.copyOf(held.values())) {

@@ -94,7 +94,18 @@ public final class DefaultSyncEngine implements SyncEngine {
         this.runner = new CycleRunner(config, calls);
         this.coordinator = config.coordination().map(c -> new LeaseCoordinator(config.name(), c,
                 new JdbcLeaseStore(((JdbcStore) config.watermarks()).support()), this::objectNames, locks::get,
-                this::wake, lastReports::remove, config.listeners())).orElse(null);
+                this::wakeIfTracked, this::forgetLeased, config.listeners())).orElse(null);
+    }
+
+    /** A lease just taken: poll at once. The object may have been untracked since the round read the names. */
+    private void wakeIfTracked(String objectName) {
+        poller(objectName).ifPresent(Poller::wake);
+    }
+
+    /** A lease given back or lost: what this instance remembers of the object's cycles is no longer its to judge. */
+    private void forgetLeased(String objectName) {
+        lastReports.remove(objectName);
+        activity.forget(objectName);
     }
 
     private synchronized List<String> objectNames() {

@@ -42,11 +42,15 @@ public final class JdbcLeaseStore {
             return support.dialect().leases();
         }
 
-        /** Records the instance as alive for {@code ttl} more, forgets expired ones; returns how many are alive. */
-        public int heartbeat(String instance, Duration ttl) {
-            h.createUpdate(sql().heartbeat()).bind("instance", instance).bind("ms", ttl.toMillis()).execute();
+        /**
+         * Records the instance, tracking the object set, as alive for {@code ttl} more, forgets expired instances;
+         * returns how many instances tracking the same set are alive.
+         */
+        public int heartbeat(String objectSet, String instance, Duration ttl) {
+            h.createUpdate(sql().heartbeat()).bind("instance", instance).bind("object_set", objectSet)
+                    .bind("ms", ttl.toMillis()).execute();
             h.createUpdate(sql().forgetExpiredInstances()).execute();
-            return h.createQuery(sql().liveInstances()).mapTo(Integer.class).one();
+            return h.createQuery(sql().liveInstances()).bind("object_set", objectSet).mapTo(Integer.class).one();
         }
 
         /** The new epoch if the lease was free and is now {@code holder}'s. */

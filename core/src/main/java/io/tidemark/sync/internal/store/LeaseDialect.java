@@ -61,7 +61,10 @@ public abstract class LeaseDialect {
                    AND expires_at > {{now}}""")
                 .with("leases", leases).with("now", now()).render();
         this.liveInstances = SqlTemplate.of("""
-                SELECT count(*) FROM {{instances}} WHERE expires_at > {{now}}""")
+                -- The instances tracking the same objects share them: an instance that tracks other objects
+                -- (another application on the same store, or one mid-way through a reconfiguration) must not
+                -- shrink their fair share, or some of their objects would never be leased.
+                SELECT count(*) FROM {{instances}} WHERE object_set = :object_set AND expires_at > {{now}}""")
                 .with("instances", instances).with("now", now()).render();
         this.forgetExpiredInstances = SqlTemplate.of("""
                 -- An instance that stopped sending heartbeats is gone; if it wakes up, its next heartbeat is back.
@@ -101,7 +104,10 @@ public abstract class LeaseDialect {
      */
     public abstract String acquire();
 
-    /** Records {@code :instance} as alive for {@code :ms} more milliseconds (insert or update). */
+    /**
+     * Records {@code :instance}, tracking object set {@code :object_set}, as alive for {@code :ms} more
+     * milliseconds (insert or update).
+     */
     public abstract String heartbeat();
 
     /** The statement that extends a lease; 1 row when still held, 0 when it was lost. */
@@ -119,7 +125,7 @@ public abstract class LeaseDialect {
         return fence;
     }
 
-    /** How many instances sent a heartbeat that has not expired. */
+    /** How many instances tracking object set {@code :object_set} sent a heartbeat that has not expired. */
     public String liveInstances() {
         return liveInstances;
     }

@@ -58,6 +58,7 @@ final class PostgresLeaseDialect extends LeaseDialect {
         return SqlTemplate.of("""
                 CREATE TABLE IF NOT EXISTS {{instances}} (
                     instance_id text        PRIMARY KEY,
+                    object_set  text        NOT NULL,   -- hash of the tracked objects' names: equal sets share
                     started_at  timestamptz NOT NULL,
                     last_seen   timestamptz NOT NULL,
                     expires_at  timestamptz NOT NULL    -- counted as live until then
@@ -95,10 +96,11 @@ final class PostgresLeaseDialect extends LeaseDialect {
     @Override
     public String heartbeat() {
         return SqlTemplate.of("""
-                INSERT INTO {{instances}} AS i (instance_id, started_at, last_seen, expires_at)
-                VALUES (:instance, clock_timestamp(), clock_timestamp(), {{expiry}})
+                INSERT INTO {{instances}} AS i (instance_id, object_set, started_at, last_seen, expires_at)
+                VALUES (:instance, :object_set, clock_timestamp(), clock_timestamp(), {{expiry}})
                 ON CONFLICT (instance_id) DO UPDATE
-                   SET last_seen = EXCLUDED.last_seen,
+                   SET object_set = EXCLUDED.object_set,
+                       last_seen = EXCLUDED.last_seen,
                        expires_at = EXCLUDED.expires_at""")
                 .with("instances", instances).with("expiry", expiry()).render();
     }

@@ -69,6 +69,7 @@ final class SqlServerLeaseDialect extends LeaseDialect {
         return SqlTemplate.of("""
                 CREATE TABLE {{instances}} (
                     instance_id {{name_type}} NOT NULL PRIMARY KEY,
+                    object_set  {{name_type}} NOT NULL,   -- hash of the tracked objects' names: equal sets share
                     started_at  DATETIME2     NOT NULL,   -- UTC
                     last_seen   DATETIME2     NOT NULL,   -- UTC
                     expires_at  DATETIME2     NOT NULL    -- UTC; counted as live until then
@@ -121,10 +122,11 @@ final class SqlServerLeaseDialect extends LeaseDialect {
                 MERGE {{instances}} WITH (HOLDLOCK) AS i
                 USING (SELECT :instance AS instance_id) AS src ON i.instance_id = src.instance_id
                  WHEN MATCHED THEN UPDATE
-                      SET last_seen = SYSUTCDATETIME(),
+                      SET object_set = :object_set,
+                          last_seen = SYSUTCDATETIME(),
                           expires_at = {{expiry}}
-                 WHEN NOT MATCHED THEN INSERT (instance_id, started_at, last_seen, expires_at)
-                      VALUES (:instance, SYSUTCDATETIME(), SYSUTCDATETIME(), {{expiry}});""")
+                 WHEN NOT MATCHED THEN INSERT (instance_id, object_set, started_at, last_seen, expires_at)
+                      VALUES (:instance, :object_set, SYSUTCDATETIME(), SYSUTCDATETIME(), {{expiry}});""")
                 .with("instances", instances).with("expiry", expiry()).render();
     }
 }

@@ -48,6 +48,9 @@ class LeaseDialectTest {
             assertThat(leases.fence()).contains("holder = :holder AND epoch = :epoch")
                     .contains("expires_at > " + clock).contains("SELECT count(*)").doesNotContain("UPDATE");
             assertThat(leases.renew()).contains("holder = :holder AND epoch = :epoch");
+            // The fair share is counted among the instances tracking the same objects only.
+            assertThat(leases.liveInstances()).contains("object_set = :object_set");
+            assertThat(leases.heartbeat()).contains(":object_set");
             // Taking a lease raises its epoch, and only where the old one expired.
             assertThat(leases.acquire()).contains("epoch = l.epoch + 1").contains("l.expires_at <= " + clock);
         }
