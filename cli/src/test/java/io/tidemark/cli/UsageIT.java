@@ -48,6 +48,17 @@ class UsageIT {
     }
 
     @Test
+    void a_password_in_the_url_is_refused_and_never_printed() {
+        for (String url : new String[] {"jdbc:postgresql://localhost/db?user=u&password=s3cr3t",
+                "jdbc:sqlserver://localhost:1433;databaseName=db;Password=s3cr3t"}) {
+            Cli.Run run = Cli.run("status", "--url", url);
+            assertThat(run.exit()).as(url).isEqualTo(ExitCode.USAGE);
+            assertThat(run.stderr()).contains("Refusing a password in --url").contains("TIDEMARK_PASSWORD")
+                    .doesNotContain("s3cr3t");
+        }
+    }
+
+    @Test
     void the_url_must_be_given_and_be_a_jdbc_url() {
         Cli.Run missing = Cli.run("status");
         assertThat(missing.exit()).isEqualTo(ExitCode.USAGE);

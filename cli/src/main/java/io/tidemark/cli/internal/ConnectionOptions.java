@@ -21,6 +21,10 @@ public final class ConnectionOptions {
 
     static final String PASSWORD_VARIABLE = "TIDEMARK_PASSWORD";
 
+    /** {@code password=} as a URL parameter (PostgreSQL's {@code ?password=}, SQL Server's {@code ;password=}). */
+    private static final java.util.regex.Pattern PASSWORD_IN_URL =
+            java.util.regex.Pattern.compile("[?&;]password=", java.util.regex.Pattern.CASE_INSENSITIVE);
+
     @Spec(Spec.Target.MIXEE)
     CommandSpec command;
 
@@ -52,6 +56,13 @@ public final class ConnectionOptions {
         if (!url.startsWith("jdbc:postgresql:") && !url.startsWith("jdbc:sqlserver:")) {
             throw new ParameterException(command.commandLine(), "--url " + url + " is not a PostgreSQL or SQL Server"
                     + " JDBC URL: jdbc:postgresql://host:5432/db or jdbc:sqlserver://host:1433;databaseName=db");
+        }
+        if (PASSWORD_IN_URL.matcher(url).find()) {
+            // Refused, not masked: the URL is on the command line, in the shell's history and the process list.
+            throw new ParameterException(command.commandLine(), "Refusing a password in --url: a password on the"
+                    + " command line stays in the shell's history and shows in the process list. Remove it from the"
+                    + " URL and set the environment variable " + PASSWORD_VARIABLE + ", or leave it unset to be"
+                    + " prompted.");
         }
         String password = System.getenv(PASSWORD_VARIABLE);
         try {
