@@ -64,15 +64,67 @@ public final class Envelope {
      * that carry them on every change, such as one JSON line per change.
      */
     public static void writeFields(ChangeBatch batch, JsonGenerator g) throws IOException {
-        g.writeStringField("object", batch.objectName());
-        g.writeStringField("idempotencyKey", batch.idempotencyKey());
-        g.writeStringField("batchId", batch.batchId());
-        g.writeNumberField("fromVersion", batch.fromVersion());
-        g.writeNumberField("toVersion", batch.toVersion());
-        g.writeStringField("syncType", batch.syncType().name());
-        g.writeNumberField("reasonCode", batch.reasonCode());
-        g.writeNumberField("page", batch.pageNumber());
-        g.writeNumberField("pageCount", batch.pageCount());
-        g.writeNumberField("totalChanges", batch.totalChanges());
+        try {
+            fields(batch, new JsonFields(g));
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
+        }
+    }
+
+    /**
+     * Hands the envelope's fields (everything but {@code changes}) to {@code sink}, in the envelope's order, under
+     * the envelope's names: the one list of them, for forms other than JSON (record headers, for example).
+     */
+    public static void fields(ChangeBatch batch, FieldSink sink) {
+        sink.text("object", batch.objectName());
+        sink.text("idempotencyKey", batch.idempotencyKey());
+        sink.text("batchId", batch.batchId());
+        sink.number("fromVersion", batch.fromVersion());
+        sink.number("toVersion", batch.toVersion());
+        sink.text("syncType", batch.syncType().name());
+        sink.number("reasonCode", batch.reasonCode());
+        sink.number("page", batch.pageNumber());
+        sink.number("pageCount", batch.pageCount());
+        sink.number("totalChanges", batch.totalChanges());
+    }
+
+    /** Receives the envelope's fields from {@link #fields(ChangeBatch, FieldSink)}, each with its JSON type. */
+    public interface FieldSink {
+        void text(String name, String value);
+
+        void number(String name, long value);
+
+        void number(String name, int value);
+    }
+
+    /** The fields as JSON fields of an object the caller opened. */
+    private record JsonFields(JsonGenerator g) implements FieldSink {
+
+        @Override
+        public void text(String name, String value) {
+            try {
+                g.writeStringField(name, value);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public void number(String name, long value) {
+            try {
+                g.writeNumberField(name, value);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public void number(String name, int value) {
+            try {
+                g.writeNumberField(name, value);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
     }
 }

@@ -1,10 +1,12 @@
 package io.tidemark.kafka.internal;
 
 import io.tidemark.sync.ChangeBatch;
+import io.tidemark.sync.Envelope;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -14,36 +16,28 @@ import java.util.List;
  */
 public final class EnvelopeHeaders {
 
-    public static final String OBJECT = "object";
-    public static final String IDEMPOTENCY_KEY = "idempotencyKey";
-    public static final String BATCH_ID = "batchId";
-    public static final String FROM_VERSION = "fromVersion";
-    public static final String TO_VERSION = "toVersion";
-    public static final String SYNC_TYPE = "syncType";
-    public static final String REASON_CODE = "reasonCode";
-    public static final String PAGE = "page";
-    public static final String PAGE_COUNT = "pageCount";
-    public static final String TOTAL_CHANGES = "totalChanges";
-
     private EnvelopeHeaders() {
     }
 
     /** The headers of every record of {@code batch}, in the envelope's order. */
     public static List<Header> of(ChangeBatch batch) {
-        return List.of(
-                header(OBJECT, batch.objectName()),
-                header(IDEMPOTENCY_KEY, batch.idempotencyKey()),
-                header(BATCH_ID, batch.batchId()),
-                header(FROM_VERSION, Long.toString(batch.fromVersion())),
-                header(TO_VERSION, Long.toString(batch.toVersion())),
-                header(SYNC_TYPE, batch.syncType().name()),
-                header(REASON_CODE, Integer.toString(batch.reasonCode())),
-                header(PAGE, Integer.toString(batch.pageNumber())),
-                header(PAGE_COUNT, Integer.toString(batch.pageCount())),
-                header(TOTAL_CHANGES, Long.toString(batch.totalChanges())));
-    }
+        List<Header> headers = new ArrayList<>(10);
+        Envelope.fields(batch, new Envelope.FieldSink() {
+            @Override
+            public void text(String name, String value) {
+                headers.add(new RecordHeader(name, value.getBytes(StandardCharsets.UTF_8)));
+            }
 
-    private static Header header(String name, String value) {
-        return new RecordHeader(name, value.getBytes(StandardCharsets.UTF_8));
+            @Override
+            public void number(String name, long value) {
+                text(name, Long.toString(value));
+            }
+
+            @Override
+            public void number(String name, int value) {
+                text(name, Integer.toString(value));
+            }
+        });
+        return List.copyOf(headers);
     }
 }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tidemark.kafka.connect.ObjectSettings;
 import io.tidemark.sync.Change;
 import io.tidemark.sync.ChangeBatch;
+import io.tidemark.sync.Envelope;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.Operation;
 import io.tidemark.sync.TidemarkException;
@@ -127,16 +128,22 @@ public final class RecordMapper {
 
     private static Headers headers(ChangeBatch page) {
         ConnectHeaders headers = new ConnectHeaders();
-        headers.addString(HEADER_PREFIX + "object", page.objectName());
-        headers.addString(HEADER_PREFIX + "idempotencyKey", page.idempotencyKey());
-        headers.addString(HEADER_PREFIX + "batchId", page.batchId());
-        headers.addLong(HEADER_PREFIX + "fromVersion", page.fromVersion());
-        headers.addLong(HEADER_PREFIX + "toVersion", page.toVersion());
-        headers.addString(HEADER_PREFIX + "syncType", page.syncType().name());
-        headers.addInt(HEADER_PREFIX + "reasonCode", page.reasonCode());
-        headers.addInt(HEADER_PREFIX + "page", page.pageNumber());
-        headers.addInt(HEADER_PREFIX + "pageCount", page.pageCount());
-        headers.addLong(HEADER_PREFIX + "totalChanges", page.totalChanges());
+        Envelope.fields(page, new Envelope.FieldSink() {
+            @Override
+            public void text(String name, String value) {
+                headers.addString(HEADER_PREFIX + name, value);
+            }
+
+            @Override
+            public void number(String name, long value) {
+                headers.addLong(HEADER_PREFIX + name, value);
+            }
+
+            @Override
+            public void number(String name, int value) {
+                headers.addInt(HEADER_PREFIX + name, value);
+            }
+        });
         return headers;
     }
 }

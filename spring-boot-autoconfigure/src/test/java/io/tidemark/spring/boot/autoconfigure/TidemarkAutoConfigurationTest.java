@@ -163,10 +163,8 @@ class TidemarkAutoConfigurationTest {
                 .run(context -> {
                     assertThat(context).hasNotFailed();
                     SyncEngine engine = context.getBean(SyncEngine.class);
-                    long deadline = System.nanoTime() + java.time.Duration.ofSeconds(20).toNanos();
-                    while (engine.status("items").leaseHolder().isEmpty() && System.nanoTime() < deadline) {
-                        Thread.sleep(100);
-                    }
+                    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(20))
+                            .until(() -> engine.status("items").leaseHolder().isPresent());
                     assertThat(engine.status("items").leaseHolder()).as("the lease of the only instance")
                             .hasValue("app-1");
                 });
