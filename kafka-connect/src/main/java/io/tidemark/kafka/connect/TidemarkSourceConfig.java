@@ -52,6 +52,7 @@ public final class TidemarkSourceConfig {
     static final String INITIAL_SYNC = "initial.sync";
     static final String MAX_ROWS = "max.rows";
     static final String TOPIC = "topic";
+    static final String TABLE = "table";
 
     private static final String CONNECTION_GROUP = "Connection";
     private static final String OBJECTS_GROUP = "Tracked objects";
@@ -98,6 +99,10 @@ public final class TidemarkSourceConfig {
             Integer maxRows = parsed.getInt(prefix + MAX_ROWS);
             if (maxRows != null) {
                 object = object.maxRows(maxRows);
+            }
+            String table = parsed.getString(prefix + TABLE);
+            if (table != null) {
+                object = object.table(table);
             }
             TrackedObjectRules.check(checks, object);
             String topic = Optional.ofNullable(parsed.getString(prefix + TOPIC)).orElse(topicPrefix + name);
@@ -148,7 +153,13 @@ public final class TidemarkSourceConfig {
                             group, ++order, Width.SHORT, name + " max rows")
                     .define(prefix + TOPIC, Type.STRING, null, Importance.MEDIUM,
                             "The topic of object '" + name + "'; " + TOPIC_PREFIX + " followed by the name if"
-                                    + " not set.", group, ++order, Width.LONG, name + " topic");
+                                    + " not set.", group, ++order, Width.LONG, name + " topic")
+                    .define(prefix + TABLE, Type.STRING, null, Importance.LOW,
+                            "SQL Server: the tracked table of object '" + name + "', schema-qualified, for example"
+                                    + " dbo.Items. With it, each poll checks that the version asked for is still"
+                                    + " inside what Change Tracking keeps for the table and logs a"
+                                    + " WATERMARK_AGED_OUT warning when it is not. Not used on PostgreSQL.",
+                            group, ++order, Width.LONG, name + " table");
         }
         return def;
     }

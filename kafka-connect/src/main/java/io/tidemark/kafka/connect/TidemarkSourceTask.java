@@ -8,6 +8,7 @@ import io.tidemark.kafka.connect.internal.WakeUps;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.engine.CallRules;
 import io.tidemark.sync.internal.engine.EngineCallContext;
 import io.tidemark.sync.spi.ChangeProvider;
 import org.apache.kafka.connect.errors.ConnectException;
@@ -79,8 +80,7 @@ public class TidemarkSourceTask extends SourceTask {
                 String source = provider.sourceIdentity(object);
                 SourceOffsets.Position committed = SourceOffsets.read(object.name(),
                         offsets.get(SourceOffsets.partition(object.name())));
-                if (committed.version().isPresent() && committed.source().isPresent()
-                        && !committed.source().get().equals(source)) {
+                if (CallRules.sourceChanged(committed.version(), committed.source(), source)) {
                     throw TidemarkException.forObject(ErrorCode.WATERMARK_SOURCE_CHANGED, object.name(),
                             "the committed offset " + committed.version().getAsLong() + " was produced by "
                                     + committed.source().get() + ", but the object now calls " + source

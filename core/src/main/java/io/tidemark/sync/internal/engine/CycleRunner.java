@@ -13,7 +13,6 @@ import io.tidemark.sync.internal.contract.ResponseScanner;
 import io.tidemark.sync.internal.contract.ResponseSummary;
 import io.tidemark.sync.internal.store.WatermarkConflicts;
 import io.tidemark.sync.spi.CallContext;
-import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.sync.spi.ResponsePayload;
 import io.tidemark.sync.spi.SyncListener;
@@ -126,32 +125,22 @@ final class CycleRunner {
     private static void checkSource(TrackedObject object, Optional<WatermarkState> state, OptionalLong stored,
                                     String source) {
         Optional<String> storedSource = state.flatMap(WatermarkState::source);
-        if (stored.isPresent() && storedSource.isPresent() && !storedSource.get().equals(source)) {
+        if (CallRules.sourceChanged(stored, storedSource, source)) {
             throw WatermarkConflicts.sourceChanged(object.name(), stored, storedSource.get(), source);
         }
     }
 
     /** Returns the version stored: every destination starts there. */
     private long seed(TrackedObject object, String source, PositionPlan plan, ObjectReport.Builder report) {
-        ChangeProvider provider = config.provider();
-        OptionalLong server = provider.currentVersion(object);
-        long version;
-        if (server.isPresent()) {
-            version = server.getAsLong();
-        } else {
-            try (ResponsePayload payload = provider.invoke(object, ChangeRequest.seed(), calls)) {
-                ResponseSummary summary = ResponseScanner.scan(object.name(), payload);
-                report.changeCount(summary.rowCount()).sync(summary.syncType(), summary.reasonCode());
-                if (summary.rowCount() > 0) {
-                    String warning = "returned " + summary.rowCount()
-                            + " rows during an incremental seed; discarding them";
-                    LOG.warn("[{}] procedure {} {}. Return no rows when mode is \"seed\", or use InitialSync.FULL"
-                            + " if the history was wanted.", object.name(), object.procedure(), warning);
-                    report.warning(warning);
-                }
-                version = summary.metadataVersion();
-            }
-        }
+        IncrementalSeed.Seeded seeded = IncrementalSeed.seed(object, config.provider(), calls);
+        seeded.seedResponse().ifPresent(summary ->
+                report.changeCount(summary.rowCount()).sync(summary.syncType(), summary.reasonCode()));
+        seeded.discardWarning().ifPresent(warning -> {
+            LOG.warn("[{}] procedure {} {}. Return no rows when mode is \"seed\", or use InitialSync.FULL"
+                    + " if the history was wanted.", object.name(), object.procedure(), warning);
+            report.warning(warning);
+        });
+        long version = seeded.version();
         List<PositionPlan.Entry> everyone = plan.entries();
         advance(object, source, plan, everyone, version);
         report.outcome(Outcome.SEEDED).toVersion(OptionalLong.of(version));
@@ -230,20 +219,11 @@ final class CycleRunner {
                            List<TidemarkException> blocked) {
         OptionalLong position = group.get(0).position;
         long from = position.orElse(0L);
-        ChangeRequest request = position.isEmpty()
-                ? ChangeRequest.initialFull(object.maxRows())
-                : ChangeRequest.sync(from, object.maxRows());
+        ChangeRequest request = CallRules.request(object, position);
         try (ResponsePayload payload = config.provider().invoke(object, request, calls)) {
             ResponseSummary summary = ResponseScanner.scan(object.name(), payload);
-            long next = summary.versionToStore();
-            if (position.isPresent() && next < position.getAsLong()) {
-                throw TidemarkException.forObject(ErrorCode.WATERMARK_REGRESSION, object.name(),
-                        "the response would move the watermark back from " + position.getAsLong() + " to " + next
-                                + " (highest $version " + describe(summary.highestRowVersion())
-                                + ", Metadata.Sync.Version " + summary.metadataVersion() + "); refusing it. A"
-                                + " procedure whose versions can go down must be fixed (docs/contract.md, what a"
-                                + " version has to be). " + WatermarkConflicts.regressionAdvice(object.name()));
-            }
+            long next = CallRules.versionToStore(object.name(), position, summary, "watermark",
+                    WatermarkConflicts.regressionAdvice(object.name()));
             if (totals.calls++ == 0 || summary.rowCount() > 0 && totals.changes == 0) {
                 report.sync(summary.syncType(), summary.reasonCode());
             }
@@ -376,17 +356,8 @@ final class CycleRunner {
     }
 
     private List<Diagnostic> diagnose(TrackedObject object, OptionalLong version) {
-        List<Diagnostic> diagnostics;
-        try {
-            diagnostics = config.provider().diagnose(object, version);
-        } catch (RuntimeException e) {
-            LOG.warn("[{}] provider diagnostics failed: {}", object.name(), e.toString());
-            return List.of();
-        }
+        List<Diagnostic> diagnostics = ProviderDiagnostics.run(config.provider(), object, version, LOG);
         for (Diagnostic d : diagnostics) {
-            if (d.severity() != Diagnostic.Severity.INFO) {
-                LOG.warn("[{}] {}", object.name(), d);
-            }
             for (SyncListener listener : config.listeners()) {
                 try {
                     listener.onDiagnostic(object.name(), d);
@@ -408,9 +379,5 @@ final class CycleRunner {
             }
         }
         return report;
-    }
-
-    private static String describe(OptionalLong v) {
-        return v.isPresent() ? Long.toString(v.getAsLong()) : "none";
     }
 }

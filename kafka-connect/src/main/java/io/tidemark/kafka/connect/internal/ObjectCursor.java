@@ -2,6 +2,7 @@ package io.tidemark.kafka.connect.internal;
 
 import io.tidemark.sync.Change;
 import io.tidemark.sync.ChangeBatch;
+import io.tidemark.sync.Diagnostic;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.TidemarkException;
@@ -9,9 +10,11 @@ import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.internal.contract.ChangeReader;
 import io.tidemark.sync.internal.contract.ResponseScanner;
 import io.tidemark.sync.internal.contract.ResponseSummary;
+import io.tidemark.sync.internal.engine.CallRules;
+import io.tidemark.sync.internal.engine.IncrementalSeed;
+import io.tidemark.sync.internal.engine.ProviderDiagnostics;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeProvider;
-import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.sync.spi.ResponsePayload;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,19 +24,26 @@ import java.util.List;
 import java.util.OptionalLong;
 
 /**
- * Where one object stands in a task, and the calls that move it on, under the engine's version rules:
+ * Where one object stands in a task, and the calls that move it on, under the engine's version rules, taken from
+ * core rather than copied:
  * <ol>
  *   <li>no committed offset: an INCREMENTAL object records the server's (or the seeding procedure's) version and
- *       delivers nothing; a FULL one asks with {@code "initial":true};</li>
- *   <li>afterwards each call asks for the changes after the position: the version every change up to which is in
- *       Kafka (committed, or handed to Connect by this task);</li>
+ *       delivers nothing ({@link IncrementalSeed}); a FULL one asks with {@code "initial":true};</li>
+ *   <li>afterwards each call asks for the changes after the position ({@link CallRules#request}): the version every
+ *       change up to which is in Kafka (committed, or handed to Connect by this task);</li>
  *   <li>a response is checked whole by core's {@link ResponseScanner} before any of it is handed out, then read
  *       as a stream by core's {@link ChangeReader}, a batch at a time;</li>
- *   <li>a batch of a {@code Diff} whose rows carry ascending versions always ends at a version boundary (the rows
- *       of one version are never split), and each record's offset is the highest version complete up to it; any
- *       other response (a {@code Full} re-export) is one unit: only its last record carries the new version;</li>
- *   <li>a response that would move the position back is refused ({@code WATERMARK_REGRESSION}).</li>
+ *   <li>a response that would move the position back is refused ({@code WATERMARK_REGRESSION},
+ *       {@link CallRules#versionToStore});</li>
+ *   <li>after each call the provider's checks run and are logged ({@link ProviderDiagnostics}).</li>
  * </ol>
+ * One rule is the connector's own: a batch of a {@code Diff} whose rows carry ascending versions (core's
+ * {@link ResponseSummary#resumableBetweenPages()}) always ends at a version boundary (the rows of one version are
+ * never split), and each record's offset is the highest version complete up to it; any other response (a
+ * {@code Full} re-export) is one unit: only its last record carries the new version. The engine instead cuts pages
+ * at the page size and holds a destination's position below a version split between pages; the connector cannot,
+ * because an exactly-once transaction ends with a batch and must end at a version boundary.
+ *
  * Not thread-safe: a task's poll thread owns it.
  */
 public final class ObjectCursor implements AutoCloseable {
@@ -46,6 +56,7 @@ public final class ObjectCursor implements AutoCloseable {
     private final int pageSize;
     private OptionalLong position;
     private OpenResponse open;
+    private List<Diagnostic> diagnostics = List.of();
 
     public ObjectCursor(TrackedObject object, ChangeProvider provider, CallContext calls, int pageSize,
                         OptionalLong committed) {
@@ -75,37 +86,45 @@ public final class ObjectCursor implements AutoCloseable {
      * or {@link Step#idle()} when the procedure had nothing after the position.
      */
     public Step next() {
-        if (open == null) {
-            if (position.isEmpty() && object.initialSync() == InitialSync.INCREMENTAL) {
-                long seeded = seed();
-                position = OptionalLong.of(seeded);
-                LOG.info("[{}] seeded at version {}; changes after it will be delivered", object.name(), seeded);
-                return Step.position(seeded);
-            }
-            Step step = call();
-            if (step != null) {
-                return step;
-            }
+        if (open != null) {
+            return open.take();
         }
-        return open.take();
+        Step step;
+        try {
+            step = seedOrCall();
+        } finally {
+            // After every call, failed ones included, as the engine does after every cycle.
+            diagnostics = ProviderDiagnostics.run(provider, object, position, LOG);
+        }
+        return step != null ? step : open.take();
+    }
+
+    /**
+     * What the provider's checks said after the last call (logged when above INFO): on SQL Server a position older
+     * than Change Tracking keeps ({@code WATERMARK_AGED_OUT}), on PostgreSQL changes held back by an old transaction.
+     */
+    public List<Diagnostic> diagnostics() {
+        return diagnostics;
+    }
+
+    /** Seeds an INCREMENTAL object without a position, else calls the procedure; null when a response was opened. */
+    private Step seedOrCall() {
+        if (position.isEmpty() && object.initialSync() == InitialSync.INCREMENTAL) {
+            long seeded = seed();
+            position = OptionalLong.of(seeded);
+            LOG.info("[{}] seeded at version {}; changes after it will be delivered", object.name(), seeded);
+            return Step.position(seeded);
+        }
+        return call();
     }
 
     /** Calls the procedure once; returns the step when the response has no rows, else opens it and returns null. */
     private Step call() {
         OptionalLong from = position;
-        ChangeRequest request = from.isEmpty()
-                ? ChangeRequest.initialFull(object.maxRows())
-                : ChangeRequest.sync(from.getAsLong(), object.maxRows());
-        ResponsePayload payload = provider.invoke(object, request, calls);
+        ResponsePayload payload = provider.invoke(object, CallRules.request(object, from), calls);
         try {
             ResponseSummary summary = ResponseScanner.scan(object.name(), payload);
-            long next = summary.versionToStore();
-            if (from.isPresent() && next < from.getAsLong()) {
-                throw TidemarkException.forObject(ErrorCode.WATERMARK_REGRESSION, object.name(),
-                        "the response would move the position back from " + from.getAsLong() + " to " + next
-                                + "; refusing it (nothing of it was handed to Connect). A procedure whose versions"
-                                + " can go down must be fixed (docs/contract.md, what a version has to be).");
-            }
+            long next = CallRules.versionToStore(object.name(), from, summary, "position", regressionAdvice());
             if (summary.rowCount() == 0) {
                 payload.close();
                 position = OptionalLong.of(next);
@@ -123,19 +142,27 @@ public final class ObjectCursor implements AutoCloseable {
     }
 
     private long seed() {
-        OptionalLong server = provider.currentVersion(object);
-        if (server.isPresent()) {
-            return server.getAsLong();
-        }
-        try (ResponsePayload payload = provider.invoke(object, ChangeRequest.seed(), calls)) {
-            ResponseSummary summary = ResponseScanner.scan(object.name(), payload);
-            if (summary.rowCount() > 0) {
-                LOG.warn("[{}] procedure {} returned {} rows during an incremental seed; discarding them. Return no"
-                                + " rows when mode is \"seed\", or use initial.sync FULL if the history was wanted.",
-                        object.name(), object.procedure(), summary.rowCount());
-            }
-            return summary.metadataVersion();
-        }
+        IncrementalSeed.Seeded seeded = IncrementalSeed.seed(object, provider, calls);
+        seeded.discardWarning().ifPresent(warning -> LOG.warn("[{}] procedure {} {}. Return no rows when mode is"
+                + " \"seed\", or use initial.sync FULL if the history was wanted.", object.name(),
+                object.procedure(), warning));
+        return seeded.version();
+    }
+
+    /**
+     * What to do about a response below the committed offset, in Connect's terms. Of the engine's two causes only
+     * the restored database applies: Connect gives each source partition to one task, so no second writer moves
+     * an offset behind a task's back.
+     */
+    private String regressionAdvice() {
+        return "Nothing of it was handed to Connect, and the task fails. If the source database was restored from a"
+                + " backup or failed over to a copy whose versions are behind the committed offset, the changes"
+                + " made there since lie below it. Start the object again without a gap: for an initial.sync FULL"
+                + " object, stop the connector and reset its offsets for '" + object.name() + "' (DELETE"
+                + " /connectors/<name>/offsets) to export everything again (consumers see rows again); for an"
+                + " INCREMENTAL object, set object." + object.name() + ".initial.sync=FULL first, then reset."
+                + " Resetting an INCREMENTAL object as it is starts from the current version and skips every change"
+                + " made since the restore.";
     }
 
     /** Closes the response being handed out, if any; the position stays where the last batch left it. */
