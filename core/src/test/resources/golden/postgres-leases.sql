@@ -7,7 +7,8 @@ CREATE TABLE IF NOT EXISTS "tidemark"."sync_state_leases" (
     holder      text        NOT NULL,   -- the instance id of the holder
     epoch       bigint      NOT NULL,   -- raised by every acquisition: the fencing token
     acquired_at timestamptz NOT NULL,
-    expires_at  timestamptz NOT NULL    -- free once passed; a clean close sets it to now
+    expires_at  timestamptz NOT NULL,   -- free once passed; a clean close sets it to now
+    in_flight   text                    -- the page its holder is delivering (JSON), see recordInFlight
 );
 
 -- One heartbeat per live engine instance: each takes its fair share of the objects.
@@ -16,7 +17,8 @@ CREATE TABLE IF NOT EXISTS "tidemark"."sync_state_instances" (
     object_set  text        NOT NULL,   -- hash of the tracked objects' names: equal sets share
     started_at  timestamptz NOT NULL,
     last_seen   timestamptz NOT NULL,
-    expires_at  timestamptz NOT NULL    -- counted as live until then
+    expires_at  timestamptz NOT NULL,   -- counted as live until then
+    destinations text                   -- its destinations' names (JSON): their positions hold
 );
 
 -- acquire()
@@ -56,10 +58,12 @@ SELECT count(*)
    AND expires_at > clock_timestamp()
 
 -- heartbeat()
-INSERT INTO "tidemark"."sync_state_instances" AS i (instance_id, object_set, started_at, last_seen, expires_at)
-VALUES (:instance, :object_set, clock_timestamp(), clock_timestamp(), clock_timestamp() + :ms * interval '1 millisecond')
+INSERT INTO "tidemark"."sync_state_instances" AS i (instance_id, object_set, started_at, last_seen, expires_at,
+                                destinations)
+VALUES (:instance, :object_set, clock_timestamp(), clock_timestamp(), clock_timestamp() + :ms * interval '1 millisecond', :destinations)
 ON CONFLICT (instance_id) DO UPDATE
    SET object_set = EXCLUDED.object_set,
+       destinations = EXCLUDED.destinations,
        last_seen = EXCLUDED.last_seen,
        expires_at = EXCLUDED.expires_at
 
@@ -81,3 +85,17 @@ SELECT object_name, holder, epoch
   FROM "tidemark"."sync_state_leases"
  WHERE expires_at > clock_timestamp()
  ORDER BY object_name
+
+-- recordInFlight()
+-- The page the holder is about to deliver: an instance that takes the lease over after a failover
+-- delivers that same page again first, under the same idempotency key. Fenced like every write.
+UPDATE "tidemark"."sync_state_leases"
+   SET in_flight = :page
+ WHERE object_name = :name AND holder = :holder AND epoch = :epoch
+   AND expires_at > clock_timestamp()
+
+-- selectInFlight()
+SELECT in_flight FROM "tidemark"."sync_state_leases" WHERE object_name = :name
+
+-- probeInstances()
+SELECT instance_id, object_set, destinations, expires_at FROM "tidemark"."sync_state_instances" WHERE instance_id = :name

@@ -84,7 +84,8 @@ CREATE TABLE IF NOT EXISTS "tidemark"."sync_state_leases" (
     holder      text        NOT NULL,   -- the instance id of the holder
     epoch       bigint      NOT NULL,   -- raised by every acquisition: the fencing token
     acquired_at timestamptz NOT NULL,
-    expires_at  timestamptz NOT NULL    -- free once passed; a clean close sets it to now
+    expires_at  timestamptz NOT NULL,   -- free once passed; a clean close sets it to now
+    in_flight   text                    -- the page its holder is delivering (JSON), see recordInFlight
 );
 
 -- One heartbeat per live engine instance: each takes its fair share of the objects.
@@ -93,7 +94,8 @@ CREATE TABLE IF NOT EXISTS "tidemark"."sync_state_instances" (
     object_set  text        NOT NULL,   -- hash of the tracked objects' names: equal sets share
     started_at  timestamptz NOT NULL,
     last_seen   timestamptz NOT NULL,
-    expires_at  timestamptz NOT NULL    -- counted as live until then
+    expires_at  timestamptz NOT NULL,   -- counted as live until then
+    destinations text                   -- its destinations' names (JSON): their positions hold
 );
 
 -- selectState()

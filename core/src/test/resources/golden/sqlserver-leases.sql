@@ -8,7 +8,8 @@ CREATE TABLE [tidemark].[sync_state_leases] (
     holder      NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,   -- the instance id of the holder
     epoch       BIGINT        NOT NULL,   -- raised by every acquisition: the fencing token
     acquired_at DATETIME2     NOT NULL,   -- UTC
-    expires_at  DATETIME2     NOT NULL    -- UTC; free once passed, a clean close sets it to now
+    expires_at  DATETIME2     NOT NULL,   -- UTC; free once passed, a clean close sets it to now
+    in_flight   NVARCHAR(MAX) NULL        -- the page its holder is delivering (JSON), see recordInFlight
 );
 GO
 
@@ -19,7 +20,8 @@ CREATE TABLE [tidemark].[sync_state_instances] (
     object_set  NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,   -- hash of the tracked objects' names: equal sets share
     started_at  DATETIME2     NOT NULL,   -- UTC
     last_seen   DATETIME2     NOT NULL,   -- UTC
-    expires_at  DATETIME2     NOT NULL    -- UTC; counted as live until then
+    expires_at  DATETIME2     NOT NULL,   -- UTC; counted as live until then
+    destinations NVARCHAR(MAX) NULL       -- its destinations' names (JSON): their positions hold
 );
 GO
 
@@ -65,10 +67,13 @@ MERGE [tidemark].[sync_state_instances] WITH (HOLDLOCK) AS i
 USING (SELECT :instance AS instance_id) AS src ON i.instance_id = src.instance_id
  WHEN MATCHED THEN UPDATE
       SET object_set = :object_set,
+          destinations = :destinations,
           last_seen = SYSUTCDATETIME(),
           expires_at = DATEADD(millisecond, :ms, SYSUTCDATETIME())
- WHEN NOT MATCHED THEN INSERT (instance_id, object_set, started_at, last_seen, expires_at)
-      VALUES (:instance, :object_set, SYSUTCDATETIME(), SYSUTCDATETIME(), DATEADD(millisecond, :ms, SYSUTCDATETIME()));
+ WHEN NOT MATCHED THEN INSERT (instance_id, object_set, started_at, last_seen, expires_at,
+                               destinations)
+      VALUES (:instance, :object_set, SYSUTCDATETIME(), SYSUTCDATETIME(), DATEADD(millisecond, :ms, SYSUTCDATETIME()),
+              :destinations);
 
 -- liveInstances()
 -- The instances tracking the same objects share them: an instance that tracks other objects
@@ -88,3 +93,17 @@ SELECT object_name, holder, epoch
   FROM [tidemark].[sync_state_leases]
  WHERE expires_at > SYSUTCDATETIME()
  ORDER BY object_name
+
+-- recordInFlight()
+-- The page the holder is about to deliver: an instance that takes the lease over after a failover
+-- delivers that same page again first, under the same idempotency key. Fenced like every write.
+UPDATE [tidemark].[sync_state_leases]
+   SET in_flight = :page
+ WHERE object_name = :name AND holder = :holder AND epoch = :epoch
+   AND expires_at > SYSUTCDATETIME()
+
+-- selectInFlight()
+SELECT in_flight FROM [tidemark].[sync_state_leases] WHERE object_name = :name
+
+-- probeInstances()
+SELECT instance_id, object_set, destinations, expires_at FROM [tidemark].[sync_state_instances] WHERE instance_id = :name

@@ -91,7 +91,8 @@ CREATE TABLE [tidemark].[sync_state_leases] (
     holder      NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,   -- the instance id of the holder
     epoch       BIGINT        NOT NULL,   -- raised by every acquisition: the fencing token
     acquired_at DATETIME2     NOT NULL,   -- UTC
-    expires_at  DATETIME2     NOT NULL    -- UTC; free once passed, a clean close sets it to now
+    expires_at  DATETIME2     NOT NULL,   -- UTC; free once passed, a clean close sets it to now
+    in_flight   NVARCHAR(MAX) NULL        -- the page its holder is delivering (JSON), see recordInFlight
 );
 GO
 
@@ -102,7 +103,8 @@ CREATE TABLE [tidemark].[sync_state_instances] (
     object_set  NVARCHAR(200) COLLATE Latin1_General_100_BIN2 NOT NULL,   -- hash of the tracked objects' names: equal sets share
     started_at  DATETIME2     NOT NULL,   -- UTC
     last_seen   DATETIME2     NOT NULL,   -- UTC
-    expires_at  DATETIME2     NOT NULL    -- UTC; counted as live until then
+    expires_at  DATETIME2     NOT NULL,   -- UTC; counted as live until then
+    destinations NVARCHAR(MAX) NULL       -- its destinations' names (JSON): their positions hold
 );
 GO
 

@@ -3,6 +3,7 @@ package io.tidemark.sync.micrometer;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.tidemark.sync.ChangeBatch;
@@ -17,6 +18,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -78,6 +80,7 @@ public final class MicrometerSyncListener implements SyncListener {
     public void onReport(ObjectReport report) {
         String name = report.objectName();
         Tags object = Tags.of("object", name);
+        boolean gauges = !leasedElsewhere(name);
         Counter.builder("tidemark.cycles").tags(object).tag("outcome", report.outcome().name())
                 .description("Sync cycles by outcome").register(registry).increment();
         Timer.builder("tidemark.cycle.duration").tags(object).description("Duration of a sync cycle")
@@ -90,6 +93,9 @@ public final class MicrometerSyncListener implements SyncListener {
                     .register(registry).increment(report.changeCount());
             Counter.builder("tidemark.pages").tags(object).description("Pages delivered")
                     .register(registry).increment(report.pageCount());
+        }
+        if (!gauges) {
+            return; // the last cycle of a lease this instance lost: the holder's gauges speak for the object
         }
         report.toVersion().ifPresent(version -> holder(watermarks, name, "tidemark.watermark",
                 "The object's watermark after its last cycle").set(version));
@@ -113,6 +119,9 @@ public final class MicrometerSyncListener implements SyncListener {
     @Override
     public void onPosition(String objectName, OptionalLong watermark, OptionalLong versionsBehind,
                            Optional<Instant> lastMovedAt) {
+        if (leasedElsewhere(objectName)) {
+            return;
+        }
         versionsBehind.ifPresent(lag -> holder(versionLags, objectName, "tidemark.lag.versions",
                 "The provider's current version minus the object's watermark").set(lag));
         lastMovedAt.ifPresent(at -> lastMoves.computeIfAbsent(objectName, n -> {
@@ -202,6 +211,10 @@ public final class MicrometerSyncListener implements SyncListener {
     // --- coordination (engines on several instances) ----------------------------------------------------
 
     private final Map<String, AtomicLong> leasesHeld = new ConcurrentHashMap<>();
+    /** The per-object gauges, which only the lease holder publishes. */
+    private static final List<String> OBJECT_GAUGES = List.of("tidemark.watermark", "tidemark.lag.versions",
+            "tidemark.lag.seconds", "tidemark.blocked", "tidemark.horizon.age", "tidemark.destination.position",
+            "tidemark.destination.blocked");
 
     @Override
     public void onLeaseAcquired(String objectName, String instanceId, long epoch) {
@@ -213,6 +226,37 @@ public final class MicrometerSyncListener implements SyncListener {
     public void onLeaseReleased(String objectName, String instanceId, long epoch, boolean lost) {
         leaseHeld(objectName).set(0);
         handover(objectName, lost ? "lost" : "released");
+        removeGauges(objectName);
+    }
+
+    /**
+     * With coordination, an object's gauges are published only by the instance holding its lease: once the lease
+     * went elsewhere they are removed (rather than left at their last values, with {@code tidemark.lag.seconds}
+     * growing for ever), and registered again by the first cycle after the lease comes back. Counters and timers
+     * stay: they count what this instance did.
+     */
+    private void removeGauges(String objectName) {
+        for (String gauge : OBJECT_GAUGES) {
+            registry.find(gauge).tag("object", objectName).meters().forEach(registry::remove);
+        }
+        watermarks.remove(objectName);
+        versionLags.remove(objectName);
+        lastMoves.remove(objectName);
+        blocked.remove(objectName);
+        horizons.remove(objectName);
+        positions.keySet().removeIf(tags -> objectName.equals(objectTag(tags)));
+        destinationsBlocked.keySet().removeIf(tags -> objectName.equals(objectTag(tags)));
+    }
+
+    private static String objectTag(Tags tags) {
+        return tags.stream().filter(t -> t.getKey().equals("object")).map(Tag::getValue)
+                .findFirst().orElse(null);
+    }
+
+    /** True once this instance lost or handed back the object's lease (and until it takes it again). */
+    private boolean leasedElsewhere(String objectName) {
+        AtomicLong held = leasesHeld.get(objectName);
+        return held != null && held.get() == 0;
     }
 
     private AtomicLong leaseHeld(String objectName) {

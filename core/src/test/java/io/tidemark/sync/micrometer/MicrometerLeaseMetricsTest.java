@@ -1,7 +1,18 @@
 package io.tidemark.sync.micrometer;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.tidemark.sync.DestinationReport;
+import io.tidemark.sync.ObjectReport;
+import io.tidemark.sync.Outcome;
 import org.junit.jupiter.api.Test;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -28,5 +39,46 @@ class MicrometerLeaseMetricsTest {
                 .count()).isEqualTo(1.0);
         assertThat(registry.get("tidemark.lease.handovers").tags("object", "Orders", "event", "released").counter()
                 .count()).isEqualTo(1.0);
+    }
+
+    @Test
+    void an_objects_gauges_leave_with_its_lease_and_come_back_with_it() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        Instant now = Instant.parse("2026-01-01T00:10:00Z");
+        MicrometerSyncListener listener = MicrometerSyncListener.create(registry, Clock.fixed(now, ZoneOffset.UTC));
+        listener.onLeaseAcquired("Items", "a", 1);
+        listener.onReport(delivered("Items", now));
+        listener.onPosition("Items", OptionalLong.of(7), OptionalLong.of(3), Optional.of(now.minusSeconds(60)));
+        assertThat(registry.get("tidemark.lag.seconds").tag("object", "Items").gauge().value()).isEqualTo(60.0);
+        assertThat(registry.get("tidemark.destination.position").tags("object", "Items", "destination", "d1")
+                .gauge().value()).isEqualTo(7.0);
+
+        listener.onLeaseReleased("Items", "a", 1, true);
+        // The former holder's last cycle ends after the lease went: it must not bring the gauges back.
+        listener.onReport(delivered("Items", now));
+        listener.onPosition("Items", OptionalLong.of(7), OptionalLong.of(3), Optional.of(now.minusSeconds(60)));
+
+        for (String gauge : List.of("tidemark.watermark", "tidemark.lag.versions", "tidemark.lag.seconds",
+                "tidemark.blocked", "tidemark.horizon.age", "tidemark.destination.position",
+                "tidemark.destination.blocked")) {
+            assertThat(registry.find(gauge).tag("object", "Items").meters()).as(gauge).isEmpty();
+        }
+        assertThat(registry.get("tidemark.lease.held").tag("object", "Items").gauge().value()).isEqualTo(0.0);
+        assertThat(registry.get("tidemark.cycles").tag("object", "Items").counter().count())
+                .as("counters stay: they count what this instance did").isEqualTo(2.0);
+
+        listener.onLeaseAcquired("Items", "a", 3);
+        listener.onReport(delivered("Items", now));
+        listener.onPosition("Items", OptionalLong.of(9), OptionalLong.of(0), Optional.of(now.minusSeconds(5)));
+        assertThat(registry.get("tidemark.lag.seconds").tag("object", "Items").gauge().value()).isEqualTo(5.0);
+        assertThat(registry.get("tidemark.watermark").tag("object", "Items").gauge().value()).isEqualTo(7.0);
+    }
+
+    private static ObjectReport delivered(String object, Instant at) {
+        return ObjectReport.builder(object, at).outcome(Outcome.DELIVERED).fromVersion(OptionalLong.of(4))
+                .toVersion(OptionalLong.of(7)).changeCount(3).pageCount(1).duration(Duration.ofMillis(5))
+                .destinations(List.of(new DestinationReport("d1", Outcome.DELIVERED, OptionalLong.of(4),
+                        OptionalLong.of(7), 1, 0, Optional.empty())))
+                .build();
     }
 }

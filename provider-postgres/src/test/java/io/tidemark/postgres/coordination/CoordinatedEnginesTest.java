@@ -104,7 +104,10 @@ class CoordinatedEnginesTest {
 
         StreamFixture.Verdict verdict = StreamFixture.verdict(ds, last);
         assertThat(verdict.missing()).as("changes never delivered").isZero();
-        assertThat(verdict.sameInstance()).as("changes one instance delivered twice").isZero();
+        // A lease lost under load (and taken back, perhaps by the same engine) brings its page in flight back
+        // under the key it had: every repeat is recognisable by its idempotency key.
+        assertThat(verdict.sameKey()).as("repeated changes that came back under the same idempotency key")
+                .isEqualTo(verdict.duplicates());
         if (lost.get() == 0) {
             // No lease was lost (only handed over cleanly): not a single change twice.
             assertThat(verdict.duplicates()).as("changes delivered twice").isZero();

@@ -17,9 +17,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
-import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
 import java.util.List;
 import java.util.OptionalLong;
@@ -64,20 +61,6 @@ class FrozenHolderTest {
         }
     }
 
-    /** The database as the holder sees it: while partitioned, no connection can be opened. */
-    private DataSource partitionable() {
-        return (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {DataSource.class},
-                (proxy, method, args) -> {
-                    if (method.getName().equals("getConnection") && partitioned.get()) {
-                        throw new SQLTransientConnectionException("partitioned by the test", "08001");
-                    }
-                    try {
-                        return method.invoke(ds, args);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
-    }
 
     private SyncEngine engine(String instance, DataSource store, io.tidemark.sync.spi.Destination destination,
                               SyncListener listener) {
@@ -104,7 +87,7 @@ class FrozenHolderTest {
         CountDownLatch unstick = new CountDownLatch(1);
         List<ChangeBatch> givenToA = new CopyOnWriteArrayList<>();
         List<ObjectReport> reportsOfA = new CopyOnWriteArrayList<>();
-        a = engine("a", partitionable(), batch -> {
+        a = engine("a", StreamFixture.partitionable(ds, partitioned), batch -> {
             givenToA.add(batch);
             stuck.countDown();
             unstick.await();

@@ -10,10 +10,13 @@ import io.tidemark.sync.spi.Destination;
 import io.tidemark.sync.spi.SyncListener;
 
 import javax.sql.DataSource;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,6 +47,18 @@ final class StreamFixture {
             names.add(String.format("stream_%02d", i));
         }
         return names;
+    }
+
+    /** As {@link #install}, unless done already (the database belongs to the test class, an instance to a method). */
+    static void installOnce(DataSource ds, int objects) throws SQLException {
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT to_regclass('public.stream_rows') IS NOT NULL")) {
+            rs.next();
+            if (rs.getBoolean(1)) {
+                return;
+            }
+        }
+        install(ds, objects);
     }
 
     /** Creates the rows table, one change function per object and the delivery log. */
@@ -171,9 +186,34 @@ final class StreamFixture {
         }
     }
 
-    /** Object name to holder, for unexpired leases. */
+    /** {@code ds} as a holder cut off from the database sees it: while {@code partitioned}, no connection opens. */
+    static DataSource partitionable(DataSource ds, AtomicBoolean partitioned) {
+        return (DataSource) Proxy.newProxyInstance(StreamFixture.class.getClassLoader(),
+                new Class<?>[] {DataSource.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("getConnection") && partitioned.get()) {
+                        throw new SQLTransientConnectionException("partitioned by the test", "08001");
+                    }
+                    try {
+                        return method.invoke(ds, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+    }
+
+    /**
+     * Object name to holder, for unexpired leases; none before the lease table exists (the first engine with
+     * coordination creates it when it is built, which a child JVM may not have done yet).
+     */
     static Map<String, String> holders(DataSource ds) throws SQLException {
         Map<String, String> holders = new HashMap<>();
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement();
+             ResultSet exists = s.executeQuery("SELECT to_regclass('tidemark.sync_state_leases') IS NOT NULL")) {
+            exists.next();
+            if (!exists.getBoolean(1)) {
+                return holders;
+            }
+        }
         try (Connection c = ds.getConnection(); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("SELECT object_name, holder FROM tidemark.sync_state_leases"
                      + " WHERE expires_at > clock_timestamp()")) {

@@ -24,6 +24,19 @@ public final class ResponseSummary {
         this.highestRowVersion = highestRowVersion;
     }
 
+    /**
+     * This response cut after its first {@code rows} rows, whose highest {@code $version} is {@code toVersion}: what
+     * an earlier, shorter response of the same call held (a page in flight delivered again after a failover, under
+     * the key it had). Only for a {@link #resumableBetweenPages() resumable} response, whose rows up to a version
+     * are a prefix.
+     */
+    public ResponseSummary cutAt(long toVersion, long rows) {
+        if (!resumableBetweenPages() || rows > rowCount) {
+            throw new IllegalArgumentException("only a resumable response can be cut, and only shorter");
+        }
+        return new ResponseSummary(metadataVersion, syncType, reasonCode, rows, toVersion, true);
+    }
+
     /** {@code Metadata.Sync.Version}. */
     public long metadataVersion() {
         return metadataVersion;

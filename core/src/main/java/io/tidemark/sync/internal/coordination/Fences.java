@@ -4,6 +4,7 @@ import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * The lease a cycle runs under, bound to the cycle's thread for the cycle's length. The JDBC stores read it to
@@ -48,6 +49,28 @@ public final class Fences {
             throw lost(lease.get(), "its lease " + (lease.get().lost() ? "was lost" : "may have expired")
                     + " before the next page was delivered; nothing more is delivered by this instance");
         }
+    }
+
+    /**
+     * Before a page is offered, when the cycle runs under a lease: records the page on the lease row (fenced), so
+     * that an instance taking the object over after a failover delivers it again under the same key. Fails with
+     * {@code LEASE_LOST} when the database says the lease is gone: the page is then not delivered. Without a lease
+     * it does nothing and builds nothing.
+     */
+    public static void recordInFlight(String objectName, Supplier<InFlightPage> page) {
+        Optional<HeldLease> lease = current(objectName);
+        if (lease.isPresent() && !lease.get().record(page.get())) {
+            lease.get().markLost();
+            throw lost(lease.get(), "the store refused to record the next page, which was not delivered");
+        }
+    }
+
+    /**
+     * The page in flight the object's previous holder recorded, handed to the first cycle under the current
+     * thread's lease only (later cycles get nothing).
+     */
+    public static Optional<InFlightPage> takeInherited(String objectName) {
+        return current(objectName).flatMap(HeldLease::takeInherited);
     }
 
     /** The error of a write or a delivery refused because {@code lease} is no longer held. */

@@ -2,6 +2,9 @@ package io.tidemark.sync.internal.coordination;
 
 import java.time.Clock;
 import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 
 /**
  * A lease this instance holds on one object: its epoch (the fencing token every write carries) and the local
@@ -17,13 +20,34 @@ public final class HeldLease {
     private final Clock clock;
     private volatile Instant deadline;
     private volatile boolean lost;
+    /** Records a page in flight on the lease row, fenced; false when the lease was lost. */
+    private final Predicate<InFlightPage> recorder;
+    /** The page in flight the previous holder recorded, until this holder's first cycle takes it. */
+    private final AtomicReference<InFlightPage> inherited;
 
     public HeldLease(String objectName, String holder, long epoch, Clock clock, Instant deadline) {
+        this(objectName, holder, epoch, clock, deadline, page -> true, null);
+    }
+
+    public HeldLease(String objectName, String holder, long epoch, Clock clock, Instant deadline,
+                     Predicate<InFlightPage> recorder, InFlightPage inherited) {
         this.objectName = objectName;
         this.holder = holder;
         this.epoch = epoch;
         this.clock = clock;
         this.deadline = deadline;
+        this.recorder = recorder;
+        this.inherited = new AtomicReference<>(inherited);
+    }
+
+    /** Records {@code page} as the one about to be delivered; false when the database says the lease was lost. */
+    boolean record(InFlightPage page) {
+        return recorder.test(page);
+    }
+
+    /** The page in flight the previous holder left, once: the first cycle under this lease takes it. */
+    Optional<InFlightPage> takeInherited() {
+        return Optional.ofNullable(inherited.getAndSet(null));
     }
 
     public String objectName() {

@@ -1,5 +1,6 @@
 package io.tidemark.sync.internal.coordination;
 
+import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.Coordination;
 import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.Outcome;
@@ -12,10 +13,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -47,6 +50,9 @@ public final class LeaseCoordinator {
     private final Coordination coordination;
     private final JdbcLeaseStore store;
     private final Supplier<List<String>> objects;
+    private final Supplier<List<String>> destinations;
+    /** The destinations of the live instances of this object set, as of the last round (this instance's included). */
+    private volatile Set<String> liveDestinations = Set.of();
     private final Function<String, Lock> cycleLocks;
     private final Consumer<String> acquired;
     private final Consumer<String> released;
@@ -56,6 +62,8 @@ public final class LeaseCoordinator {
     private ScheduledExecutorService rounds;
     /** False until the first round: it only announces the instance, so instances starting together see each other. */
     private volatile boolean announced;
+    /** Set when the engine starts closing: the rounds go on renewing what is held (cycles are finishing) but take nothing. */
+    private volatile boolean closing;
 
     /**
      * @param objects    the names of the objects this engine tracks, asked at every round
@@ -64,12 +72,14 @@ public final class LeaseCoordinator {
      * @param released   called with an object's name when this instance gave up or lost its lease
      */
     public LeaseCoordinator(String engineName, Coordination coordination, JdbcLeaseStore store,
-                            Supplier<List<String>> objects, Function<String, Lock> cycleLocks,
+                            Supplier<List<String>> objects, Supplier<List<String>> destinations,
+                            Function<String, Lock> cycleLocks,
                             Consumer<String> acquired, Consumer<String> released, List<SyncListener> listeners) {
         this.engineName = engineName;
         this.coordination = coordination;
         this.store = store;
         this.objects = objects;
+        this.destinations = destinations;
         this.cycleLocks = cycleLocks;
         this.acquired = acquired;
         this.released = released;
@@ -108,6 +118,20 @@ public final class LeaseCoordinator {
         return Optional.ofNullable(held.get(objectName)).filter(HeldLease::valid);
     }
 
+    /**
+     * The destinations of the live instances tracking the same objects, as of the last round: their stored positions
+     * hold an object's watermark back even here, where some of them may not be delivered to (see
+     * {@link LiveDestinations}).
+     */
+    public Set<String> liveDestinations() {
+        return liveDestinations;
+    }
+
+    /** The start-up check's part of coordination: the lease tables can be read. */
+    public List<CheckReport.Problem> check() {
+        return store.check();
+    }
+
     /** Every unexpired lease as the database has it: object name to holder. */
     public Map<String, String> holders() {
         return store.inSession("read the leases", JdbcLeaseStore.Session::holders);
@@ -130,7 +154,12 @@ public final class LeaseCoordinator {
         Duration duration = coordination.leaseDuration();
         String me = instanceId();
         List<String> names = objects.get();
-        int live = Math.max(1, session.heartbeat(ObjectSet.of(names), me, duration));
+        String objectSet = ObjectSet.of(names);
+        List<String> ours = destinations.get();
+        int live = Math.max(1, session.heartbeat(objectSet, me, LiveDestinations.toText(ours), duration));
+        Set<String> union = new HashSet<>(ours);
+        session.liveDestinations(objectSet).forEach(text -> LiveDestinations.addTo(union, text));
+        liveDestinations = Set.copyOf(union);
         if (!announced) {
             announced = true;
             return;
@@ -155,7 +184,7 @@ public final class LeaseCoordinator {
         if (held.size() > share) {
             handBack(session, held.size() - share);
         }
-        if (held.size() < share) {
+        if (held.size() < share && !closing) {
             take(session, names, share);
         }
     }
@@ -197,8 +226,12 @@ public final class LeaseCoordinator {
             Instant sent = coordination.clock().instant();
             OptionalLong epoch = session.acquire(name, instanceId(), coordination.leaseDuration());
             if (epoch.isPresent()) {
-                HeldLease lease = new HeldLease(name, instanceId(), epoch.getAsLong(), coordination.clock(),
-                        deadline(sent));
+                long taken = epoch.getAsLong();
+                // The page the previous holder was delivering when it stopped, if it recorded one: the first
+                // cycle delivers it again under its key.
+                InFlightPage inherited = session.inFlight(name).flatMap(InFlightPage::parse).orElse(null);
+                HeldLease lease = new HeldLease(name, instanceId(), taken, coordination.clock(), deadline(sent),
+                        page -> store.recordInFlight(name, instanceId(), taken, page.toText()), inherited);
                 held.put(name, lease);
                 LOG.info("[{}] lease taken by instance '{}' at epoch {}", name, instanceId(), epoch.getAsLong());
                 notifyListeners(l -> l.onLeaseAcquired(name, instanceId(), epoch.getAsLong()));
@@ -226,6 +259,15 @@ public final class LeaseCoordinator {
         }
         notifyListeners(l -> l.onLeaseReleased(lease.objectName(), instanceId(), lease.epoch(), lost));
         released.accept(lease.objectName());
+    }
+
+    /**
+     * The first step of a close, before the engine waits for its cycles: no lease is taken from now on (a lease
+     * taken while the engine waits would only be handed back at the end, its object idle meanwhile), while the
+     * leases held go on being renewed so that the cycles in flight can finish and write their positions.
+     */
+    public void stopTaking() {
+        closing = true;
     }
 
     /**

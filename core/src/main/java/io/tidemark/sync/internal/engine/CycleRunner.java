@@ -1,5 +1,6 @@
 package io.tidemark.sync.internal.engine;
 
+import io.tidemark.sync.Change;
 import io.tidemark.sync.DestinationReport;
 import io.tidemark.sync.Diagnostic;
 import io.tidemark.sync.ErrorCode;
@@ -9,11 +10,13 @@ import io.tidemark.sync.Outcome;
 import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.contract.ChangeReader;
 import io.tidemark.sync.internal.contract.ResponseScanner;
+import io.tidemark.sync.internal.coordination.Fences;
+import io.tidemark.sync.internal.coordination.InFlightPage;
 import io.tidemark.sync.internal.contract.ResponseSummary;
 import io.tidemark.sync.internal.store.WatermarkConflicts;
 import io.tidemark.sync.spi.CallContext;
-import io.tidemark.sync.spi.ChangeRequest;
 import io.tidemark.sync.spi.ResponsePayload;
 import io.tidemark.sync.spi.SyncListener;
 import io.tidemark.sync.spi.WatermarkState;
@@ -28,6 +31,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.function.Supplier;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -67,7 +72,15 @@ final class CycleRunner {
     /** The error each object's row is known to hold (as last read or written), so an unchanged one is not rewritten. */
     private final Map<String, String> storedErrors = new ConcurrentHashMap<>();
 
+    /** With coordination: the destinations of the live instances, whose stored positions hold the watermark too. */
+    private final Supplier<Set<String>> liveDestinations;
+
     CycleRunner(EngineConfig config, CallContext calls) {
+        this(config, calls, Set::of);
+    }
+
+    CycleRunner(EngineConfig config, CallContext calls, Supplier<Set<String>> liveDestinations) {
+        this.liveDestinations = liveDestinations;
         this.config = config;
         this.calls = calls;
         this.delivery = new PageDelivery(config, calls);
@@ -99,7 +112,7 @@ final class CycleRunner {
             }
             String source = config.sourceIdentity(object);
             checkSource(object, state, stored, source);
-            PositionPlan plan = PositionPlan.of(state, config.destinations());
+            PositionPlan plan = PositionPlan.of(state, config.destinations(), liveDestinations.get());
             if (plan.firstCycle() && object.initialSync() == InitialSync.INCREMENTAL) {
                 after = OptionalLong.of(seed(object, source, plan, report));
             } else {
@@ -160,6 +173,9 @@ final class CycleRunner {
         plan.entries().forEach(e -> before.put(e.name(), e.position));
         List<TidemarkException> blocked = new ArrayList<>();
         CycleTotals totals = new CycleTotals();
+        // With coordination, on the first cycle after the lease changed hands: the page the previous holder was
+        // delivering when it stopped, to be delivered again first, under the same key.
+        InFlightPage inherited = Fences.takeInherited(object.name()).orElse(null);
         for (List<PositionPlan.Entry> group : plan.groups()) {
             List<PositionPlan.Entry> ready = new ArrayList<>();
             for (PositionPlan.Entry e : group) {
@@ -172,7 +188,7 @@ final class CycleRunner {
                 }
             }
             if (!ready.isEmpty()) {
-                syncGroup(object, source, adopt, plan, ready, totals, report, reports, before, blocked);
+                syncGroup(object, source, adopt, plan, ready, totals, report, reports, before, blocked, inherited);
             }
         }
         for (PositionPlan.Entry e : plan.entries()) {
@@ -216,12 +232,13 @@ final class CycleRunner {
     private void syncGroup(TrackedObject object, String source, boolean adopt, PositionPlan plan,
                            List<PositionPlan.Entry> group, CycleTotals totals, ObjectReport.Builder report,
                            Map<String, DestinationReport> reports, Map<String, OptionalLong> before,
-                           List<TidemarkException> blocked) {
+                           List<TidemarkException> blocked, InFlightPage inherited) {
         OptionalLong position = group.get(0).position;
-        long from = position.orElse(0L);
-        ChangeRequest request = CallRules.request(object, position);
-        try (ResponsePayload payload = config.provider().invoke(object, request, calls)) {
-            ResponseSummary summary = ResponseScanner.scan(object.name(), payload);
+        Resumed resumed = resume(object, group, inherited);
+        long from = resumed != null ? resumed.from() : position.orElse(0L);
+        try (ResponsePayload payload = resumed != null ? resumed.payload()
+                : config.provider().invoke(object, CallRules.request(object, position), calls)) {
+            ResponseSummary summary = resumed != null ? resumed.summary() : ResponseScanner.scan(object.name(), payload);
             long next = CallRules.versionToStore(object.name(), position, summary, "watermark",
                     WatermarkConflicts.regressionAdvice(object.name()));
             if (totals.calls++ == 0 || summary.rowCount() > 0 && totals.changes == 0) {
@@ -243,9 +260,13 @@ final class CycleRunner {
             // On the object's very first cycle no destination has a position to fall back to: a destination that
             // blocks there would later read as one added afterwards. So that cycle succeeds for all or for none.
             Map<String, PageDelivery.Result> results = delivery.deliver(object, payload, summary, from,
-                    group.stream().map(e -> e.destination).toList(), plan.firstCycle(),
-                    (destinations, version) -> advance(object, source, plan, group.stream()
-                            .filter(e -> destinations.contains(e.destination)).toList(), version));
+                    resumed != null ? resumed.page() : 1, group.stream().map(e -> e.destination).toList(),
+                    plan.firstCycle(), (destinations, version) -> {
+                        if (position.isEmpty() || version > position.getAsLong()) { // a resumed page's are behind
+                            advance(object, source, plan, group.stream()
+                                    .filter(e -> destinations.contains(e.destination)).toList(), version);
+                        }
+                    });
             List<PositionPlan.Entry> accepted = new ArrayList<>();
             for (PositionPlan.Entry e : group) {
                 PageDelivery.Result r = results.get(e.name());
@@ -273,6 +294,66 @@ final class CycleRunner {
             LOG.debug("[{}] delivered {} changes ({} {} reason {}) from {} to {} for {}", object.name(),
                     summary.rowCount(), summary.syncType(), summary.reasonCode(), from, next, names(accepted));
         }
+    }
+
+    /**
+     * The inherited page in flight, read again, when it is this group's: every member was offered it (so took
+     * every page before it) and stands inside its range. Calls the procedure from the range's start and keeps the
+     * rows up to its end, which must be as many as the page's response held then (with the same page size), so
+     * that the page comes back with the same changes under the same key. Null (and no payload kept) otherwise:
+     * the group is then called from its position as usual.
+     */
+    private Resumed resume(TrackedObject object, List<PositionPlan.Entry> group, InFlightPage page) {
+        OptionalLong position = group.get(0).position;
+        if (page == null || position.isEmpty() || !page.covers(position.getAsLong())
+                || !page.destinations().containsAll(names(group))) {
+            return null;
+        }
+        ResponsePayload payload = config.provider().invoke(object,
+                CallRules.request(object, OptionalLong.of(page.fromVersion())), calls);
+        try {
+            ResponseSummary summary = ResponseScanner.scan(object.name(), payload);
+            long rows = summary.resumableBetweenPages() ? rowsUpTo(object, payload, page.toVersion()) : -1;
+            int pageSize = config.pageSize(object);
+            if (rows == page.total() && (rows + pageSize - 1) / pageSize == page.pages()) {
+                LOG.info("[{}] delivering page {}/{} of {}:{}-{} again for {}: it was in flight when the previous"
+                                + " holder of the lease stopped, and keeps its idempotency key", object.name(),
+                        page.page(), page.pages(), object.name(), page.fromVersion(), page.toVersion(), names(group));
+                return new Resumed(payload, summary.cutAt(page.toVersion(), rows), page.fromVersion(), page.page());
+            }
+            LOG.info("[{}] the page in flight when the previous holder stopped ({}/{} of {}-{}) cannot be read again"
+                    + " as it was ({} rows up to {} now, {} then); delivering from the position {} as usual",
+                    object.name(), page.page(), page.pages(), page.fromVersion(), page.toVersion(), rows,
+                    page.toVersion(), page.total(), position.getAsLong());
+            payload.close();
+            return null;
+        } catch (RuntimeException e) {
+            payload.close();
+            throw e;
+        }
+    }
+
+    /** How many rows the (ascending) response holds up to {@code version}, -1 when none is exactly at it. */
+    private static long rowsUpTo(TrackedObject object, ResponsePayload payload, long version) {
+        long rows = 0;
+        long highest = Long.MIN_VALUE;
+        try (ChangeReader reader = new ChangeReader(object.name(), payload)) {
+            for (List<Change> page = reader.nextPage(1024); !page.isEmpty(); page = reader.nextPage(1024)) {
+                for (Change change : page) {
+                    long v = change.version().orElseThrow();
+                    if (v > version) {
+                        return highest == version ? rows : -1;
+                    }
+                    highest = v;
+                    rows++;
+                }
+            }
+        }
+        return highest == version ? rows : -1;
+    }
+
+    /** A page in flight read again: its response cut to the range it had, and the page to start at. */
+    private record Resumed(ResponsePayload payload, ResponseSummary summary, long from, int page) {
     }
 
     private static DestinationReport destinationReport(PositionPlan.Entry e, Map<String, OptionalLong> before,

@@ -32,6 +32,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Optional;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -91,10 +92,12 @@ public final class DefaultSyncEngine implements SyncEngine {
             locks.put(object.name(), new ReentrantLock(true));
             failureLogs.put(object.name(), new FailureLog(object.name(), config.clock()));
         }
-        this.runner = new CycleRunner(config, calls);
         this.coordinator = config.coordination().map(c -> new LeaseCoordinator(config.name(), c,
-                new JdbcLeaseStore(((JdbcStore) config.watermarks()).support()), this::objectNames, locks::get,
+                new JdbcLeaseStore(((JdbcStore) config.watermarks()).support()), this::objectNames,
+                () -> config.destinations().stream().map(NamedDestination::name).toList(), locks::get,
                 this::wakeIfTracked, this::forgetLeased, config.listeners())).orElse(null);
+        LeaseCoordinator leases = coordinator;
+        this.runner = new CycleRunner(config, calls, leases == null ? Set::of : leases::liveDestinations);
     }
 
     /** A lease just taken: poll at once. The object may have been untracked since the round read the names. */
@@ -394,6 +397,9 @@ public final class DefaultSyncEngine implements SyncEngine {
         if (config.deadLetters() != null) {
             collect(problems, "dead-letter store", () -> config.deadLetters().check());
         }
+        if (coordinator != null) {
+            collect(problems, "coordination", coordinator::check);
+        }
         return new CheckReport(problems);
     }
 
@@ -607,6 +613,9 @@ public final class DefaultSyncEngine implements SyncEngine {
             probeToStop = prober;
             probeToJoin = proberThreads;
             toUnsubscribe = subscription;
+        }
+        if (coordinator != null) {
+            coordinator.stopTaking(); // first: no lease is taken while the cycles in flight finish
         }
         if (probeToStop != null) {
             probeToStop.shutdownNow();

@@ -139,6 +139,14 @@ public final class EngineConfig {
         checks.that(sameSchema, "coordination needs the dead-letter store to be a JdbcDeadLetterStore in the same"
                 + " database and schema as the watermark store (lease table " + leases + "): its writes are fenced"
                 + " against that table");
+        if (sameSchema) {
+            // The same names in another database would fence against another lease table: compare the databases.
+            String ours = ((JdbcStore) watermarks).support().databaseIdentity();
+            String theirs = ((JdbcStore) deadLetters).support().databaseIdentity();
+            checks.that(ours.equals(theirs), "coordination needs the dead-letter store in the same database as the"
+                    + " watermark store, whose lease table " + leases + " fences its writes; the watermark store"
+                    + " reaches database " + ours + ", the dead-letter store " + theirs);
+        }
     }
 
     /** The coordination of several instances, if configured. */

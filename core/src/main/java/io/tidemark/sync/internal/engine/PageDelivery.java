@@ -9,6 +9,7 @@ import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.internal.contract.ChangeReader;
 import io.tidemark.sync.internal.contract.ResponseSummary;
 import io.tidemark.sync.internal.coordination.Fences;
+import io.tidemark.sync.internal.coordination.InFlightPage;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.DeadLetter;
 import io.tidemark.sync.spi.DeliveryException;
@@ -85,6 +86,17 @@ final class PageDelivery {
     Map<String, Result> deliver(TrackedObject object, ResponsePayload payload, ResponseSummary summary,
                                 long fromVersion, List<NamedDestination> members, boolean together,
                                 Progress progress) {
+        return deliver(object, payload, summary, fromVersion, 1, members, together, progress);
+    }
+
+    /**
+     * As {@link #deliver(TrackedObject, ResponsePayload, ResponseSummary, long, List, boolean, Progress)}, starting
+     * at page {@code firstPage}: the pages before it are read (they count for the page boundaries) but not offered,
+     * because every member took them already (a page in flight delivered again after a failover).
+     */
+    Map<String, Result> deliver(TrackedObject object, ResponsePayload payload, ResponseSummary summary,
+                                long fromVersion, int firstPage, List<NamedDestination> members, boolean together,
+                                Progress progress) {
         int pageSize = config.pageSize(object);
         long total = summary.rowCount();
         int pageCount = Math.toIntExact((total + pageSize - 1) / pageSize);
@@ -97,16 +109,28 @@ final class PageDelivery {
         try (ChangeReader reader = new ChangeReader(object.name(), payload)) {
             for (int page = 1; page <= pageCount && !active.isEmpty(); page++) {
                 checkNotCancelled(object);
-                List<Change> changes = reader.nextPage(pageSize);
                 long expected = Math.min(pageSize, total - (long) (page - 1) * pageSize);
+                // No more than the summary counts: a response cut to a page in flight holds more rows after it.
+                List<Change> changes = reader.nextPage((int) expected);
                 if (changes.size() != expected) {
                     throw new TidemarkException(ErrorCode.INTERNAL, object.name(), "[" + object.name()
                             + "] page " + page + " held " + changes.size() + " changes where the check counted "
                             + expected + "; nothing more is delivered and the positions stay", null);
                 }
+                if (page < firstPage) {
+                    if (resumable) {
+                        boundary.before(changes);
+                    }
+                    continue;
+                }
                 if (resumable) {
                     boundary.before(changes).ifPresent(version -> progress.reached(List.copyOf(active), version));
                 }
+                int number = page;
+                // With coordination, the page is recorded (fenced) before it is offered: a failover now brings it
+                // back under the same key. Without coordination this builds and writes nothing.
+                Fences.recordInFlight(object.name(), () -> new InFlightPage(fromVersion, toVersion, number,
+                        pageCount, total, resumable, active.stream().map(NamedDestination::name).toList()));
                 ChangeBatch batch = new ChangeBatch(object.name(), fromVersion, toVersion, summary.syncType(),
                         summary.reasonCode(), changes, page, pageCount, total);
                 for (NamedDestination destination : List.copyOf(active)) {

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 
 /**
  * Where each destination of one object stands at the start of a cycle, read from the stored state:
@@ -50,6 +51,11 @@ final class PositionPlan {
     }
 
     private final Map<String, Entry> entries = new LinkedHashMap<>();
+    /**
+     * The stored positions of destinations this instance does not deliver to but another live instance does
+     * (coordination, configured differently for a while): they hold the watermark back like the others.
+     */
+    private final List<Long> heldElsewhere = new ArrayList<>();
     private OptionalLong watermark;
 
     private PositionPlan(OptionalLong watermark) {
@@ -57,6 +63,16 @@ final class PositionPlan {
     }
 
     static PositionPlan of(Optional<WatermarkState> state, List<NamedDestination> destinations) {
+        return of(state, destinations, Set.of());
+    }
+
+    /**
+     * As {@link #of(Optional, List)}; {@code liveDestinations} (with coordination) are the destinations of every live
+     * instance: the stored position of one this instance does not have holds the watermark back, as long as it is
+     * not behind it already (a position left behind is no one's any more: re-added, it starts as a new one).
+     */
+    static PositionPlan of(Optional<WatermarkState> state, List<NamedDestination> destinations,
+                           Set<String> liveDestinations) {
         OptionalLong watermark = state.map(WatermarkState::version).orElse(OptionalLong.empty());
         Map<String, DestinationPosition> stored = state.map(WatermarkState::positions).orElse(Map.of());
         boolean positionsKept = stored.values().stream().anyMatch(p -> p.version() != null);
@@ -85,6 +101,12 @@ final class PositionPlan {
                 position = mostAdvanced.isPresent() ? mostAdvanced : watermark;
             }
             plan.entries.put(d.name(), new Entry(d, position, own, paused));
+        }
+        for (DestinationPosition p : stored.values()) {
+            if (!plan.entries.containsKey(p.destination()) && liveDestinations.contains(p.destination())
+                    && p.version() != null && (watermark.isEmpty() || p.version() >= watermark.getAsLong())) {
+                plan.heldElsewhere.add(p.version());
+            }
         }
         return plan;
     }
@@ -151,6 +173,9 @@ final class PositionPlan {
         }
         if (lowest == Long.MAX_VALUE) {
             lowest = version;
+        }
+        for (long elsewhere : heldElsewhere) {
+            lowest = Math.min(lowest, elsewhere);
         }
         return watermark.isPresent() ? Math.max(watermark.getAsLong(), lowest) : lowest;
     }

@@ -112,6 +112,18 @@ abstract class CommonStoreDialect implements StoreDialect {
     /** Takes the dialect's creation lock and creates what is missing, inside the caller's transaction. */
     protected abstract void createMissing(Connection c) throws SQLException;
 
+    /** Runs {@link #createLeasesMissing} in one transaction, where the dialect takes its creation lock. */
+    @Override
+    public final void createLeaseTablesIfMissing(Connection c) throws SQLException {
+        Transactions.inTransaction(c, conn -> {
+            createLeasesMissing(conn);
+            return null;
+        });
+    }
+
+    /** Takes the dialect's creation lock and creates the missing lease tables, inside the caller's transaction. */
+    protected abstract void createLeasesMissing(Connection c) throws SQLException;
+
     @Override
     public final String selectState() {
         return selectState;

@@ -42,6 +42,8 @@ public final class JdbcStoreSupport {
     private final StoreDialect dialect;
     private final DataSource dataSource;
     private final String schema;
+    private final boolean createTables;
+    private String databaseIdentity;
 
     /**
      * Validates the configuration (every problem at once, named after {@code builder}), connects once to detect
@@ -57,6 +59,7 @@ public final class JdbcStoreSupport {
         checks.throwIfAny();
         this.dataSource = dataSource;
         this.schema = schema;
+        this.createTables = createTables;
         this.dialect = StoreDialect.detect(builder, dataSource, schema, stateTable, deadLetterTable);
         this.jdbi = Jdbi.create(dataSource);
         jdbi.getConfig(SqlStatements.class).setQueryTimeout((int) STATEMENT_TIMEOUT.toSeconds());
@@ -87,6 +90,40 @@ public final class JdbcStoreSupport {
             if (guard != null) {
                 guard.close();
             }
+        }
+    }
+
+    /**
+     * Which database this store's connections reach ({@link StoreDialect#databaseIdentity()}), read once: for the
+     * build-time check that a coordinated engine's stores share one database.
+     */
+    public synchronized String databaseIdentity() {
+        if (databaseIdentity == null) {
+            try {
+                databaseIdentity = jdbi.withHandle(h -> h.createQuery(dialect.databaseIdentity())
+                        .mapTo(String.class).one());
+            } catch (JdbiException e) {
+                throw failure("identify the store's database", "*", e);
+            }
+        }
+        return databaseIdentity;
+    }
+
+    /**
+     * For an engine with coordination: creates the lease tables if the store creates its tables (else the store's
+     * {@code script()} has them for a DBA to run).
+     */
+    public void prepareLeaseTables() {
+        if (!createTables) {
+            return;
+        }
+        try (Connection c = dataSource.getConnection()) {
+            dialect.createLeaseTablesIfMissing(c);
+        } catch (SQLException e) {
+            throw new TidemarkException(ErrorCode.STORE_FAILED, "Could not create or upgrade the lease tables "
+                    + dialect.leases().leaseTable() + " and " + dialect.leases().instanceTable() + ": "
+                    + e.getMessage() + ". Create or upgrade them with the script from script() and build the store"
+                    + " with createTables(false).", e);
         }
     }
 

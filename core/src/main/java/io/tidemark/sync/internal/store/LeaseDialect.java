@@ -33,6 +33,9 @@ public abstract class LeaseDialect {
     private final String forgetExpiredInstances;
     private final String leaveInstance;
     private final String selectLiveLeases;
+    private final String liveDestinations;
+    private final String recordInFlight;
+    private final String selectInFlight;
 
     protected LeaseDialect(String leases, String instances) {
         this.leases = leases;
@@ -79,6 +82,54 @@ public abstract class LeaseDialect {
                  WHERE expires_at > {{now}}
                  ORDER BY object_name""")
                 .with("leases", leases).with("now", now()).render();
+        this.liveDestinations = SqlTemplate.of("""
+                -- The destinations of the live instances tracking the same objects: a stored position of one of
+                -- them holds the object's watermark back, even on an instance that does not deliver to it.
+                SELECT destinations FROM {{instances}}
+                 WHERE object_set = :object_set AND expires_at > {{now}} AND destinations IS NOT NULL""")
+                .with("instances", instances).with("now", now()).render();
+        this.recordInFlight = SqlTemplate.of("""
+                -- The page the holder is about to deliver: an instance that takes the lease over after a failover
+                -- delivers that same page again first, under the same idempotency key. Fenced like every write.
+                UPDATE {{leases}}
+                   SET in_flight = :page
+                 WHERE object_name = :name AND holder = :holder AND epoch = :epoch
+                   AND expires_at > {{now}}""")
+                .with("leases", leases).with("now", now()).render();
+        this.selectInFlight = SqlTemplate.of("""
+                SELECT in_flight FROM {{leases}} WHERE object_name = :name""")
+                .with("leases", leases).render();
+    }
+
+    /**
+     * Records the page its holder is about to deliver (the page in flight), with the fence in the same statement:
+     * 1 row while the holder still holds the lease at that epoch, 0 when it was lost (and then nothing is written
+     * and the page must not be delivered).
+     */
+    public String recordInFlight() {
+        return recordInFlight;
+    }
+
+    /** The destination names (a JSON array per row) of the live instances of object set {@code :object_set}. */
+    public String liveDestinations() {
+        return liveDestinations;
+    }
+
+    /** The start-up check's read of the heartbeat table (one {@code :name} parameter, matching nothing). */
+    public String probeInstances() {
+        return SqlTemplate.of("""
+                SELECT instance_id, object_set, destinations, expires_at FROM {{instances}} WHERE instance_id = :name""")
+                .with("instances", instances).render();
+    }
+
+    /** The heartbeat table, quoted and schema-qualified. */
+    public String instanceTable() {
+        return instances;
+    }
+
+    /** The page in flight the object's last holder recorded (null when none): read by the instance that takes it. */
+    public String selectInFlight() {
+        return selectInFlight;
     }
 
     /** The lease table, quoted and schema-qualified: two stores fence against the same one if this is equal. */
@@ -105,8 +156,8 @@ public abstract class LeaseDialect {
     public abstract String acquire();
 
     /**
-     * Records {@code :instance}, tracking object set {@code :object_set}, as alive for {@code :ms} more
-     * milliseconds (insert or update).
+     * Records {@code :instance}, tracking object set {@code :object_set} and delivering to {@code :destinations}
+     * (their names as a JSON array), as alive for {@code :ms} more milliseconds (insert or update).
      */
     public abstract String heartbeat();
 

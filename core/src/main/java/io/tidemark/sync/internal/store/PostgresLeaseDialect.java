@@ -50,8 +50,14 @@ final class PostgresLeaseDialect extends LeaseDialect {
                     holder      text        NOT NULL,   -- the instance id of the holder
                     epoch       bigint      NOT NULL,   -- raised by every acquisition: the fencing token
                     acquired_at timestamptz NOT NULL,
-                    expires_at  timestamptz NOT NULL    -- free once passed; a clean close sets it to now
+                    expires_at  timestamptz NOT NULL,   -- free once passed; a clean close sets it to now
+                    in_flight   text                    -- the page its holder is delivering (JSON), see recordInFlight
                 )""").with("leases", leases).render();
+    }
+
+    private String addInFlight() {
+        return SqlTemplate.of("""
+                ALTER TABLE {{leases}} ADD COLUMN IF NOT EXISTS in_flight text""").with("leases", leases).render();
     }
 
     private String createInstances() {
@@ -61,7 +67,8 @@ final class PostgresLeaseDialect extends LeaseDialect {
                     object_set  text        NOT NULL,   -- hash of the tracked objects' names: equal sets share
                     started_at  timestamptz NOT NULL,
                     last_seen   timestamptz NOT NULL,
-                    expires_at  timestamptz NOT NULL    -- counted as live until then
+                    expires_at  timestamptz NOT NULL,   -- counted as live until then
+                    destinations text                   -- its destinations' names (JSON): their positions hold
                 )""").with("instances", instances).render();
     }
 
@@ -70,9 +77,17 @@ final class PostgresLeaseDialect extends LeaseDialect {
         try (Statement s = c.createStatement()) {
             if (!Jdbc.queryBoolean(c, "SELECT to_regclass(?) IS NOT NULL", leases)) {
                 s.execute(createLeases());
+            } else {
+                // Lease tables created before pages in flight were recorded.
+                s.execute(addInFlight());
             }
             if (!Jdbc.queryBoolean(c, "SELECT to_regclass(?) IS NOT NULL", instances)) {
                 s.execute(createInstances());
+            } else {
+                // Heartbeat tables created before instances published their destinations.
+                s.execute(SqlTemplate.of("""
+                        ALTER TABLE {{instances}} ADD COLUMN IF NOT EXISTS destinations text""")
+                        .with("instances", instances).render());
             }
         }
     }
@@ -96,10 +111,12 @@ final class PostgresLeaseDialect extends LeaseDialect {
     @Override
     public String heartbeat() {
         return SqlTemplate.of("""
-                INSERT INTO {{instances}} AS i (instance_id, object_set, started_at, last_seen, expires_at)
-                VALUES (:instance, :object_set, clock_timestamp(), clock_timestamp(), {{expiry}})
+                INSERT INTO {{instances}} AS i (instance_id, object_set, started_at, last_seen, expires_at,
+                                                destinations)
+                VALUES (:instance, :object_set, clock_timestamp(), clock_timestamp(), {{expiry}}, :destinations)
                 ON CONFLICT (instance_id) DO UPDATE
                    SET object_set = EXCLUDED.object_set,
+                       destinations = EXCLUDED.destinations,
                        last_seen = EXCLUDED.last_seen,
                        expires_at = EXCLUDED.expires_at""")
                 .with("instances", instances).with("expiry", expiry()).render();

@@ -28,6 +28,15 @@ final class PostgresStoreDialect extends CommonStoreDialect {
     }
 
     @Override
+    public String databaseIdentity() {
+        return """
+                -- The database's name on its server, and the server by the time it started (readable by any role;
+                -- the same whatever address a connection used, and different for another server).
+                SELECT pg_catalog.current_database() || ' on the server started at '
+                       || pg_catalog.pg_postmaster_start_time()::text""";
+    }
+
+    @Override
     public LeaseDialect leases() {
         return leases;
     }
@@ -120,8 +129,15 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                 s.execute(createPositionsTable());
             }
             deadLetters.createOrUpgrade(c);
-            leases.createIfMissing(c);
         }
+    }
+
+    @Override
+    protected void createLeasesMissing(Connection c) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.execute("SELECT pg_advisory_xact_lock(" + DDL_LOCK_KEY + ")");
+        }
+        leases.createIfMissing(c);
     }
 
     @Override

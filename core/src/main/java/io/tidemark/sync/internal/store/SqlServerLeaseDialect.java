@@ -61,7 +61,8 @@ final class SqlServerLeaseDialect extends LeaseDialect {
                     holder      {{name_type}} NOT NULL,   -- the instance id of the holder
                     epoch       BIGINT        NOT NULL,   -- raised by every acquisition: the fencing token
                     acquired_at DATETIME2     NOT NULL,   -- UTC
-                    expires_at  DATETIME2     NOT NULL    -- UTC; free once passed, a clean close sets it to now
+                    expires_at  DATETIME2     NOT NULL,   -- UTC; free once passed, a clean close sets it to now
+                    in_flight   NVARCHAR(MAX) NULL        -- the page its holder is delivering (JSON), see recordInFlight
                 )""").with("leases", leases).with("name_type", NAME_TYPE).render();
     }
 
@@ -72,7 +73,8 @@ final class SqlServerLeaseDialect extends LeaseDialect {
                     object_set  {{name_type}} NOT NULL,   -- hash of the tracked objects' names: equal sets share
                     started_at  DATETIME2     NOT NULL,   -- UTC
                     last_seen   DATETIME2     NOT NULL,   -- UTC
-                    expires_at  DATETIME2     NOT NULL    -- UTC; counted as live until then
+                    expires_at  DATETIME2     NOT NULL,   -- UTC; counted as live until then
+                    destinations NVARCHAR(MAX) NULL       -- its destinations' names (JSON): their positions hold
                 )""").with("instances", instances).with("name_type", NAME_TYPE).render();
     }
 
@@ -81,9 +83,29 @@ final class SqlServerLeaseDialect extends LeaseDialect {
         try (Statement s = c.createStatement()) {
             if (missing(c, leases)) {
                 s.execute(createLeases());
+            } else if (missingColumn(c, leases, "in_flight")) {
+                // Lease tables created before pages in flight were recorded.
+                s.execute(SqlTemplate.of("ALTER TABLE {{leases}} ADD in_flight NVARCHAR(MAX) NULL")
+                        .with("leases", leases).render());
             }
             if (missing(c, instances)) {
                 s.execute(createInstances());
+            } else if (missingColumn(c, instances, "destinations")) {
+                // Heartbeat tables created before instances published their destinations.
+                s.execute(SqlTemplate.of("ALTER TABLE {{instances}} ADD destinations NVARCHAR(MAX) NULL")
+                        .with("instances", instances).render());
+            }
+        }
+    }
+
+    private static boolean missingColumn(Connection c, String table, String column) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT COL_LENGTH(?, ?)")) {
+            ps.setNString(1, table);
+            ps.setNString(2, column);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                rs.getObject(1);
+                return rs.wasNull();
             }
         }
     }
@@ -123,10 +145,13 @@ final class SqlServerLeaseDialect extends LeaseDialect {
                 USING (SELECT :instance AS instance_id) AS src ON i.instance_id = src.instance_id
                  WHEN MATCHED THEN UPDATE
                       SET object_set = :object_set,
+                          destinations = :destinations,
                           last_seen = SYSUTCDATETIME(),
                           expires_at = {{expiry}}
-                 WHEN NOT MATCHED THEN INSERT (instance_id, object_set, started_at, last_seen, expires_at)
-                      VALUES (:instance, :object_set, SYSUTCDATETIME(), SYSUTCDATETIME(), {{expiry}});""")
+                 WHEN NOT MATCHED THEN INSERT (instance_id, object_set, started_at, last_seen, expires_at,
+                                               destinations)
+                      VALUES (:instance, :object_set, SYSUTCDATETIME(), SYSUTCDATETIME(), {{expiry}},
+                              :destinations);""")
                 .with("instances", instances).with("expiry", expiry()).render();
     }
 }

@@ -44,6 +44,13 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
     }
 
     @Override
+    public String databaseIdentity() {
+        return """
+                -- The database's name on its server, and the server's own name (machine and instance).
+                SELECT DB_NAME() + N' on ' + CAST(SERVERPROPERTY('ServerName') AS NVARCHAR(256))""";
+    }
+
+    @Override
     public LeaseDialect leases() {
         return leases;
     }
@@ -149,8 +156,13 @@ final class SqlServerStoreDialect extends CommonStoreDialect {
                 s.execute(createPositionsTable());
             }
             deadLetters.createOrUpgrade(c);
-            leases.createIfMissing(c);
         }
+    }
+
+    @Override
+    protected void createLeasesMissing(Connection c) throws SQLException {
+        lock(c);
+        leases.createIfMissing(c);
     }
 
     /** Takes an application lock owned by the transaction: released by its commit or rollback. */

@@ -19,6 +19,12 @@ public interface StoreDialect {
     /** Runs {@link #createScript()}'s effect safely on a live connection (idempotent, concurrency-safe). */
     void createIfMissing(Connection connection) throws SQLException;
 
+    /**
+     * Creates the lease tables if missing (idempotent, concurrency-safe): only for an engine with coordination, so a
+     * store that never coordinates has none.
+     */
+    void createLeaseTablesIfMissing(Connection connection) throws SQLException;
+
     String selectState();
 
     String selectAllStates();
@@ -46,6 +52,13 @@ public interface StoreDialect {
 
     /** The lease tables' SQL (engines on several instances). */
     LeaseDialect leases();
+
+    /**
+     * A query of one text column that names the database a connection reaches, the same from every connection to
+     * it and different for another database (of the same server or not), whatever host name the connection used:
+     * coordination needs every fenced store in the one database of its lease table.
+     */
+    String databaseIdentity();
 
     /** The object's destination positions ({@code :name}). */
     String selectPositions();

@@ -41,13 +41,17 @@ class LeaseDialectTest {
             LeaseDialect leases = StoreDialect.forProduct(product, "tidemark", "sync_state", "dead_letters").leases();
             String clock = product.equals("PostgreSQL") ? "clock_timestamp()" : "SYSUTCDATETIME()";
             for (String sql : new String[] {leases.acquire(), leases.renew(), leases.release(), leases.fence(),
-                    leases.liveInstances(), leases.heartbeat(), leases.selectLiveLeases()}) {
+                    leases.liveInstances(), leases.heartbeat(), leases.selectLiveLeases(),
+                    leases.recordInFlight()}) {
                 assertThat(sql).contains(clock).doesNotContain(":now");
             }
             // The fence and a renewal match only the holder at its epoch, and only before expiry.
             assertThat(leases.fence()).contains("holder = :holder AND epoch = :epoch")
                     .contains("expires_at > " + clock).contains("SELECT count(*)").doesNotContain("UPDATE");
             assertThat(leases.renew()).contains("holder = :holder AND epoch = :epoch");
+            // The page in flight is recorded only by the holder at its epoch (the write is its own fence).
+            assertThat(leases.recordInFlight()).contains("holder = :holder AND epoch = :epoch")
+                    .contains("expires_at > " + clock);
             // The fair share is counted among the instances tracking the same objects only.
             assertThat(leases.liveInstances()).contains("object_set = :object_set");
             assertThat(leases.heartbeat()).contains(":object_set");
@@ -67,6 +71,9 @@ class LeaseDialectTest {
                 + "\n\n-- forgetExpiredInstances()\n" + dialect.forgetExpiredInstances()
                 + "\n\n-- leaveInstance()\n" + dialect.leaveInstance()
                 + "\n\n-- selectLiveLeases()\n" + dialect.selectLiveLeases()
+                + "\n\n-- recordInFlight()\n" + dialect.recordInFlight()
+                + "\n\n-- selectInFlight()\n" + dialect.selectInFlight()
+                + "\n\n-- probeInstances()\n" + dialect.probeInstances()
                 + "\n";
     }
 }
