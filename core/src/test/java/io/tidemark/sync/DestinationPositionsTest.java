@@ -340,7 +340,9 @@ class DestinationPositionsTest {
         for (int i = 1; i < at.size(); i++) {
             waits.add(Duration.ofNanos(at.get(i) - at.get(i - 1)).toMillis());
         }
-        assertThat(waits).hasSize(7).allSatisfy(w -> assertThat(w).isLessThan(40 + 30)); // bound + scheduling slack
+        // Without the 40 ms cap the backoff alone would reach 40 * 2^6 = 2,560 ms by the seventh wait; the slack
+        // absorbs scheduling on a loaded CI machine (70 ms of it was seen) and still fails an uncapped backoff.
+        assertThat(waits).hasSize(7).allSatisfy(w -> assertThat(w).isLessThan(40 + 250));
         assertThat(waits.stream().distinct().count()).isGreaterThan(1);
     }
 
