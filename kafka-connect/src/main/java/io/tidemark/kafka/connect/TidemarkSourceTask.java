@@ -33,6 +33,11 @@ import java.util.Optional;
  * <p>Resumes each object from its committed offset. With exactly-once support and {@code transaction.boundary}
  * {@code connector}, it commits a transaction at each version boundary (a {@code Full} re-export as a whole); with
  * the {@code poll} boundary each poll is a transaction and ends at a version boundary too.
+ *
+ * <p>Objects are stepped in turn. With connector-defined boundaries, though, an object whose step did not end at a
+ * version boundary (a {@code Full} export longer than one step) holds the task until its response is finished:
+ * another object's records would otherwise join the open transaction, and its commit would commit the part of the
+ * export sent so far. So every transaction holds the records of one object, from one version boundary to the next.
  */
 public class TidemarkSourceTask extends SourceTask {
 
@@ -49,6 +54,11 @@ public class TidemarkSourceTask extends SourceTask {
     private final List<Slot> slots = new ArrayList<>();
     private final WakeUps wakeUps = new WakeUps();
     private int next;
+    /**
+     * With connector-defined transaction boundaries: the object whose last step left its transaction open (a
+     * response not yet at a version boundary); only it is stepped until it reaches one. Null otherwise.
+     */
+    private Slot holding;
     private volatile boolean stopping;
 
     @Override
@@ -107,6 +117,11 @@ public class TidemarkSourceTask extends SourceTask {
             return null;
         }
         synchronized (work) {
+            if (holding != null && !stopping) {
+                // Not due-checked and not woken: the open transaction waits for the rest of this response.
+                List<SourceRecord> records = step(holding);
+                return records.isEmpty() ? null : records;
+            }
             long now = System.nanoTime();
             for (int tried = 0; tried < slots.size() && !stopping; tried++) {
                 Slot slot = slots.get(next);
@@ -127,9 +142,16 @@ public class TidemarkSourceTask extends SourceTask {
         return null;
     }
 
-    /** One step of one object; schedules its next call when it had nothing. */
+    /**
+     * One step of one object; schedules its next call when it had nothing, and with connector-defined transaction
+     * boundaries commits at the step's version boundary or, when the step ended inside a response, holds the task
+     * for this object.
+     */
     private List<SourceRecord> step(Slot slot) {
         TrackedObject object = slot.cursor.object();
+        TransactionContext transactions = context.transactionContext();
+        boolean held = holding == slot;
+        holding = null;
         ObjectCursor.Step step;
         try {
             step = slot.cursor.next();
@@ -139,7 +161,10 @@ public class TidemarkSourceTask extends SourceTask {
                 return List.of(); // the call was cancelled because Connect stops the task
             }
             slot.dueNanos = System.nanoTime() + config.pollInterval().toNanos();
-            if (e.code() == ErrorCode.CONNECTION_FAILED || e.code() == ErrorCode.PROCEDURE_TIMEOUT) {
+            // Retried only outside a response: inside one, the open transaction holds part of it, and a retry would
+            // commit that part with the export called again. (A response is read from memory or a spool file, so
+            // only a call fails with these codes.)
+            if (!held && (e.code() == ErrorCode.CONNECTION_FAILED || e.code() == ErrorCode.PROCEDURE_TIMEOUT)) {
                 throw new RetriableException("[" + object.name() + "] " + e.getMessage(), e);
             }
             throw new ConnectException(e.getMessage(), e);
@@ -158,10 +183,11 @@ public class TidemarkSourceTask extends SourceTask {
         }
         if (step.isIdle()) {
             slot.dueNanos = System.nanoTime() + config.pollInterval().toNanos();
-        } else if (step.endsTransaction()) {
-            TransactionContext transactions = context.transactionContext();
-            if (transactions != null) {
+        } else if (transactions != null) {
+            if (step.endsTransaction()) {
                 transactions.commitTransaction(records.get(records.size() - 1));
+            } else {
+                holding = slot;
             }
         }
         return records;

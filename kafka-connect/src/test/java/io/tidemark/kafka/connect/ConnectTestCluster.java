@@ -93,8 +93,12 @@ final class ConnectTestCluster implements AutoCloseable {
                         + connect.workers()));
     }
 
-    /** A record as a sink sees it: key, value (parsed JSON, null for a tombstone) and headers. */
-    record Received(String key, JsonNode value, Map<String, String> headers) {
+    /**
+     * A record as a sink sees it: key, value (parsed JSON, null for a tombstone) and headers, and where it lies
+     * (partition and offset: a transaction's commit marker takes an offset, so a gap between two records of one
+     * task is a transaction boundary).
+     */
+    record Received(String key, JsonNode value, Map<String, String> headers, int partition, long offset) {
 
         String operation() {
             return value.get("operation").asText();
@@ -146,7 +150,7 @@ final class ConnectTestCluster implements AutoCloseable {
         }
         try {
             return new Received(r.key() == null ? null : new String(r.key(), StandardCharsets.UTF_8),
-                    r.value() == null ? null : JSON.readTree(r.value()), headers);
+                    r.value() == null ? null : JSON.readTree(r.value()), headers, r.partition(), r.offset());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

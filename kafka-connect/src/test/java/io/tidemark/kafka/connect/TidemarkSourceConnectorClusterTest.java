@@ -197,6 +197,60 @@ class TidemarkSourceConnectorClusterTest {
     }
 
     @Test
+    void a_full_export_longer_than_one_poll_is_one_transaction_while_the_task_serves_other_objects() throws Exception {
+        int rows = 1000;
+        String big = outboxTable("big", "id int PRIMARY KEY, name text");
+        String busy = outboxTable("busy", "id int PRIMARY KEY, name text");
+        database.execute("INSERT INTO public.big SELECT g, 'row ' || g FROM generate_series(1, " + rows + ") g");
+        database.execute("INSERT INTO public.busy SELECT g, 'row ' || g FROM generate_series(1, 3) g");
+        Map<String, String> objects = new LinkedHashMap<>(object("Big", big, "id", "FULL"));
+        objects.putAll(object("Busy", busy, "id", "FULL"));
+        Map<String, String> config = config("t6.", 1, objects);
+        config.put("tidemark.objects", "Big,Busy");                       // one task steps both
+        config.put("page.size", "50");                                    // Big's export: 20 polls
+        int busyRows = 53;
+        Thread writer = new Thread(() -> {
+            // Diffs of the other object while Big's export is handed out, one version each.
+            for (int id = 4; id <= busyRows; id++) {
+                database.execute("INSERT INTO public.busy VALUES (" + id + ", 'diff')");
+                ConnectTestCluster.sleep(5);
+            }
+        }, "busy-writer");
+        try {
+            cluster.start("split", config, 1);
+            writer.start();
+            cluster.readUntil("t6.Big", r -> r.size() == rows);
+            writer.join(60_000);
+            database.execute("INSERT INTO public.big VALUES (" + (rows + 1) + ", 'after the export')");
+
+            List<Received> records = cluster.readUntil("t6.Big", r -> r.size() == rows + 1);
+            List<Received> export = records.stream()
+                    .filter(r -> r.value().get("syncType").asText().equals("FULL")).toList();
+            assertThat(export).hasSize(rows);
+            assertThat(export).allSatisfy(r -> assertThat(r.headers()).containsEntry("tidemark.pageCount", "20"));
+            // One task writes the topic, so a gap between two of its records in a partition is a commit marker.
+            Map<Integer, List<Long>> offsets = export.stream().collect(Collectors.groupingBy(Received::partition,
+                    Collectors.mapping(Received::offset, Collectors.toList())));
+            offsets.forEach((partition, list) -> assertThat(java.util.stream.IntStream.range(1, list.size())
+                    .filter(i -> list.get(i) != list.get(i - 1) + 1).mapToObj(i -> list.get(i - 1)).toList())
+                    .as("offsets in partition %d of export records a transaction ended after", partition).isEmpty());
+            Received diff = records.stream().filter(r -> r.value().get("syncType").asText().equals("DIFF"))
+                    .findFirst().orElseThrow();
+            List<Long> before = offsets.get(diff.partition());
+            assertThat(diff.offset()).as("one commit marker, right after the export's last record")
+                    .isEqualTo(before.get(before.size() - 1) + 2);
+
+            List<Received> busyRecords = cluster.readUntil("t6.Busy", r -> r.size() >= busyRows);
+            assertThat(busyRecords).extracting(r -> r.row().get("id").asInt())
+                    .containsExactlyInAnyOrderElementsOf(java.util.stream.IntStream.rangeClosed(1, busyRows)
+                            .boxed().toList());
+        } finally {
+            writer.join(60_000);
+            cluster.connect.deleteConnector("split");
+        }
+    }
+
+    @Test
     void a_worker_stopped_mid_stream_loses_nothing_and_with_exactly_once_duplicates_nothing() throws Exception {
         String function = outboxTable("orders", "order_id int PRIMARY KEY, note text");
         Map<String, String> config = config("t3.", 1, object("Orders", function, "order_id", "INCREMENTAL"));

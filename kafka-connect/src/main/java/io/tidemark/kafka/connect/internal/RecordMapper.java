@@ -1,15 +1,10 @@
 package io.tidemark.kafka.connect.internal;
 
-import com.fasterxml.jackson.core.JsonGenerator;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tidemark.kafka.connect.ObjectSettings;
 import io.tidemark.sync.Change;
 import io.tidemark.sync.ChangeBatch;
 import io.tidemark.sync.Envelope;
-import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.Operation;
-import io.tidemark.sync.TidemarkException;
 import org.apache.kafka.connect.data.Schema;
 import org.apache.kafka.connect.data.SchemaBuilder;
 import org.apache.kafka.connect.data.Struct;
@@ -17,13 +12,9 @@ import org.apache.kafka.connect.header.ConnectHeaders;
 import org.apache.kafka.connect.header.Headers;
 import org.apache.kafka.connect.source.SourceRecord;
 
-import java.io.IOException;
-import java.io.StringWriter;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
@@ -55,25 +46,28 @@ public final class RecordMapper {
     /** The prefix of every header the connector sets, followed by the envelope's field name. */
     public static final String HEADER_PREFIX = "tidemark.";
 
-    private static final ObjectMapper JSON = new ObjectMapper();
-
     private final ObjectSettings settings;
     private final String source;
     private final boolean tombstones;
     private final Map<String, Object> partition;
+    private final RecordKeys keys;
+    /** The headers of the page the last record belonged to: a page's records share them. */
+    private ChangeBatch headersPage;
+    private ConnectHeaders pageHeaders;
 
     public RecordMapper(ObjectSettings settings, String source, boolean tombstones) {
         this.settings = settings;
         this.source = source;
         this.tombstones = tombstones;
         this.partition = SourceOffsets.partition(settings.object().name());
+        this.keys = new RecordKeys(settings.object().name(), settings.keyColumns());
     }
 
     /** Adds the record of {@code emitted} (and its tombstone, for a delete when configured) to {@code out}. */
     public void add(ObjectCursor.Emitted emitted, List<SourceRecord> out) {
         Change change = emitted.change();
         Map<String, Object> offset = SourceOffsets.offset(source, emitted.offsetVersion());
-        String key = key(change);
+        String key = keys.of(change);
         Struct value = new Struct(VALUE_SCHEMA)
                 .put("object", settings.object().name())
                 .put("operation", change.operation().map(Operation::code).orElse(null))
@@ -97,36 +91,19 @@ public final class RecordMapper {
                 Schema.STRING_SCHEMA, settings.object().name(), POSITION_SCHEMA, value);
     }
 
-    private String key(Change change) {
-        StringWriter text = new StringWriter(64);
-        try (JsonGenerator g = JSON.getFactory().createGenerator(text)) {
-            g.writeStartObject();
-            for (String column : settings.keyColumns()) {
-                Optional<JsonNode> field = change.field(column);
-                if (field.isEmpty()) {
-                    throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, settings.object().name(),
-                            "a change (version " + change.version() + ") has no key column '" + column
-                                    + "'; object." + settings.object().name() + ".key must name JSON keys every"
-                                    + " change carries, deletes included. Keys of the change: "
-                                    + names(change));
-                }
-                g.writeFieldName(column);
-                g.writeTree(field.get());
-            }
-            g.writeEndObject();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+    /**
+     * The envelope headers of {@code page}: built once per page, and copied for each record (a record's headers
+     * are its own: a transformation may change them).
+     */
+    private Headers headers(ChangeBatch page) {
+        if (page != headersPage) {
+            pageHeaders = envelopeHeaders(page);
+            headersPage = page;
         }
-        return text.toString();
+        return new ConnectHeaders(pageHeaders);
     }
 
-    private static List<String> names(Change change) {
-        List<String> names = new java.util.ArrayList<>();
-        change.fields().fieldNames().forEachRemaining(names::add);
-        return names;
-    }
-
-    private static Headers headers(ChangeBatch page) {
+    private static ConnectHeaders envelopeHeaders(ChangeBatch page) {
         ConnectHeaders headers = new ConnectHeaders();
         Envelope.fields(page, new Envelope.FieldSink() {
             @Override

@@ -74,6 +74,26 @@ class RecordMapperTest {
     }
 
     @Test
+    void records_of_one_page_share_the_envelope_but_each_has_its_own_headers() {
+        RecordMapper mapper = new RecordMapper(ITEMS, "postgres:src", false);
+        List<SourceRecord> out = new ArrayList<>();
+        Change first = change(Operation.INSERT, "{\"shop\":7,\"item_code\":\"A-1\"}");
+        Change second = change(Operation.INSERT, "{\"shop\":7,\"item_code\":\"A-2\"}");
+        mapper.add(new ObjectCursor.Emitted(first, OptionalLong.of(15), PAGE), out);
+        mapper.add(new ObjectCursor.Emitted(second, OptionalLong.of(15), PAGE), out);
+        ChangeBatch next = new ChangeBatch("Items", 20, 30, SyncType.DIFF, 0, List.of(), 1, 1, 1);
+        mapper.add(new ObjectCursor.Emitted(second, OptionalLong.of(25), next), out);
+
+        out.get(0).headers().addString("added.by", "a transformation");
+        assertThat(out.get(1).headers()).hasSize(10);
+        assertThat(out.get(1).headers().lastWithName("tidemark.idempotencyKey").value())
+                .isEqualTo(PAGE.idempotencyKey());
+        assertThat(out.get(2).headers().lastWithName("tidemark.idempotencyKey").value())
+                .isEqualTo(next.idempotencyKey()).isNotEqualTo(PAGE.idempotencyKey());
+        assertThat(out.get(2).headers().lastWithName("tidemark.fromVersion").value()).isEqualTo(20L);
+    }
+
+    @Test
     void a_delete_is_followed_by_a_tombstone_only_when_configured() {
         Change delete = change(Operation.DELETE, "{\"$operation\":\"D\",\"shop\":7,\"item_code\":\"A-1\"}");
 
