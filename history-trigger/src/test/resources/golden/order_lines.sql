@@ -87,8 +87,8 @@ CREATE UNIQUE INDEX IF NOT EXISTS "Order Lines_history_chain_uq" ON "Sales"."Ord
 -- The row triggers' function. SECURITY DEFINER: it writes history as its owner, so the application
 -- role needs no privilege on the history table and cannot forge or rewrite it. Every relation,
 -- type, function and operator is named with its schema, so the caller's search_path (which this
--- function does not SET: that clause would double the cost of a one-row write) cannot substitute
--- an object of its own; PostgreSQL never looks up functions or operators in pg_temp.
+-- function does not SET: the clause is paid on every call) cannot substitute an object of its
+-- own; PostgreSQL never looks up functions or operators in pg_temp.
 CREATE OR REPLACE FUNCTION "Sales"."Order Lines_history_write"()
     RETURNS trigger
     LANGUAGE plpgsql
@@ -103,8 +103,6 @@ DECLARE
     _correlation_id  pg_catalog.text  := CASE WHEN pg_catalog.current_setting('sales_audit.correlation_id', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('sales_audit.correlation_id', true) END;
     _reason          pg_catalog.text  := CASE WHEN pg_catalog.current_setting('sales_audit.reason', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('sales_audit.reason', true) END;
     _extra           pg_catalog.jsonb := (CASE WHEN pg_catalog.current_setting('sales_audit.extra', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('sales_audit.extra', true) END)::pg_catalog.jsonb;
-    _closed_at       pg_catalog.timestamptz;
-    _chain           integer;
     _last_to         pg_catalog.timestamptz;
 BEGIN
     IF TG_TABLE_SCHEMA OPERATOR(pg_catalog.<>) 'Sales' OR TG_TABLE_NAME OPERATOR(pg_catalog.<>) 'Order Lines' THEN
@@ -112,6 +110,7 @@ BEGIN
               USING ERRCODE = 'insufficient_privilege';
     END IF;
 
+    -- Each event is one statement on history (a statement is most of a one-row trigger's cost).
     IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
         IF NEW."Order" OPERATOR(pg_catalog.=) OLD."Order" AND NEW."line" OPERATOR(pg_catalog.=) OLD."line" THEN
             -- No versioned column changed: write nothing. Columns without an equality operator
@@ -126,12 +125,15 @@ BEGIN
             -- Close the open version no earlier than 1 microsecond after it began (a transaction
             -- that started before the one that wrote it has an older now()), and open the next
             -- version exactly there, so the chain stays contiguous.
-            UPDATE "Sales"."Order Lines_history" AS h
-               SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
-             WHERE h."Order" OPERATOR(pg_catalog.=) OLD."Order" AND h."line" OPERATOR(pg_catalog.=) OLD."line" AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
-            RETURNING h.valid_to, h.chain_no INTO _closed_at, _chain;
+            WITH closed AS (
+                UPDATE "Sales"."Order Lines_history" AS h
+                   SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+                 WHERE h."Order" OPERATOR(pg_catalog.=) OLD."Order" AND h."line" OPERATOR(pg_catalog.=) OLD."line" AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
+                RETURNING h.valid_to, h.chain_no
+            )
             INSERT INTO "Sales"."Order Lines_history" ("Order", "line", "amount", "noted_at", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-            VALUES (NEW."Order", NEW."line", NEW."amount", NEW."noted_at", COALESCE(_closed_at, _now), 'infinity', 2, COALESCE(_chain, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra);
+            SELECT NEW."Order", NEW."line", NEW."amount", NEW."noted_at", COALESCE(c.valid_to, _now), 'infinity', 2, COALESCE(c.chain_no, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+              FROM (VALUES (1)) AS one (x) LEFT JOIN closed AS c ON true;
             RETURN NULL;
         END IF;
         -- The primary key changed: the old key's chain ends with a tombstone and the new key's
@@ -141,12 +143,15 @@ BEGIN
     IF TG_OP OPERATOR(pg_catalog.<>) 'INSERT' THEN
         -- DELETE (or the old key of a key update): close the open version and write a tombstone
         -- with the last values and an empty period at the closing instant.
-        UPDATE "Sales"."Order Lines_history" AS h
-           SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
-         WHERE h."Order" OPERATOR(pg_catalog.=) OLD."Order" AND h."line" OPERATOR(pg_catalog.=) OLD."line" AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
-        RETURNING h.valid_to, h.chain_no INTO _closed_at, _chain;
+        WITH closed AS (
+            UPDATE "Sales"."Order Lines_history" AS h
+               SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+             WHERE h."Order" OPERATOR(pg_catalog.=) OLD."Order" AND h."line" OPERATOR(pg_catalog.=) OLD."line" AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
+            RETURNING h.valid_to, h.chain_no
+        )
         INSERT INTO "Sales"."Order Lines_history" ("Order", "line", "amount", "noted_at", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-        VALUES (OLD."Order", OLD."line", OLD."amount", OLD."noted_at", COALESCE(_closed_at, _now), COALESCE(_closed_at, _now), 3, COALESCE(_chain, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra);
+        SELECT OLD."Order", OLD."line", OLD."amount", OLD."noted_at", COALESCE(c.valid_to, _now), COALESCE(c.valid_to, _now), 3, COALESCE(c.chain_no, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+          FROM (VALUES (1)) AS one (x) LEFT JOIN closed AS c ON true;
         IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
             RETURN NULL;
         END IF;
@@ -156,22 +161,32 @@ BEGIN
     -- version, so a delete and re-insert (in this transaction, or by a transaction that began
     -- earlier but writes later) never overlaps the versions before it. FOR UPDATE makes a
     -- REPEATABLE READ writer that cannot see the latest version fail with a serialization error.
-    SELECT h.valid_to, h.chain_no INTO _last_to, _chain
-      FROM "Sales"."Order Lines_history" AS h
-     WHERE h."Order" OPERATOR(pg_catalog.=) NEW."Order" AND h."line" OPERATOR(pg_catalog.=) NEW."line"
-     ORDER BY h.valid_from DESC, h.valid_to DESC
-     LIMIT 1
-       FOR UPDATE;
-    IF _last_to OPERATOR(pg_catalog.=) 'infinity' THEN
-        RAISE EXCEPTION 'tidemark: history of %.% already has an open version for key %',
-              TG_TABLE_SCHEMA, TG_TABLE_NAME, (NEW."Order", NEW."line")::pg_catalog.text
-              USING ERRCODE = 'unique_violation',
-                    HINT = 'History is out of step with the table (was the trigger disabled?); run TemporalTable.checkInvariants().';
-    END IF;
+    -- Nothing is written when the last version is still open.
     INSERT INTO "Sales"."Order Lines_history" ("Order", "line", "amount", "noted_at", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-    VALUES (NEW."Order", NEW."line", NEW."amount", NEW."noted_at", GREATEST(_now, _last_to), 'infinity', 1, COALESCE(_chain, 0) OPERATOR(pg_catalog.+) 1, _changed_by, _changed_by_name, _correlation_id, _reason, _extra)
+    SELECT NEW."Order", NEW."line", NEW."amount", NEW."noted_at", GREATEST(_now, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) OPERATOR(pg_catalog.+) 1, _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+      FROM (VALUES (1)) AS one (x)
+      LEFT JOIN LATERAL (
+            SELECT h.valid_to, h.chain_no
+              FROM "Sales"."Order Lines_history" AS h
+             WHERE h."Order" OPERATOR(pg_catalog.=) NEW."Order" AND h."line" OPERATOR(pg_catalog.=) NEW."line"
+             ORDER BY h.valid_from DESC, h.valid_to DESC
+             LIMIT 1
+               FOR UPDATE) AS l ON true
+     WHERE COALESCE(l.valid_to OPERATOR(pg_catalog.<>) 'infinity', true)
     ON CONFLICT ("Order", "line", chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING;
     IF NOT FOUND THEN
+        -- Rare: find out which of the two refusals it was.
+        SELECT h.valid_to INTO _last_to
+          FROM "Sales"."Order Lines_history" AS h
+         WHERE h."Order" OPERATOR(pg_catalog.=) NEW."Order" AND h."line" OPERATOR(pg_catalog.=) NEW."line"
+         ORDER BY h.valid_from DESC, h.valid_to DESC
+         LIMIT 1;
+        IF _last_to OPERATOR(pg_catalog.=) 'infinity' THEN
+            RAISE EXCEPTION 'tidemark: history of %.% already has an open version for key %',
+                  TG_TABLE_SCHEMA, TG_TABLE_NAME, (NEW."Order", NEW."line")::pg_catalog.text
+                  USING ERRCODE = 'unique_violation',
+                        HINT = 'History is out of step with the table (was the trigger disabled?); run TemporalTable.checkInvariants().';
+        END IF;
         -- REPEATABLE READ raises this itself; READ COMMITTED gets here only if the other transaction
         -- committed while this one waited. Either way: retry the transaction.
         RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
@@ -249,7 +264,7 @@ VALUES ('Sales', 'Order Lines', 'Sales', 'Order Lines_history',
         '[{"name":"Order","type":"integer"},{"name":"line","type":"smallint"},{"name":"amount","type":"numeric(10,2)[]"},{"name":"noted_at","type":"timestamp(3) with time zone"}]',
         '[]',
         '{"settingsPrefix":"sales_audit","truncatePolicy":"REFUSE","triggerMode":"ROW","periodIndex":false,"sessionUserColumn":true,"transactionIdColumn":true,"excluded":[]}',
-        '731cc2bf5b7c874106b7f41751586a164560c353a2b65226df24b4db5991a944')
+        '68d5c71e75a7eeab2b7203477867f10abbe5bae9bec25b5ffb0a8865ace3532c')
 ON CONFLICT (source_schema, source_table) DO UPDATE
    SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,
        orphan_columns = EXCLUDED.orphan_columns, options = EXCLUDED.options,

@@ -92,8 +92,8 @@ CREATE INDEX IF NOT EXISTS "policies_stmt_history_period_idx" ON "public"."polic
 -- The statement triggers' function. SECURITY DEFINER: it writes history as its owner, so the application
 -- role needs no privilege on the history table and cannot forge or rewrite it. Every relation,
 -- type, function and operator is named with its schema, so the caller's search_path (which this
--- function does not SET: that clause would double the cost of a one-row write) cannot substitute
--- an object of its own; PostgreSQL never looks up functions or operators in pg_temp.
+-- function does not SET: the clause is paid on every call) cannot substitute an object of its
+-- own; PostgreSQL never looks up functions or operators in pg_temp.
 CREATE OR REPLACE FUNCTION "public"."policies_stmt_history_write"()
     RETURNS trigger
     LANGUAGE plpgsql

@@ -32,7 +32,7 @@ public final class HistorySql {
     static final String PINNED_SEARCH_PATH = "pg_catalog, pg_temp";
     /**
      * Equality from pg_catalog only, whatever the caller's search_path: the trigger functions carry no SET clause
-     * (it costs as much as the rest of a one-row trigger), so every operator is named with its schema.
+     * (it is paid on every call), so every operator is named with its schema.
      */
     static final String EQ = "OPERATOR(pg_catalog.=)";
     public static final String REGISTRY = "\"tidemark\".\"temporal_tables\"";
@@ -152,15 +152,13 @@ public final class HistorySql {
     }
 
     private String rowFunctionBody() {
-        String key = keyMatch("h.", "OLD.");
         String versionColumns = columnList(shape.versioned(), c -> c.quoted());
         return SqlTemplate.of("""
 
-                {{context_declarations}}    _closed_at       pg_catalog.timestamptz;
-                    _chain           integer;
-                    _last_to         pg_catalog.timestamptz;
+                {{context_declarations}}    _last_to         pg_catalog.timestamptz;
                 BEGIN
                 {{table_guard}}
+                    -- Each event is one statement on history (a statement is most of a one-row trigger's cost).
                     IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
                         IF {{same_key}} THEN
                             -- No versioned column changed: write nothing. Columns without an equality operator
@@ -172,9 +170,7 @@ public final class HistorySql {
                             -- Close the open version no earlier than 1 microsecond after it began (a transaction
                             -- that started before the one that wrote it has an older now()), and open the next
                             -- version exactly there, so the chain stays contiguous.
-                {{close_in_update}}            INSERT INTO {{history}} ({{insert_columns}})
-                            VALUES ({{new_values}}, COALESCE(_closed_at, _now), 'infinity', 2, COALESCE(_chain, 1), {{context_values}});
-                            RETURN NULL;
+                {{next_version}}            RETURN NULL;
                         END IF;
                         -- The primary key changed: the old key's chain ends with a tombstone and the new key's
                         -- chain starts with an insert, as if the row had been deleted and inserted.
@@ -183,9 +179,7 @@ public final class HistorySql {
                     IF TG_OP OPERATOR(pg_catalog.<>) 'INSERT' THEN
                         -- DELETE (or the old key of a key update): close the open version and write a tombstone
                         -- with the last values and an empty period at the closing instant.
-                {{close_in_delete}}        INSERT INTO {{history}} ({{insert_columns}})
-                        VALUES ({{old_values}}, COALESCE(_closed_at, _now), COALESCE(_closed_at, _now), 3, COALESCE(_chain, 1), {{context_values}});
-                        IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
+                {{tombstone}}        IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
                             RETURN NULL;
                         END IF;
                     END IF;
@@ -194,22 +188,32 @@ public final class HistorySql {
                     -- version, so a delete and re-insert (in this transaction, or by a transaction that began
                     -- earlier but writes later) never overlaps the versions before it. FOR UPDATE makes a
                     -- REPEATABLE READ writer that cannot see the latest version fail with a serialization error.
-                    SELECT h.valid_to, h.chain_no INTO _last_to, _chain
-                      FROM {{history}} AS h
-                     WHERE {{new_key_match}}
-                     ORDER BY h.valid_from DESC, h.valid_to DESC
-                     LIMIT 1
-                       FOR UPDATE;
-                    IF _last_to OPERATOR(pg_catalog.=) 'infinity' THEN
-                        RAISE EXCEPTION 'tidemark: history of %.% already has an open version for key %',
-                              TG_TABLE_SCHEMA, TG_TABLE_NAME, {{new_key}}::pg_catalog.text
-                              USING ERRCODE = 'unique_violation',
-                                    HINT = 'History is out of step with the table (was the trigger disabled?); run TemporalTable.checkInvariants().';
-                    END IF;
+                    -- Nothing is written when the last version is still open.
                     INSERT INTO {{history}} ({{insert_columns}})
-                    VALUES ({{new_values}}, GREATEST(_now, _last_to), 'infinity', 1, COALESCE(_chain, 0) OPERATOR(pg_catalog.+) 1, {{context_values}})
+                    SELECT {{new_values}}, GREATEST(_now, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) OPERATOR(pg_catalog.+) 1, {{context_values}}
+                      FROM (VALUES (1)) AS one (x)
+                      LEFT JOIN LATERAL (
+                            SELECT h.valid_to, h.chain_no
+                              FROM {{history}} AS h
+                             WHERE {{new_key_match}}
+                             ORDER BY h.valid_from DESC, h.valid_to DESC
+                             LIMIT 1
+                               FOR UPDATE) AS l ON true
+                     WHERE COALESCE(l.valid_to OPERATOR(pg_catalog.<>) 'infinity', true)
                     ON CONFLICT ({{key_list}}, chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING;
                     IF NOT FOUND THEN
+                        -- Rare: find out which of the two refusals it was.
+                        SELECT h.valid_to INTO _last_to
+                          FROM {{history}} AS h
+                         WHERE {{new_key_match}}
+                         ORDER BY h.valid_from DESC, h.valid_to DESC
+                         LIMIT 1;
+                        IF _last_to OPERATOR(pg_catalog.=) 'infinity' THEN
+                            RAISE EXCEPTION 'tidemark: history of %.% already has an open version for key %',
+                                  TG_TABLE_SCHEMA, TG_TABLE_NAME, {{new_key}}::pg_catalog.text
+                                  USING ERRCODE = 'unique_violation',
+                                        HINT = 'History is out of step with the table (was the trigger disabled?); run TemporalTable.checkInvariants().';
+                        END IF;
                         -- REPEATABLE READ raises this itself; READ COMMITTED gets here only if the other transaction
                         -- committed while this one waited. Either way: retry the transaction.
                         RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
@@ -223,27 +227,46 @@ public final class HistorySql {
                 .with("table_guard", tableGuard())
                 .with("same_key", keyMatch("NEW.", "OLD."))
                 .with("unchanged", unchanged("NEW.", "OLD.", "               AND "))
+                .with("next_version", closeAndWrite("NEW.", "'infinity'", 2, "            "))
+                .with("tombstone", closeAndWrite("OLD.", null, 3, "        "))
                 .with("new_key", row(shape.keyColumns(), "NEW."))
-                .with("close_in_update", closeOpenVersion(key, "            "))
-                .with("close_in_delete", closeOpenVersion(key, "        "))
                 .with("history", history)
                 .with("insert_columns", versionColumns + ", valid_from, valid_to, operation, chain_no, "
                         + CONTEXT_COLUMNS)
                 .with("new_values", columnList(shape.versioned(), c -> "NEW." + c.quoted()))
-                .with("old_values", columnList(shape.versioned(), c -> "OLD." + c.quoted()))
                 .with("context_values", CONTEXT_VALUES)
                 .with("new_key_match", keyMatch("h.", "NEW."))
                 .with("key_list", keyList(""))
                 .render();
     }
 
-    private String closeOpenVersion(String key, String indent) {
-        return SqlTemplate.of("""
-                {{indent}}UPDATE {{history}} AS h
-                {{indent}}   SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
-                {{indent}} WHERE {{key}} AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
-                {{indent}}RETURNING h.valid_to, h.chain_no INTO _closed_at, _chain;
-                """).with("indent", indent).with("history", history).with("key", key).render();
+    /**
+     * One statement: closes OLD's open version and writes the row that follows it, from {@code values} (NEW or
+     * OLD), starting where the closed one ended; {@code validTo} is its end, or null for the closing instant (an
+     * empty period: a tombstone).
+     */
+    private String closeAndWrite(String values, String validTo, int operation, String indent) {
+        String body = SqlTemplate.of("""
+                WITH closed AS (
+                    UPDATE {{history}} AS h
+                       SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+                     WHERE {{old_key_match}} AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
+                    RETURNING h.valid_to, h.chain_no
+                )
+                INSERT INTO {{history}} ({{insert_columns}})
+                SELECT {{values}}, COALESCE(c.valid_to, _now), {{valid_to}}, {{operation}}, COALESCE(c.chain_no, 1), {{context_values}}
+                  FROM (VALUES (1)) AS one (x) LEFT JOIN closed AS c ON true;
+                """)
+                .with("history", history)
+                .with("old_key_match", keyMatch("h.", "OLD."))
+                .with("insert_columns", columnList(shape.versioned(), Column::quoted)
+                        + ", valid_from, valid_to, operation, chain_no, " + CONTEXT_COLUMNS)
+                .with("values", columnList(shape.versioned(), c -> values + c.quoted()))
+                .with("valid_to", validTo == null ? "COALESCE(c.valid_to, _now)" : validTo)
+                .with("operation", operation)
+                .with("context_values", CONTEXT_VALUES)
+                .render();
+        return body.replaceAll("(?m)^(?=.)", indent);
     }
 
     public SqlStep writeFunction() {
@@ -252,8 +275,8 @@ public final class HistorySql {
                         + " SECURITY DEFINER: it writes history as its owner, so the application\n"
                         + "role needs no privilege on the history table and cannot forge or rewrite it. Every relation,\n"
                         + "type, function and operator is named with its schema, so the caller's search_path (which this\n"
-                        + "function does not SET: that clause would double the cost of a one-row write) cannot substitute\n"
-                        + "an object of its own; PostgreSQL never looks up functions or operators in pg_temp.");
+                        + "function does not SET: the clause is paid on every call) cannot substitute an object of its\n"
+                        + "own; PostgreSQL never looks up functions or operators in pg_temp.");
     }
 
     public SqlStep revokeWriteFunction() {
