@@ -85,64 +85,74 @@ CREATE UNIQUE INDEX IF NOT EXISTS "Order Lines_history_open_uq" ON "Sales"."Orde
 CREATE UNIQUE INDEX IF NOT EXISTS "Order Lines_history_chain_uq" ON "Sales"."Order Lines_history" ("Order", "line", chain_no) WHERE operation = 1;
 
 -- The row triggers' function. SECURITY DEFINER: it writes history as its owner, so the application
--- role needs no privilege on the history table and cannot forge or rewrite it. search_path is
--- pinned and every name qualified, so a session search_path cannot reroute history.
+-- role needs no privilege on the history table and cannot forge or rewrite it. Every relation,
+-- type, function and operator is named with its schema, so the caller's search_path (which this
+-- function does not SET: the clause is paid on every call) cannot substitute an object of its
+-- own; PostgreSQL never looks up functions or operators in pg_temp.
 CREATE OR REPLACE FUNCTION "Sales"."Order Lines_history_write"()
     RETURNS trigger
     LANGUAGE plpgsql
     SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
 AS $tidemark$
 DECLARE
     -- Change context: transaction-local settings pushed by the application; '' means absent.
-    _now             timestamptz := pg_catalog.now();
-    _changed_by      text  := NULLIF(pg_catalog.current_setting('sales_audit.changed_by', true), '');
-    _changed_by_name text  := NULLIF(pg_catalog.current_setting('sales_audit.changed_by_name', true), '');
-    _correlation_id  text  := NULLIF(pg_catalog.current_setting('sales_audit.correlation_id', true), '');
-    _reason          text  := NULLIF(pg_catalog.current_setting('sales_audit.reason', true), '');
-    _extra           jsonb := NULLIF(pg_catalog.current_setting('sales_audit.extra', true), '')::jsonb;
-    _closed_at       timestamptz;
-    _chain           integer;
-    _last_to         timestamptz;
+    -- (NULLIF would resolve its = through the caller's search_path, so the test is spelled out.)
+    _now             pg_catalog.timestamptz := pg_catalog.now();
+    _changed_by      pg_catalog.text  := CASE WHEN pg_catalog.current_setting('sales_audit.changed_by', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('sales_audit.changed_by', true) END;
+    _changed_by_name pg_catalog.text  := CASE WHEN pg_catalog.current_setting('sales_audit.changed_by_name', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('sales_audit.changed_by_name', true) END;
+    _correlation_id  pg_catalog.text  := CASE WHEN pg_catalog.current_setting('sales_audit.correlation_id', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('sales_audit.correlation_id', true) END;
+    _reason          pg_catalog.text  := CASE WHEN pg_catalog.current_setting('sales_audit.reason', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('sales_audit.reason', true) END;
+    _extra           pg_catalog.jsonb := (CASE WHEN pg_catalog.current_setting('sales_audit.extra', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('sales_audit.extra', true) END)::pg_catalog.jsonb;
+    _last_to         pg_catalog.timestamptz;
 BEGIN
-    IF TG_TABLE_SCHEMA <> 'Sales' OR TG_TABLE_NAME <> 'Order Lines' THEN
+    IF TG_TABLE_SCHEMA OPERATOR(pg_catalog.<>) 'Sales' OR TG_TABLE_NAME OPERATOR(pg_catalog.<>) 'Order Lines' THEN
         RAISE EXCEPTION 'tidemark: % was generated for Sales.Order Lines, not for %.%', TG_NAME, TG_TABLE_SCHEMA, TG_TABLE_NAME
               USING ERRCODE = 'insufficient_privilege';
     END IF;
 
-    IF TG_OP = 'UPDATE' THEN
-        IF (NEW."Order", NEW."line") IS NOT DISTINCT FROM (OLD."Order", OLD."line") THEN
+    -- Each event is one statement on history (a statement is most of a one-row trigger's cost).
+    IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
+        IF NEW."Order" OPERATOR(pg_catalog.=) OLD."Order" AND NEW."line" OPERATOR(pg_catalog.=) OLD."line" THEN
             -- No versioned column changed: write nothing. Columns without an equality operator
             -- (json, xml, point, ...) are compared as text, so they never break the update.
-            IF (NEW."Order", NEW."line", NEW."amount", NEW."noted_at")
-               IS NOT DISTINCT FROM (OLD."Order", OLD."line", OLD."amount", OLD."noted_at") THEN
+            -- Each column: equal, or both NULL (IS NOT DISTINCT FROM, which cannot be qualified).
+            IF COALESCE(NEW."Order" OPERATOR(pg_catalog.=) OLD."Order", NEW."Order" IS NULL AND OLD."Order" IS NULL)
+               AND COALESCE(NEW."line" OPERATOR(pg_catalog.=) OLD."line", NEW."line" IS NULL AND OLD."line" IS NULL)
+               AND COALESCE(NEW."amount" OPERATOR(pg_catalog.=) OLD."amount", NEW."amount" IS NULL AND OLD."amount" IS NULL)
+               AND COALESCE(NEW."noted_at" OPERATOR(pg_catalog.=) OLD."noted_at", NEW."noted_at" IS NULL AND OLD."noted_at" IS NULL) THEN
                 RETURN NULL;
             END IF;
             -- Close the open version no earlier than 1 microsecond after it began (a transaction
             -- that started before the one that wrote it has an older now()), and open the next
             -- version exactly there, so the chain stays contiguous.
-            UPDATE "Sales"."Order Lines_history" AS h
-               SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
-             WHERE h."Order" = OLD."Order" AND h."line" = OLD."line" AND h.valid_to = 'infinity'
-            RETURNING h.valid_to, h.chain_no INTO _closed_at, _chain;
+            WITH closed AS (
+                UPDATE "Sales"."Order Lines_history" AS h
+                   SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+                 WHERE h."Order" OPERATOR(pg_catalog.=) OLD."Order" AND h."line" OPERATOR(pg_catalog.=) OLD."line" AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
+                RETURNING h.valid_to, h.chain_no
+            )
             INSERT INTO "Sales"."Order Lines_history" ("Order", "line", "amount", "noted_at", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-            VALUES (NEW."Order", NEW."line", NEW."amount", NEW."noted_at", COALESCE(_closed_at, _now), 'infinity', 2, COALESCE(_chain, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra);
+            SELECT NEW."Order", NEW."line", NEW."amount", NEW."noted_at", COALESCE(c.valid_to, _now), 'infinity', 2, COALESCE(c.chain_no, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+              FROM (VALUES (1)) AS one (x) LEFT JOIN closed AS c ON true;
             RETURN NULL;
         END IF;
         -- The primary key changed: the old key's chain ends with a tombstone and the new key's
         -- chain starts with an insert, as if the row had been deleted and inserted.
     END IF;
 
-    IF TG_OP <> 'INSERT' THEN
+    IF TG_OP OPERATOR(pg_catalog.<>) 'INSERT' THEN
         -- DELETE (or the old key of a key update): close the open version and write a tombstone
         -- with the last values and an empty period at the closing instant.
-        UPDATE "Sales"."Order Lines_history" AS h
-           SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
-         WHERE h."Order" = OLD."Order" AND h."line" = OLD."line" AND h.valid_to = 'infinity'
-        RETURNING h.valid_to, h.chain_no INTO _closed_at, _chain;
+        WITH closed AS (
+            UPDATE "Sales"."Order Lines_history" AS h
+               SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+             WHERE h."Order" OPERATOR(pg_catalog.=) OLD."Order" AND h."line" OPERATOR(pg_catalog.=) OLD."line" AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
+            RETURNING h.valid_to, h.chain_no
+        )
         INSERT INTO "Sales"."Order Lines_history" ("Order", "line", "amount", "noted_at", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-        VALUES (OLD."Order", OLD."line", OLD."amount", OLD."noted_at", COALESCE(_closed_at, _now), COALESCE(_closed_at, _now), 3, COALESCE(_chain, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra);
-        IF TG_OP = 'DELETE' THEN
+        SELECT OLD."Order", OLD."line", OLD."amount", OLD."noted_at", COALESCE(c.valid_to, _now), COALESCE(c.valid_to, _now), 3, COALESCE(c.chain_no, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+          FROM (VALUES (1)) AS one (x) LEFT JOIN closed AS c ON true;
+        IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
             RETURN NULL;
         END IF;
     END IF;
@@ -151,26 +161,36 @@ BEGIN
     -- version, so a delete and re-insert (in this transaction, or by a transaction that began
     -- earlier but writes later) never overlaps the versions before it. FOR UPDATE makes a
     -- REPEATABLE READ writer that cannot see the latest version fail with a serialization error.
-    SELECT h.valid_to, h.chain_no INTO _last_to, _chain
-      FROM "Sales"."Order Lines_history" AS h
-     WHERE h."Order" = NEW."Order" AND h."line" = NEW."line"
-     ORDER BY h.valid_from DESC, h.valid_to DESC
-     LIMIT 1
-       FOR UPDATE;
-    IF _last_to = 'infinity' THEN
-        RAISE EXCEPTION 'tidemark: history of %.% already has an open version for key %',
-              TG_TABLE_SCHEMA, TG_TABLE_NAME, (NEW."Order", NEW."line")::text
-              USING ERRCODE = 'unique_violation',
-                    HINT = 'History is out of step with the table (was the trigger disabled?); run TemporalTable.checkInvariants().';
-    END IF;
+    -- Nothing is written when the last version is still open.
     INSERT INTO "Sales"."Order Lines_history" ("Order", "line", "amount", "noted_at", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-    VALUES (NEW."Order", NEW."line", NEW."amount", NEW."noted_at", GREATEST(_now, _last_to), 'infinity', 1, COALESCE(_chain, 0) + 1, _changed_by, _changed_by_name, _correlation_id, _reason, _extra)
-    ON CONFLICT ("Order", "line", chain_no) WHERE operation = 1 DO NOTHING;
+    SELECT NEW."Order", NEW."line", NEW."amount", NEW."noted_at", GREATEST(_now, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) OPERATOR(pg_catalog.+) 1, _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+      FROM (VALUES (1)) AS one (x)
+      LEFT JOIN LATERAL (
+            SELECT h.valid_to, h.chain_no
+              FROM "Sales"."Order Lines_history" AS h
+             WHERE h."Order" OPERATOR(pg_catalog.=) NEW."Order" AND h."line" OPERATOR(pg_catalog.=) NEW."line"
+             ORDER BY h.valid_from DESC, h.valid_to DESC
+             LIMIT 1
+               FOR UPDATE) AS l ON true
+     WHERE COALESCE(l.valid_to OPERATOR(pg_catalog.<>) 'infinity', true)
+    ON CONFLICT ("Order", "line", chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING;
     IF NOT FOUND THEN
+        -- Rare: find out which of the two refusals it was.
+        SELECT h.valid_to INTO _last_to
+          FROM "Sales"."Order Lines_history" AS h
+         WHERE h."Order" OPERATOR(pg_catalog.=) NEW."Order" AND h."line" OPERATOR(pg_catalog.=) NEW."line"
+         ORDER BY h.valid_from DESC, h.valid_to DESC
+         LIMIT 1;
+        IF _last_to OPERATOR(pg_catalog.=) 'infinity' THEN
+            RAISE EXCEPTION 'tidemark: history of %.% already has an open version for key %',
+                  TG_TABLE_SCHEMA, TG_TABLE_NAME, (NEW."Order", NEW."line")::pg_catalog.text
+                  USING ERRCODE = 'unique_violation',
+                        HINT = 'History is out of step with the table (was the trigger disabled?); run TemporalTable.checkInvariants().';
+        END IF;
         -- REPEATABLE READ raises this itself; READ COMMITTED gets here only if the other transaction
         -- committed while this one waited. Either way: retry the transaction.
         RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
-              TG_TABLE_SCHEMA, TG_TABLE_NAME, (NEW."Order", NEW."line")::text
+              TG_TABLE_SCHEMA, TG_TABLE_NAME, (NEW."Order", NEW."line")::pg_catalog.text
               USING ERRCODE = 'serialization_failure';
     END IF;
     RETURN NULL;
@@ -185,10 +205,9 @@ CREATE OR REPLACE FUNCTION "Sales"."Order Lines_history_truncate"()
     RETURNS trigger
     LANGUAGE plpgsql
     SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
 AS $tidemark$
 BEGIN
-    IF TG_TABLE_SCHEMA <> 'Sales' OR TG_TABLE_NAME <> 'Order Lines' THEN
+    IF TG_TABLE_SCHEMA OPERATOR(pg_catalog.<>) 'Sales' OR TG_TABLE_NAME OPERATOR(pg_catalog.<>) 'Order Lines' THEN
         RAISE EXCEPTION 'tidemark: % was generated for Sales.Order Lines, not for %.%', TG_NAME, TG_TABLE_SCHEMA, TG_TABLE_NAME
               USING ERRCODE = 'insufficient_privilege';
     END IF;
@@ -245,7 +264,7 @@ VALUES ('Sales', 'Order Lines', 'Sales', 'Order Lines_history',
         '[{"name":"Order","type":"integer"},{"name":"line","type":"smallint"},{"name":"amount","type":"numeric(10,2)[]"},{"name":"noted_at","type":"timestamp(3) with time zone"}]',
         '[]',
         '{"settingsPrefix":"sales_audit","truncatePolicy":"REFUSE","triggerMode":"ROW","periodIndex":false,"sessionUserColumn":true,"transactionIdColumn":true,"excluded":[]}',
-        'cc1f64db287141da6ee786a1952a9005c3be912d2ff30a376f4575a5041e853e')
+        '68d5c71e75a7eeab2b7203477867f10abbe5bae9bec25b5ffb0a8865ace3532c')
 ON CONFLICT (source_schema, source_table) DO UPDATE
    SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,
        orphan_columns = EXCLUDED.orphan_columns, options = EXCLUDED.options,

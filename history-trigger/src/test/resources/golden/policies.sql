@@ -87,64 +87,78 @@ CREATE UNIQUE INDEX IF NOT EXISTS "policies_history_open_uq" ON "public"."polici
 CREATE UNIQUE INDEX IF NOT EXISTS "policies_history_chain_uq" ON "public"."policies_history" ("id", chain_no) WHERE operation = 1;
 
 -- The row triggers' function. SECURITY DEFINER: it writes history as its owner, so the application
--- role needs no privilege on the history table and cannot forge or rewrite it. search_path is
--- pinned and every name qualified, so a session search_path cannot reroute history.
+-- role needs no privilege on the history table and cannot forge or rewrite it. Every relation,
+-- type, function and operator is named with its schema, so the caller's search_path (which this
+-- function does not SET: the clause is paid on every call) cannot substitute an object of its
+-- own; PostgreSQL never looks up functions or operators in pg_temp.
 CREATE OR REPLACE FUNCTION "public"."policies_history_write"()
     RETURNS trigger
     LANGUAGE plpgsql
     SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
 AS $tidemark$
 DECLARE
     -- Change context: transaction-local settings pushed by the application; '' means absent.
-    _now             timestamptz := pg_catalog.now();
-    _changed_by      text  := NULLIF(pg_catalog.current_setting('tidemark.changed_by', true), '');
-    _changed_by_name text  := NULLIF(pg_catalog.current_setting('tidemark.changed_by_name', true), '');
-    _correlation_id  text  := NULLIF(pg_catalog.current_setting('tidemark.correlation_id', true), '');
-    _reason          text  := NULLIF(pg_catalog.current_setting('tidemark.reason', true), '');
-    _extra           jsonb := NULLIF(pg_catalog.current_setting('tidemark.extra', true), '')::jsonb;
-    _closed_at       timestamptz;
-    _chain           integer;
-    _last_to         timestamptz;
+    -- (NULLIF would resolve its = through the caller's search_path, so the test is spelled out.)
+    _now             pg_catalog.timestamptz := pg_catalog.now();
+    _changed_by      pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.changed_by', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.changed_by', true) END;
+    _changed_by_name pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.changed_by_name', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.changed_by_name', true) END;
+    _correlation_id  pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.correlation_id', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.correlation_id', true) END;
+    _reason          pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.reason', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.reason', true) END;
+    _extra           pg_catalog.jsonb := (CASE WHEN pg_catalog.current_setting('tidemark.extra', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.extra', true) END)::pg_catalog.jsonb;
+    _last_to         pg_catalog.timestamptz;
 BEGIN
-    IF TG_TABLE_SCHEMA <> 'public' OR TG_TABLE_NAME <> 'policies' THEN
+    IF TG_TABLE_SCHEMA OPERATOR(pg_catalog.<>) 'public' OR TG_TABLE_NAME OPERATOR(pg_catalog.<>) 'policies' THEN
         RAISE EXCEPTION 'tidemark: % was generated for public.policies, not for %.%', TG_NAME, TG_TABLE_SCHEMA, TG_TABLE_NAME
               USING ERRCODE = 'insufficient_privilege';
     END IF;
 
-    IF TG_OP = 'UPDATE' THEN
-        IF (NEW."id") IS NOT DISTINCT FROM (OLD."id") THEN
+    -- Each event is one statement on history (a statement is most of a one-row trigger's cost).
+    IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
+        IF NEW."id" OPERATOR(pg_catalog.=) OLD."id" THEN
             -- No versioned column changed: write nothing. Columns without an equality operator
             -- (json, xml, point, ...) are compared as text, so they never break the update.
-            IF (NEW."id", NEW."number", NEW."premium", NEW."status", NEW."holder", NEW."tags", NEW."terms"::text, NEW."location"::text)
-               IS NOT DISTINCT FROM (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms"::text, OLD."location"::text) THEN
+            -- Each column: equal, or both NULL (IS NOT DISTINCT FROM, which cannot be qualified).
+            IF COALESCE(NEW."id" OPERATOR(pg_catalog.=) OLD."id", NEW."id" IS NULL AND OLD."id" IS NULL)
+               AND COALESCE(NEW."number" OPERATOR(pg_catalog.=) OLD."number", NEW."number" IS NULL AND OLD."number" IS NULL)
+               AND COALESCE(NEW."premium" OPERATOR(pg_catalog.=) OLD."premium", NEW."premium" IS NULL AND OLD."premium" IS NULL)
+               AND COALESCE(NEW."status" OPERATOR(pg_catalog.=) OLD."status", NEW."status" IS NULL AND OLD."status" IS NULL)
+               AND COALESCE(NEW."holder" OPERATOR(pg_catalog.=) OLD."holder", NEW."holder" IS NULL AND OLD."holder" IS NULL)
+               AND COALESCE(NEW."tags" OPERATOR(pg_catalog.=) OLD."tags", NEW."tags" IS NULL AND OLD."tags" IS NULL)
+               AND COALESCE(NEW."terms"::pg_catalog.text OPERATOR(pg_catalog.=) OLD."terms"::pg_catalog.text, NEW."terms"::pg_catalog.text IS NULL AND OLD."terms"::pg_catalog.text IS NULL)
+               AND COALESCE(NEW."location"::pg_catalog.text OPERATOR(pg_catalog.=) OLD."location"::pg_catalog.text, NEW."location"::pg_catalog.text IS NULL AND OLD."location"::pg_catalog.text IS NULL) THEN
                 RETURN NULL;
             END IF;
             -- Close the open version no earlier than 1 microsecond after it began (a transaction
             -- that started before the one that wrote it has an older now()), and open the next
             -- version exactly there, so the chain stays contiguous.
-            UPDATE "public"."policies_history" AS h
-               SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
-             WHERE h."id" = OLD."id" AND h.valid_to = 'infinity'
-            RETURNING h.valid_to, h.chain_no INTO _closed_at, _chain;
+            WITH closed AS (
+                UPDATE "public"."policies_history" AS h
+                   SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+                 WHERE h."id" OPERATOR(pg_catalog.=) OLD."id" AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
+                RETURNING h.valid_to, h.chain_no
+            )
             INSERT INTO "public"."policies_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-            VALUES (NEW."id", NEW."number", NEW."premium", NEW."status", NEW."holder", NEW."tags", NEW."terms", NEW."location", COALESCE(_closed_at, _now), 'infinity', 2, COALESCE(_chain, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra);
+            SELECT NEW."id", NEW."number", NEW."premium", NEW."status", NEW."holder", NEW."tags", NEW."terms", NEW."location", COALESCE(c.valid_to, _now), 'infinity', 2, COALESCE(c.chain_no, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+              FROM (VALUES (1)) AS one (x) LEFT JOIN closed AS c ON true;
             RETURN NULL;
         END IF;
         -- The primary key changed: the old key's chain ends with a tombstone and the new key's
         -- chain starts with an insert, as if the row had been deleted and inserted.
     END IF;
 
-    IF TG_OP <> 'INSERT' THEN
+    IF TG_OP OPERATOR(pg_catalog.<>) 'INSERT' THEN
         -- DELETE (or the old key of a key update): close the open version and write a tombstone
         -- with the last values and an empty period at the closing instant.
-        UPDATE "public"."policies_history" AS h
-           SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
-         WHERE h."id" = OLD."id" AND h.valid_to = 'infinity'
-        RETURNING h.valid_to, h.chain_no INTO _closed_at, _chain;
+        WITH closed AS (
+            UPDATE "public"."policies_history" AS h
+               SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+             WHERE h."id" OPERATOR(pg_catalog.=) OLD."id" AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
+            RETURNING h.valid_to, h.chain_no
+        )
         INSERT INTO "public"."policies_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-        VALUES (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", COALESCE(_closed_at, _now), COALESCE(_closed_at, _now), 3, COALESCE(_chain, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra);
-        IF TG_OP = 'DELETE' THEN
+        SELECT OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", COALESCE(c.valid_to, _now), COALESCE(c.valid_to, _now), 3, COALESCE(c.chain_no, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+          FROM (VALUES (1)) AS one (x) LEFT JOIN closed AS c ON true;
+        IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
             RETURN NULL;
         END IF;
     END IF;
@@ -153,26 +167,36 @@ BEGIN
     -- version, so a delete and re-insert (in this transaction, or by a transaction that began
     -- earlier but writes later) never overlaps the versions before it. FOR UPDATE makes a
     -- REPEATABLE READ writer that cannot see the latest version fail with a serialization error.
-    SELECT h.valid_to, h.chain_no INTO _last_to, _chain
-      FROM "public"."policies_history" AS h
-     WHERE h."id" = NEW."id"
-     ORDER BY h.valid_from DESC, h.valid_to DESC
-     LIMIT 1
-       FOR UPDATE;
-    IF _last_to = 'infinity' THEN
-        RAISE EXCEPTION 'tidemark: history of %.% already has an open version for key %',
-              TG_TABLE_SCHEMA, TG_TABLE_NAME, (NEW."id")::text
-              USING ERRCODE = 'unique_violation',
-                    HINT = 'History is out of step with the table (was the trigger disabled?); run TemporalTable.checkInvariants().';
-    END IF;
+    -- Nothing is written when the last version is still open.
     INSERT INTO "public"."policies_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-    VALUES (NEW."id", NEW."number", NEW."premium", NEW."status", NEW."holder", NEW."tags", NEW."terms", NEW."location", GREATEST(_now, _last_to), 'infinity', 1, COALESCE(_chain, 0) + 1, _changed_by, _changed_by_name, _correlation_id, _reason, _extra)
-    ON CONFLICT ("id", chain_no) WHERE operation = 1 DO NOTHING;
+    SELECT NEW."id", NEW."number", NEW."premium", NEW."status", NEW."holder", NEW."tags", NEW."terms", NEW."location", GREATEST(_now, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) OPERATOR(pg_catalog.+) 1, _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+      FROM (VALUES (1)) AS one (x)
+      LEFT JOIN LATERAL (
+            SELECT h.valid_to, h.chain_no
+              FROM "public"."policies_history" AS h
+             WHERE h."id" OPERATOR(pg_catalog.=) NEW."id"
+             ORDER BY h.valid_from DESC, h.valid_to DESC
+             LIMIT 1
+               FOR UPDATE) AS l ON true
+     WHERE COALESCE(l.valid_to OPERATOR(pg_catalog.<>) 'infinity', true)
+    ON CONFLICT ("id", chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING;
     IF NOT FOUND THEN
+        -- Rare: find out which of the two refusals it was.
+        SELECT h.valid_to INTO _last_to
+          FROM "public"."policies_history" AS h
+         WHERE h."id" OPERATOR(pg_catalog.=) NEW."id"
+         ORDER BY h.valid_from DESC, h.valid_to DESC
+         LIMIT 1;
+        IF _last_to OPERATOR(pg_catalog.=) 'infinity' THEN
+            RAISE EXCEPTION 'tidemark: history of %.% already has an open version for key %',
+                  TG_TABLE_SCHEMA, TG_TABLE_NAME, (NEW."id")::pg_catalog.text
+                  USING ERRCODE = 'unique_violation',
+                        HINT = 'History is out of step with the table (was the trigger disabled?); run TemporalTable.checkInvariants().';
+        END IF;
         -- REPEATABLE READ raises this itself; READ COMMITTED gets here only if the other transaction
         -- committed while this one waited. Either way: retry the transaction.
         RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
-              TG_TABLE_SCHEMA, TG_TABLE_NAME, (NEW."id")::text
+              TG_TABLE_SCHEMA, TG_TABLE_NAME, (NEW."id")::pg_catalog.text
               USING ERRCODE = 'serialization_failure';
     END IF;
     RETURN NULL;
@@ -187,18 +211,18 @@ CREATE OR REPLACE FUNCTION "public"."policies_history_truncate"()
     RETURNS trigger
     LANGUAGE plpgsql
     SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
 AS $tidemark$
 DECLARE
     -- Change context: transaction-local settings pushed by the application; '' means absent.
-    _now             timestamptz := pg_catalog.now();
-    _changed_by      text  := NULLIF(pg_catalog.current_setting('tidemark.changed_by', true), '');
-    _changed_by_name text  := NULLIF(pg_catalog.current_setting('tidemark.changed_by_name', true), '');
-    _correlation_id  text  := NULLIF(pg_catalog.current_setting('tidemark.correlation_id', true), '');
-    _reason          text  := NULLIF(pg_catalog.current_setting('tidemark.reason', true), '');
-    _extra           jsonb := NULLIF(pg_catalog.current_setting('tidemark.extra', true), '')::jsonb;
+    -- (NULLIF would resolve its = through the caller's search_path, so the test is spelled out.)
+    _now             pg_catalog.timestamptz := pg_catalog.now();
+    _changed_by      pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.changed_by', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.changed_by', true) END;
+    _changed_by_name pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.changed_by_name', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.changed_by_name', true) END;
+    _correlation_id  pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.correlation_id', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.correlation_id', true) END;
+    _reason          pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.reason', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.reason', true) END;
+    _extra           pg_catalog.jsonb := (CASE WHEN pg_catalog.current_setting('tidemark.extra', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.extra', true) END)::pg_catalog.jsonb;
 BEGIN
-    IF TG_TABLE_SCHEMA <> 'public' OR TG_TABLE_NAME <> 'policies' THEN
+    IF TG_TABLE_SCHEMA OPERATOR(pg_catalog.<>) 'public' OR TG_TABLE_NAME OPERATOR(pg_catalog.<>) 'policies' THEN
         RAISE EXCEPTION 'tidemark: % was generated for public.policies, not for %.%', TG_NAME, TG_TABLE_SCHEMA, TG_TABLE_NAME
               USING ERRCODE = 'insufficient_privilege';
     END IF;
@@ -206,8 +230,8 @@ BEGIN
     -- write its tombstone, exactly as a DELETE of each row would have.
     WITH closed AS (
         UPDATE "public"."policies_history" AS h
-           SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
-         WHERE h.valid_to = 'infinity'
+           SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+         WHERE h.valid_to OPERATOR(pg_catalog.=) 'infinity'
         RETURNING h."id", h."number", h."premium", h."status", h."holder", h."tags", h."terms", h."location", h.valid_to, h.chain_no
     )
     INSERT INTO "public"."policies_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
@@ -264,7 +288,7 @@ VALUES ('public', 'policies', 'public', 'policies_history',
         '[{"name":"id","type":"bigint"},{"name":"number","type":"character varying(20)"},{"name":"premium","type":"public.money_amount"},{"name":"status","type":"public.policy_status"},{"name":"holder","type":"text COLLATE pg_catalog.\"C\""},{"name":"tags","type":"text[]"},{"name":"terms","type":"json"},{"name":"location","type":"point"}]',
         '[]',
         '{"settingsPrefix":"tidemark","truncatePolicy":"CLOSE_VERSIONS","triggerMode":"ROW","periodIndex":false,"sessionUserColumn":false,"transactionIdColumn":false,"excluded":["document"]}',
-        'ce905b4180b443515a6d5eb9f9384ad685ca609de49215b4615897c7b0d97a83')
+        '425004b5e343d39ebe57d530e35e2a2dd18eb68b303a9a6983dc69a26ea49098')
 ON CONFLICT (source_schema, source_table) DO UPDATE
    SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,
        orphan_columns = EXCLUDED.orphan_columns, options = EXCLUDED.options,

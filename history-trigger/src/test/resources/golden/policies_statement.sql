@@ -90,181 +90,195 @@ CREATE UNIQUE INDEX IF NOT EXISTS "policies_stmt_history_chain_uq" ON "public"."
 CREATE INDEX IF NOT EXISTS "policies_stmt_history_period_idx" ON "public"."policies_stmt_history" USING gist (tstzrange(valid_from, valid_to));
 
 -- The statement triggers' function. SECURITY DEFINER: it writes history as its owner, so the application
--- role needs no privilege on the history table and cannot forge or rewrite it. search_path is
--- pinned and every name qualified, so a session search_path cannot reroute history.
+-- role needs no privilege on the history table and cannot forge or rewrite it. Every relation,
+-- type, function and operator is named with its schema, so the caller's search_path (which this
+-- function does not SET: the clause is paid on every call) cannot substitute an object of its
+-- own; PostgreSQL never looks up functions or operators in pg_temp.
 CREATE OR REPLACE FUNCTION "public"."policies_stmt_history_write"()
     RETURNS trigger
     LANGUAGE plpgsql
     SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
 AS $tidemark$
 DECLARE
     -- Change context: transaction-local settings pushed by the application; '' means absent.
-    _now             timestamptz := pg_catalog.now();
-    _changed_by      text  := NULLIF(pg_catalog.current_setting('tidemark.changed_by', true), '');
-    _changed_by_name text  := NULLIF(pg_catalog.current_setting('tidemark.changed_by_name', true), '');
-    _correlation_id  text  := NULLIF(pg_catalog.current_setting('tidemark.correlation_id', true), '');
-    _reason          text  := NULLIF(pg_catalog.current_setting('tidemark.reason', true), '');
-    _extra           jsonb := NULLIF(pg_catalog.current_setting('tidemark.extra', true), '')::jsonb;
+    -- (NULLIF would resolve its = through the caller's search_path, so the test is spelled out.)
+    _now             pg_catalog.timestamptz := pg_catalog.now();
+    _changed_by      pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.changed_by', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.changed_by', true) END;
+    _changed_by_name pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.changed_by_name', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.changed_by_name', true) END;
+    _correlation_id  pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.correlation_id', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.correlation_id', true) END;
+    _reason          pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.reason', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.reason', true) END;
+    _extra           pg_catalog.jsonb := (CASE WHEN pg_catalog.current_setting('tidemark.extra', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.extra', true) END)::pg_catalog.jsonb;
     _written         bigint;
     _expected        bigint;
 BEGIN
-    IF TG_TABLE_SCHEMA <> 'public' OR TG_TABLE_NAME <> 'policies_stmt' THEN
+    IF TG_TABLE_SCHEMA OPERATOR(pg_catalog.<>) 'public' OR TG_TABLE_NAME OPERATOR(pg_catalog.<>) 'policies_stmt' THEN
         RAISE EXCEPTION 'tidemark: % was generated for public.policies_stmt, not for %.%', TG_NAME, TG_TABLE_SCHEMA, TG_TABLE_NAME
               USING ERRCODE = 'insufficient_privilege';
     END IF;
 
-    IF TG_OP = 'INSERT' THEN
-        IF (SELECT pg_catalog.count(*) FROM new_rows) <= 64 THEN
+    IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' THEN
+        IF (SELECT pg_catalog.count(*) FROM new_rows) OPERATOR(pg_catalog.<=) 64 THEN
             INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-            SELECT s."id", s."number", s."premium", s."status", s."holder", s."tags", s."terms", s."location", GREATEST(_now, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) + 1, _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+            SELECT s."id", s."number", s."premium", s."status", s."holder", s."tags", s."terms", s."location", GREATEST(_now, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) OPERATOR(pg_catalog.+) 1, _changed_by, _changed_by_name, _correlation_id, _reason, _extra
               FROM (SELECT n.* FROM new_rows AS n) AS s
               LEFT JOIN LATERAL (
                     SELECT h.valid_to, h.chain_no FROM "public"."policies_stmt_history" AS h
-                     WHERE h."id" = s."id"
+                     WHERE h."id" OPERATOR(pg_catalog.=) s."id"
                      ORDER BY h.valid_from DESC, h.valid_to DESC
                      LIMIT 1
                        FOR UPDATE) AS l ON true
-            ON CONFLICT ("id", chain_no) WHERE operation = 1 DO NOTHING;
+            ON CONFLICT ("id", chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING;
             GET DIAGNOSTICS _written = ROW_COUNT;
             _expected := (SELECT pg_catalog.count(*) FROM (SELECT n.* FROM new_rows AS n) AS s);
-            IF _written < _expected THEN
+            IF _written OPERATOR(pg_catalog.<) _expected THEN
                 RAISE EXCEPTION 'tidemark: a concurrent transaction started a history chain of %.% that this statement also starts', TG_TABLE_SCHEMA, TG_TABLE_NAME
                       USING ERRCODE = 'serialization_failure';
             END IF;
         ELSE
             EXECUTE $sql$
             INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-            SELECT s."id", s."number", s."premium", s."status", s."holder", s."tags", s."terms", s."location", GREATEST($1, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) + 1, $2, $3, $4, $5, $6
+            SELECT s."id", s."number", s."premium", s."status", s."holder", s."tags", s."terms", s."location", GREATEST($1, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) OPERATOR(pg_catalog.+) 1, $2, $3, $4, $5, $6
               FROM (SELECT n.* FROM new_rows AS n) AS s
               LEFT JOIN LATERAL (
                     SELECT h.valid_to, h.chain_no FROM "public"."policies_stmt_history" AS h
-                     WHERE h."id" = s."id"
+                     WHERE h."id" OPERATOR(pg_catalog.=) s."id"
                      ORDER BY h.valid_from DESC, h.valid_to DESC
                      LIMIT 1
                        FOR UPDATE) AS l ON true
-            ON CONFLICT ("id", chain_no) WHERE operation = 1 DO NOTHING
+            ON CONFLICT ("id", chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING
             $sql$ USING _now, _changed_by, _changed_by_name, _correlation_id, _reason, _extra;
             GET DIAGNOSTICS _written = ROW_COUNT;
             EXECUTE $sql$SELECT pg_catalog.count(*) FROM (SELECT n.* FROM new_rows AS n) AS s$sql$ INTO _expected;
-            IF _written < _expected THEN
+            IF _written OPERATOR(pg_catalog.<) _expected THEN
                 RAISE EXCEPTION 'tidemark: a concurrent transaction started a history chain of %.% that this statement also starts', TG_TABLE_SCHEMA, TG_TABLE_NAME
                       USING ERRCODE = 'serialization_failure';
             END IF;
         END IF;
-    ELSIF TG_OP = 'UPDATE' THEN
+    ELSIF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
         -- Old and new rows are paired by primary key. A key that only the old rows have was
         -- moved away (its chain ends with a tombstone); one that only the new rows have starts a chain.
-        IF (SELECT pg_catalog.count(*) FROM new_rows) <= 64 THEN
-            WITH gone AS (SELECT o.* FROM old_rows AS o WHERE NOT EXISTS (SELECT 1 FROM new_rows AS n WHERE n."id" = o."id")),
+        IF (SELECT pg_catalog.count(*) FROM new_rows) OPERATOR(pg_catalog.<=) 64 THEN
+            WITH gone AS (SELECT o.* FROM old_rows AS o WHERE NOT EXISTS (SELECT 1 FROM new_rows AS n WHERE n."id" OPERATOR(pg_catalog.=) o."id")),
                  closed AS (
                      UPDATE "public"."policies_stmt_history" AS h
-                        SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
-                      WHERE h."id" = ANY (ARRAY(SELECT g."id" FROM gone AS g)) AND h.valid_to = 'infinity'
+                        SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+                      WHERE h."id" OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT g."id" FROM gone AS g)) AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
                      RETURNING h."id", h.valid_to, h.chain_no)
             INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
             SELECT g."id", g."number", g."premium", g."status", g."holder", g."tags", g."terms", g."location", COALESCE(c.valid_to, _now), COALESCE(c.valid_to, _now), 3, COALESCE(c.chain_no, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra
-              FROM gone AS g LEFT JOIN closed AS c ON c."id" = g."id";
+              FROM gone AS g LEFT JOIN closed AS c ON c."id" OPERATOR(pg_catalog.=) g."id";
             -- Rows where no versioned column changed write nothing (json, xml, ... compared as text).
             WITH changed AS (
                      SELECT n.* FROM new_rows AS n
-                      WHERE EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" = n."id"
-                                       AND (n."id", n."number", n."premium", n."status", n."holder", n."tags", n."terms"::text, n."location"::text)
-                                           IS DISTINCT FROM (o."id", o."number", o."premium", o."status", o."holder", o."tags", o."terms"::text, o."location"::text))),
+                      WHERE EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" OPERATOR(pg_catalog.=) n."id"
+                                       AND NOT (COALESCE(n."id" OPERATOR(pg_catalog.=) o."id", n."id" IS NULL AND o."id" IS NULL)
+                                                            AND COALESCE(n."number" OPERATOR(pg_catalog.=) o."number", n."number" IS NULL AND o."number" IS NULL)
+                                                            AND COALESCE(n."premium" OPERATOR(pg_catalog.=) o."premium", n."premium" IS NULL AND o."premium" IS NULL)
+                                                            AND COALESCE(n."status" OPERATOR(pg_catalog.=) o."status", n."status" IS NULL AND o."status" IS NULL)
+                                                            AND COALESCE(n."holder" OPERATOR(pg_catalog.=) o."holder", n."holder" IS NULL AND o."holder" IS NULL)
+                                                            AND COALESCE(n."tags" OPERATOR(pg_catalog.=) o."tags", n."tags" IS NULL AND o."tags" IS NULL)
+                                                            AND COALESCE(n."terms"::pg_catalog.text OPERATOR(pg_catalog.=) o."terms"::pg_catalog.text, n."terms"::pg_catalog.text IS NULL AND o."terms"::pg_catalog.text IS NULL)
+                                                            AND COALESCE(n."location"::pg_catalog.text OPERATOR(pg_catalog.=) o."location"::pg_catalog.text, n."location"::pg_catalog.text IS NULL AND o."location"::pg_catalog.text IS NULL)))),
                  closed AS (
                      UPDATE "public"."policies_stmt_history" AS h
-                        SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
-                      WHERE h."id" = ANY (ARRAY(SELECT g."id" FROM changed AS g)) AND h.valid_to = 'infinity'
+                        SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+                      WHERE h."id" OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT g."id" FROM changed AS g)) AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
                      RETURNING h."id", h.valid_to, h.chain_no)
             INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
             SELECT g."id", g."number", g."premium", g."status", g."holder", g."tags", g."terms", g."location", COALESCE(c.valid_to, _now), 'infinity', 2, COALESCE(c.chain_no, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra
-              FROM changed AS g LEFT JOIN closed AS c ON c."id" = g."id";
+              FROM changed AS g LEFT JOIN closed AS c ON c."id" OPERATOR(pg_catalog.=) g."id";
             INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-            SELECT s."id", s."number", s."premium", s."status", s."holder", s."tags", s."terms", s."location", GREATEST(_now, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) + 1, _changed_by, _changed_by_name, _correlation_id, _reason, _extra
-              FROM (SELECT n.* FROM new_rows AS n WHERE NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" = n."id")) AS s
+            SELECT s."id", s."number", s."premium", s."status", s."holder", s."tags", s."terms", s."location", GREATEST(_now, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) OPERATOR(pg_catalog.+) 1, _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+              FROM (SELECT n.* FROM new_rows AS n WHERE NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" OPERATOR(pg_catalog.=) n."id")) AS s
               LEFT JOIN LATERAL (
                     SELECT h.valid_to, h.chain_no FROM "public"."policies_stmt_history" AS h
-                     WHERE h."id" = s."id"
+                     WHERE h."id" OPERATOR(pg_catalog.=) s."id"
                      ORDER BY h.valid_from DESC, h.valid_to DESC
                      LIMIT 1
                        FOR UPDATE) AS l ON true
-            ON CONFLICT ("id", chain_no) WHERE operation = 1 DO NOTHING;
+            ON CONFLICT ("id", chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING;
             GET DIAGNOSTICS _written = ROW_COUNT;
-            _expected := (SELECT pg_catalog.count(*) FROM (SELECT n.* FROM new_rows AS n WHERE NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" = n."id")) AS s);
-            IF _written < _expected THEN
+            _expected := (SELECT pg_catalog.count(*) FROM (SELECT n.* FROM new_rows AS n WHERE NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" OPERATOR(pg_catalog.=) n."id")) AS s);
+            IF _written OPERATOR(pg_catalog.<) _expected THEN
                 RAISE EXCEPTION 'tidemark: a concurrent transaction started a history chain of %.% that this statement also starts', TG_TABLE_SCHEMA, TG_TABLE_NAME
                       USING ERRCODE = 'serialization_failure';
             END IF;
         ELSE
             EXECUTE $sql$
-            WITH gone AS (SELECT o.* FROM old_rows AS o WHERE NOT EXISTS (SELECT 1 FROM new_rows AS n WHERE n."id" = o."id")),
+            WITH gone AS (SELECT o.* FROM old_rows AS o WHERE NOT EXISTS (SELECT 1 FROM new_rows AS n WHERE n."id" OPERATOR(pg_catalog.=) o."id")),
                  closed AS (
                      UPDATE "public"."policies_stmt_history" AS h
-                        SET valid_to = GREATEST($1, h.valid_from + interval '1 microsecond')
-                      WHERE h."id" = ANY (ARRAY(SELECT g."id" FROM gone AS g)) AND h.valid_to = 'infinity'
+                        SET valid_to = GREATEST($1, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+                      WHERE h."id" OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT g."id" FROM gone AS g)) AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
                      RETURNING h."id", h.valid_to, h.chain_no)
             INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
             SELECT g."id", g."number", g."premium", g."status", g."holder", g."tags", g."terms", g."location", COALESCE(c.valid_to, $1), COALESCE(c.valid_to, $1), 3, COALESCE(c.chain_no, 1), $2, $3, $4, $5, $6
-              FROM gone AS g LEFT JOIN closed AS c ON c."id" = g."id"
+              FROM gone AS g LEFT JOIN closed AS c ON c."id" OPERATOR(pg_catalog.=) g."id"
             $sql$ USING _now, _changed_by, _changed_by_name, _correlation_id, _reason, _extra;
             -- Rows where no versioned column changed write nothing (json, xml, ... compared as text).
             EXECUTE $sql$
             WITH changed AS (
                      SELECT n.* FROM new_rows AS n
-                      WHERE EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" = n."id"
-                                       AND (n."id", n."number", n."premium", n."status", n."holder", n."tags", n."terms"::text, n."location"::text)
-                                           IS DISTINCT FROM (o."id", o."number", o."premium", o."status", o."holder", o."tags", o."terms"::text, o."location"::text))),
+                      WHERE EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" OPERATOR(pg_catalog.=) n."id"
+                                       AND NOT (COALESCE(n."id" OPERATOR(pg_catalog.=) o."id", n."id" IS NULL AND o."id" IS NULL)
+                                                            AND COALESCE(n."number" OPERATOR(pg_catalog.=) o."number", n."number" IS NULL AND o."number" IS NULL)
+                                                            AND COALESCE(n."premium" OPERATOR(pg_catalog.=) o."premium", n."premium" IS NULL AND o."premium" IS NULL)
+                                                            AND COALESCE(n."status" OPERATOR(pg_catalog.=) o."status", n."status" IS NULL AND o."status" IS NULL)
+                                                            AND COALESCE(n."holder" OPERATOR(pg_catalog.=) o."holder", n."holder" IS NULL AND o."holder" IS NULL)
+                                                            AND COALESCE(n."tags" OPERATOR(pg_catalog.=) o."tags", n."tags" IS NULL AND o."tags" IS NULL)
+                                                            AND COALESCE(n."terms"::pg_catalog.text OPERATOR(pg_catalog.=) o."terms"::pg_catalog.text, n."terms"::pg_catalog.text IS NULL AND o."terms"::pg_catalog.text IS NULL)
+                                                            AND COALESCE(n."location"::pg_catalog.text OPERATOR(pg_catalog.=) o."location"::pg_catalog.text, n."location"::pg_catalog.text IS NULL AND o."location"::pg_catalog.text IS NULL)))),
                  closed AS (
                      UPDATE "public"."policies_stmt_history" AS h
-                        SET valid_to = GREATEST($1, h.valid_from + interval '1 microsecond')
-                      WHERE h."id" = ANY (ARRAY(SELECT g."id" FROM changed AS g)) AND h.valid_to = 'infinity'
+                        SET valid_to = GREATEST($1, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+                      WHERE h."id" OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT g."id" FROM changed AS g)) AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
                      RETURNING h."id", h.valid_to, h.chain_no)
             INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
             SELECT g."id", g."number", g."premium", g."status", g."holder", g."tags", g."terms", g."location", COALESCE(c.valid_to, $1), 'infinity', 2, COALESCE(c.chain_no, 1), $2, $3, $4, $5, $6
-              FROM changed AS g LEFT JOIN closed AS c ON c."id" = g."id"
+              FROM changed AS g LEFT JOIN closed AS c ON c."id" OPERATOR(pg_catalog.=) g."id"
             $sql$ USING _now, _changed_by, _changed_by_name, _correlation_id, _reason, _extra;
             EXECUTE $sql$
             INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-            SELECT s."id", s."number", s."premium", s."status", s."holder", s."tags", s."terms", s."location", GREATEST($1, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) + 1, $2, $3, $4, $5, $6
-              FROM (SELECT n.* FROM new_rows AS n WHERE NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" = n."id")) AS s
+            SELECT s."id", s."number", s."premium", s."status", s."holder", s."tags", s."terms", s."location", GREATEST($1, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) OPERATOR(pg_catalog.+) 1, $2, $3, $4, $5, $6
+              FROM (SELECT n.* FROM new_rows AS n WHERE NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" OPERATOR(pg_catalog.=) n."id")) AS s
               LEFT JOIN LATERAL (
                     SELECT h.valid_to, h.chain_no FROM "public"."policies_stmt_history" AS h
-                     WHERE h."id" = s."id"
+                     WHERE h."id" OPERATOR(pg_catalog.=) s."id"
                      ORDER BY h.valid_from DESC, h.valid_to DESC
                      LIMIT 1
                        FOR UPDATE) AS l ON true
-            ON CONFLICT ("id", chain_no) WHERE operation = 1 DO NOTHING
+            ON CONFLICT ("id", chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING
             $sql$ USING _now, _changed_by, _changed_by_name, _correlation_id, _reason, _extra;
             GET DIAGNOSTICS _written = ROW_COUNT;
-            EXECUTE $sql$SELECT pg_catalog.count(*) FROM (SELECT n.* FROM new_rows AS n WHERE NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" = n."id")) AS s$sql$ INTO _expected;
-            IF _written < _expected THEN
+            EXECUTE $sql$SELECT pg_catalog.count(*) FROM (SELECT n.* FROM new_rows AS n WHERE NOT EXISTS (SELECT 1 FROM old_rows AS o WHERE o."id" OPERATOR(pg_catalog.=) n."id")) AS s$sql$ INTO _expected;
+            IF _written OPERATOR(pg_catalog.<) _expected THEN
                 RAISE EXCEPTION 'tidemark: a concurrent transaction started a history chain of %.% that this statement also starts', TG_TABLE_SCHEMA, TG_TABLE_NAME
                       USING ERRCODE = 'serialization_failure';
             END IF;
         END IF;
     ELSE
         -- DELETE
-        IF (SELECT pg_catalog.count(*) FROM old_rows) <= 64 THEN
+        IF (SELECT pg_catalog.count(*) FROM old_rows) OPERATOR(pg_catalog.<=) 64 THEN
             WITH gone AS (SELECT o.* FROM old_rows AS o),
                  closed AS (
                      UPDATE "public"."policies_stmt_history" AS h
-                        SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
-                      WHERE h."id" = ANY (ARRAY(SELECT g."id" FROM gone AS g)) AND h.valid_to = 'infinity'
+                        SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+                      WHERE h."id" OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT g."id" FROM gone AS g)) AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
                      RETURNING h."id", h.valid_to, h.chain_no)
             INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
             SELECT g."id", g."number", g."premium", g."status", g."holder", g."tags", g."terms", g."location", COALESCE(c.valid_to, _now), COALESCE(c.valid_to, _now), 3, COALESCE(c.chain_no, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra
-              FROM gone AS g LEFT JOIN closed AS c ON c."id" = g."id";
+              FROM gone AS g LEFT JOIN closed AS c ON c."id" OPERATOR(pg_catalog.=) g."id";
         ELSE
             EXECUTE $sql$
             WITH gone AS (SELECT o.* FROM old_rows AS o),
                  closed AS (
                      UPDATE "public"."policies_stmt_history" AS h
-                        SET valid_to = GREATEST($1, h.valid_from + interval '1 microsecond')
-                      WHERE h."id" = ANY (ARRAY(SELECT g."id" FROM gone AS g)) AND h.valid_to = 'infinity'
+                        SET valid_to = GREATEST($1, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+                      WHERE h."id" OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT g."id" FROM gone AS g)) AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
                      RETURNING h."id", h.valid_to, h.chain_no)
             INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
             SELECT g."id", g."number", g."premium", g."status", g."holder", g."tags", g."terms", g."location", COALESCE(c.valid_to, $1), COALESCE(c.valid_to, $1), 3, COALESCE(c.chain_no, 1), $2, $3, $4, $5, $6
-              FROM gone AS g LEFT JOIN closed AS c ON c."id" = g."id"
+              FROM gone AS g LEFT JOIN closed AS c ON c."id" OPERATOR(pg_catalog.=) g."id"
             $sql$ USING _now, _changed_by, _changed_by_name, _correlation_id, _reason, _extra;
         END IF;
     END IF;
@@ -280,18 +294,18 @@ CREATE OR REPLACE FUNCTION "public"."policies_stmt_history_truncate"()
     RETURNS trigger
     LANGUAGE plpgsql
     SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
 AS $tidemark$
 DECLARE
     -- Change context: transaction-local settings pushed by the application; '' means absent.
-    _now             timestamptz := pg_catalog.now();
-    _changed_by      text  := NULLIF(pg_catalog.current_setting('tidemark.changed_by', true), '');
-    _changed_by_name text  := NULLIF(pg_catalog.current_setting('tidemark.changed_by_name', true), '');
-    _correlation_id  text  := NULLIF(pg_catalog.current_setting('tidemark.correlation_id', true), '');
-    _reason          text  := NULLIF(pg_catalog.current_setting('tidemark.reason', true), '');
-    _extra           jsonb := NULLIF(pg_catalog.current_setting('tidemark.extra', true), '')::jsonb;
+    -- (NULLIF would resolve its = through the caller's search_path, so the test is spelled out.)
+    _now             pg_catalog.timestamptz := pg_catalog.now();
+    _changed_by      pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.changed_by', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.changed_by', true) END;
+    _changed_by_name pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.changed_by_name', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.changed_by_name', true) END;
+    _correlation_id  pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.correlation_id', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.correlation_id', true) END;
+    _reason          pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.reason', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.reason', true) END;
+    _extra           pg_catalog.jsonb := (CASE WHEN pg_catalog.current_setting('tidemark.extra', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.extra', true) END)::pg_catalog.jsonb;
 BEGIN
-    IF TG_TABLE_SCHEMA <> 'public' OR TG_TABLE_NAME <> 'policies_stmt' THEN
+    IF TG_TABLE_SCHEMA OPERATOR(pg_catalog.<>) 'public' OR TG_TABLE_NAME OPERATOR(pg_catalog.<>) 'policies_stmt' THEN
         RAISE EXCEPTION 'tidemark: % was generated for public.policies_stmt, not for %.%', TG_NAME, TG_TABLE_SCHEMA, TG_TABLE_NAME
               USING ERRCODE = 'insufficient_privilege';
     END IF;
@@ -299,8 +313,8 @@ BEGIN
     -- write its tombstone, exactly as a DELETE of each row would have.
     WITH closed AS (
         UPDATE "public"."policies_stmt_history" AS h
-           SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
-         WHERE h.valid_to = 'infinity'
+           SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+         WHERE h.valid_to OPERATOR(pg_catalog.=) 'infinity'
         RETURNING h."id", h."number", h."premium", h."status", h."holder", h."tags", h."terms", h."location", h.valid_to, h.chain_no
     )
     INSERT INTO "public"."policies_stmt_history" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
@@ -367,7 +381,7 @@ VALUES ('public', 'policies_stmt', 'public', 'policies_stmt_history',
         '[{"name":"id","type":"bigint"},{"name":"number","type":"character varying(20)"},{"name":"premium","type":"public.money_amount"},{"name":"status","type":"public.policy_status"},{"name":"holder","type":"text COLLATE pg_catalog.\"C\""},{"name":"tags","type":"text[]"},{"name":"terms","type":"json"},{"name":"location","type":"point"}]',
         '[]',
         '{"settingsPrefix":"tidemark","truncatePolicy":"CLOSE_VERSIONS","triggerMode":"STATEMENT","periodIndex":true,"sessionUserColumn":false,"transactionIdColumn":false,"excluded":["document"]}',
-        '32658fb62f6e67a0273260eda53dfaba89c643e94125564ce9550282006c8242')
+        'c3342b82116c7013ddbb2dbbccd31ab80e8e097cf47752f5affdef7e1fe04cfa')
 ON CONFLICT (source_schema, source_table) DO UPDATE
    SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,
        orphan_columns = EXCLUDED.orphan_columns, options = EXCLUDED.options,

@@ -54,7 +54,7 @@ public final class CatalogReader {
              ORDER BY k.ord""";
 
     /**
-     * Whether a type has a default equality the trigger's {@code IS DISTINCT FROM} can use: a default btree or hash
+     * Whether a type has a default equality the trigger's comparison can use: a default btree or hash
      * operator class for the type itself, for a type it is implicitly binary-coercible to (varchar to text, not xml
      * to text, whose cast is explicit), or for its polymorphic family (enums, ranges). Domains are resolved to their
      * base type and arrays to their element type by the caller; composites always compare as text because one field
@@ -171,14 +171,15 @@ public final class CatalogReader {
     }
 
     /**
-     * Asks PostgreSQL's own operator resolution whether {@code x IS DISTINCT FROM x} parses for the type, inside a
+     * Asks PostgreSQL's own operator resolution whether {@code x OPERATOR(pg_catalog.=) x} (the trigger's comparison)
+     * parses for the type, inside a
      * savepoint so a failure leaves the caller's transaction usable. The type name comes from format_type.
      */
     private static boolean parserResolvesEquality(Connection c, long typeOid) throws SQLException {
         String type = Jdbc.query(c, "SELECT pg_catalog.format_type(?::oid, NULL)", rs -> rs.getString(1), typeOid).get(0);
         java.sql.Savepoint savepoint = c.setSavepoint();
         try {
-            Jdbc.execute(c, SqlTemplate.of("EXPLAIN SELECT NULL::{{type}} IS DISTINCT FROM NULL::{{type}}")
+            Jdbc.execute(c, SqlTemplate.of("EXPLAIN SELECT NULL::{{type}} OPERATOR(pg_catalog.=) NULL::{{type}}")
                     .with("type", type).render());
             c.releaseSavepoint(savepoint);
             return true;

@@ -28,7 +28,13 @@ public final class HistorySql {
 
     /** Dollar-quote tag of generated bodies; verify() compares the bodies PostgreSQL stores between these. */
     static final String TAG = "$tidemark$";
+    /** The as-of function's search_path; the trigger functions pin names by qualifying them instead. */
     static final String PINNED_SEARCH_PATH = "pg_catalog, pg_temp";
+    /**
+     * Equality from pg_catalog only, whatever the caller's search_path: the trigger functions carry no SET clause
+     * (it is paid on every call), so every operator is named with its schema.
+     */
+    static final String EQ = "OPERATOR(pg_catalog.=)";
     public static final String REGISTRY = "\"tidemark\".\"temporal_tables\"";
     static final String CONTEXT_COLUMNS = "changed_by, changed_by_name, correlation_id, reason, extra";
     static final String CONTEXT_VALUES = "_changed_by, _changed_by_name, _correlation_id, _reason, _extra";
@@ -146,40 +152,34 @@ public final class HistorySql {
     }
 
     private String rowFunctionBody() {
-        String key = keyMatch("h.", "OLD.");
         String versionColumns = columnList(shape.versioned(), c -> c.quoted());
         return SqlTemplate.of("""
 
-                {{context_declarations}}    _closed_at       timestamptz;
-                    _chain           integer;
-                    _last_to         timestamptz;
+                {{context_declarations}}    _last_to         pg_catalog.timestamptz;
                 BEGIN
                 {{table_guard}}
-                    IF TG_OP = 'UPDATE' THEN
-                        IF {{new_key}} IS NOT DISTINCT FROM {{old_key}} THEN
+                    -- Each event is one statement on history (a statement is most of a one-row trigger's cost).
+                    IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
+                        IF {{same_key}} THEN
                             -- No versioned column changed: write nothing. Columns without an equality operator
                             -- (json, xml, point, ...) are compared as text, so they never break the update.
-                            IF {{new_row}}
-                               IS NOT DISTINCT FROM {{old_row}} THEN
+                            -- Each column: equal, or both NULL (IS NOT DISTINCT FROM, which cannot be qualified).
+                            IF {{unchanged}} THEN
                                 RETURN NULL;
                             END IF;
                             -- Close the open version no earlier than 1 microsecond after it began (a transaction
                             -- that started before the one that wrote it has an older now()), and open the next
                             -- version exactly there, so the chain stays contiguous.
-                {{close_in_update}}            INSERT INTO {{history}} ({{insert_columns}})
-                            VALUES ({{new_values}}, COALESCE(_closed_at, _now), 'infinity', 2, COALESCE(_chain, 1), {{context_values}});
-                            RETURN NULL;
+                {{next_version}}            RETURN NULL;
                         END IF;
                         -- The primary key changed: the old key's chain ends with a tombstone and the new key's
                         -- chain starts with an insert, as if the row had been deleted and inserted.
                     END IF;
 
-                    IF TG_OP <> 'INSERT' THEN
+                    IF TG_OP OPERATOR(pg_catalog.<>) 'INSERT' THEN
                         -- DELETE (or the old key of a key update): close the open version and write a tombstone
                         -- with the last values and an empty period at the closing instant.
-                {{close_in_delete}}        INSERT INTO {{history}} ({{insert_columns}})
-                        VALUES ({{old_values}}, COALESCE(_closed_at, _now), COALESCE(_closed_at, _now), 3, COALESCE(_chain, 1), {{context_values}});
-                        IF TG_OP = 'DELETE' THEN
+                {{tombstone}}        IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
                             RETURN NULL;
                         END IF;
                     END IF;
@@ -188,26 +188,36 @@ public final class HistorySql {
                     -- version, so a delete and re-insert (in this transaction, or by a transaction that began
                     -- earlier but writes later) never overlaps the versions before it. FOR UPDATE makes a
                     -- REPEATABLE READ writer that cannot see the latest version fail with a serialization error.
-                    SELECT h.valid_to, h.chain_no INTO _last_to, _chain
-                      FROM {{history}} AS h
-                     WHERE {{new_key_match}}
-                     ORDER BY h.valid_from DESC, h.valid_to DESC
-                     LIMIT 1
-                       FOR UPDATE;
-                    IF _last_to = 'infinity' THEN
-                        RAISE EXCEPTION 'tidemark: history of %.% already has an open version for key %',
-                              TG_TABLE_SCHEMA, TG_TABLE_NAME, {{new_key}}::text
-                              USING ERRCODE = 'unique_violation',
-                                    HINT = 'History is out of step with the table (was the trigger disabled?); run TemporalTable.checkInvariants().';
-                    END IF;
+                    -- Nothing is written when the last version is still open.
                     INSERT INTO {{history}} ({{insert_columns}})
-                    VALUES ({{new_values}}, GREATEST(_now, _last_to), 'infinity', 1, COALESCE(_chain, 0) + 1, {{context_values}})
-                    ON CONFLICT ({{key_list}}, chain_no) WHERE operation = 1 DO NOTHING;
+                    SELECT {{new_values}}, GREATEST(_now, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) OPERATOR(pg_catalog.+) 1, {{context_values}}
+                      FROM (VALUES (1)) AS one (x)
+                      LEFT JOIN LATERAL (
+                            SELECT h.valid_to, h.chain_no
+                              FROM {{history}} AS h
+                             WHERE {{new_key_match}}
+                             ORDER BY h.valid_from DESC, h.valid_to DESC
+                             LIMIT 1
+                               FOR UPDATE) AS l ON true
+                     WHERE COALESCE(l.valid_to OPERATOR(pg_catalog.<>) 'infinity', true)
+                    ON CONFLICT ({{key_list}}, chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING;
                     IF NOT FOUND THEN
+                        -- Rare: find out which of the two refusals it was.
+                        SELECT h.valid_to INTO _last_to
+                          FROM {{history}} AS h
+                         WHERE {{new_key_match}}
+                         ORDER BY h.valid_from DESC, h.valid_to DESC
+                         LIMIT 1;
+                        IF _last_to OPERATOR(pg_catalog.=) 'infinity' THEN
+                            RAISE EXCEPTION 'tidemark: history of %.% already has an open version for key %',
+                                  TG_TABLE_SCHEMA, TG_TABLE_NAME, {{new_key}}::pg_catalog.text
+                                  USING ERRCODE = 'unique_violation',
+                                        HINT = 'History is out of step with the table (was the trigger disabled?); run TemporalTable.checkInvariants().';
+                        END IF;
                         -- REPEATABLE READ raises this itself; READ COMMITTED gets here only if the other transaction
                         -- committed while this one waited. Either way: retry the transaction.
                         RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
-                              TG_TABLE_SCHEMA, TG_TABLE_NAME, {{new_key}}::text
+                              TG_TABLE_SCHEMA, TG_TABLE_NAME, {{new_key}}::pg_catalog.text
                               USING ERRCODE = 'serialization_failure';
                     END IF;
                     RETURN NULL;
@@ -215,38 +225,58 @@ public final class HistorySql {
                 """)
                 .with("context_declarations", contextDeclarations())
                 .with("table_guard", tableGuard())
-                .with("new_key", row(shape.keyColumns(), "NEW.", false))
-                .with("old_key", row(shape.keyColumns(), "OLD.", false))
-                .with("new_row", row(shape.versioned(), "NEW.", true))
-                .with("old_row", row(shape.versioned(), "OLD.", true))
-                .with("close_in_update", closeOpenVersion(key, "            "))
-                .with("close_in_delete", closeOpenVersion(key, "        "))
+                .with("same_key", keyMatch("NEW.", "OLD."))
+                .with("unchanged", unchanged("NEW.", "OLD.", "               AND "))
+                .with("next_version", closeAndWrite("NEW.", "'infinity'", 2, "            "))
+                .with("tombstone", closeAndWrite("OLD.", null, 3, "        "))
+                .with("new_key", row(shape.keyColumns(), "NEW."))
                 .with("history", history)
                 .with("insert_columns", versionColumns + ", valid_from, valid_to, operation, chain_no, "
                         + CONTEXT_COLUMNS)
                 .with("new_values", columnList(shape.versioned(), c -> "NEW." + c.quoted()))
-                .with("old_values", columnList(shape.versioned(), c -> "OLD." + c.quoted()))
                 .with("context_values", CONTEXT_VALUES)
                 .with("new_key_match", keyMatch("h.", "NEW."))
                 .with("key_list", keyList(""))
                 .render();
     }
 
-    private String closeOpenVersion(String key, String indent) {
-        return SqlTemplate.of("""
-                {{indent}}UPDATE {{history}} AS h
-                {{indent}}   SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
-                {{indent}} WHERE {{key}} AND h.valid_to = 'infinity'
-                {{indent}}RETURNING h.valid_to, h.chain_no INTO _closed_at, _chain;
-                """).with("indent", indent).with("history", history).with("key", key).render();
+    /**
+     * One statement: closes OLD's open version and writes the row that follows it, from {@code values} (NEW or
+     * OLD), starting where the closed one ended; {@code validTo} is its end, or null for the closing instant (an
+     * empty period: a tombstone).
+     */
+    private String closeAndWrite(String values, String validTo, int operation, String indent) {
+        String body = SqlTemplate.of("""
+                WITH closed AS (
+                    UPDATE {{history}} AS h
+                       SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+                     WHERE {{old_key_match}} AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
+                    RETURNING h.valid_to, h.chain_no
+                )
+                INSERT INTO {{history}} ({{insert_columns}})
+                SELECT {{values}}, COALESCE(c.valid_to, _now), {{valid_to}}, {{operation}}, COALESCE(c.chain_no, 1), {{context_values}}
+                  FROM (VALUES (1)) AS one (x) LEFT JOIN closed AS c ON true;
+                """)
+                .with("history", history)
+                .with("old_key_match", keyMatch("h.", "OLD."))
+                .with("insert_columns", columnList(shape.versioned(), Column::quoted)
+                        + ", valid_from, valid_to, operation, chain_no, " + CONTEXT_COLUMNS)
+                .with("values", columnList(shape.versioned(), c -> values + c.quoted()))
+                .with("valid_to", validTo == null ? "COALESCE(c.valid_to, _now)" : validTo)
+                .with("operation", operation)
+                .with("context_values", CONTEXT_VALUES)
+                .render();
+        return body.replaceAll("(?m)^(?=.)", indent);
     }
 
     public SqlStep writeFunction() {
         return function(names.writeFunction(), writeFunctionBody(),
                 "The " + (config.triggerMode() == TriggerMode.ROW ? "row" : "statement") + " triggers' function."
                         + " SECURITY DEFINER: it writes history as its owner, so the application\n"
-                        + "role needs no privilege on the history table and cannot forge or rewrite it. search_path is\n"
-                        + "pinned and every name qualified, so a session search_path cannot reroute history.");
+                        + "role needs no privilege on the history table and cannot forge or rewrite it. Every relation,\n"
+                        + "type, function and operator is named with its schema, so the caller's search_path (which this\n"
+                        + "function does not SET: the clause is paid on every call) cannot substitute an object of its\n"
+                        + "own; PostgreSQL never looks up functions or operators in pg_temp.");
     }
 
     public SqlStep revokeWriteFunction() {
@@ -317,8 +347,8 @@ public final class HistorySql {
                     -- write its tombstone, exactly as a DELETE of each row would have.
                     WITH closed AS (
                         UPDATE {{history}} AS h
-                           SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
-                         WHERE h.valid_to = 'infinity'
+                           SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+                         WHERE h.valid_to OPERATOR(pg_catalog.=) 'infinity'
                         RETURNING {{returned}}, h.valid_to, h.chain_no
                     )
                     INSERT INTO {{history}} ({{columns}}, valid_from, valid_to, operation, chain_no, {{context_columns}})
@@ -453,7 +483,7 @@ public final class HistorySql {
         String from = config.seedValidFromColumn()
                 .map(col -> "COALESCE(t." + PgName.quote(col) + "::timestamptz, pg_catalog.now())")
                 .orElse("pg_catalog.now()");
-        String after = first ? "" : "\n     WHERE " + row(shape.keyColumns(), "t.", false) + " > ("
+        String after = first ? "" : "\n     WHERE " + row(shape.keyColumns(), "t.") + " > ("
                 + shape.keyColumns().stream()
                 .map(c -> "CAST(? AS " + c.type() + ")" + (c.collation() == null ? "" : " COLLATE " + c.collation()))
                 .collect(Collectors.joining(", ")) + ")";
@@ -561,10 +591,8 @@ public final class HistorySql {
                     RETURNS trigger
                     LANGUAGE plpgsql
                     SECURITY DEFINER
-                    SET search_path = {{search_path}}
                 AS {{tag}}{{body}}{{tag}}""")
                 .with("function", name.quoted())
-                .with("search_path", PINNED_SEARCH_PATH)
                 .with("tag", TAG)
                 .with("body", body)
                 .render());
@@ -575,25 +603,33 @@ public final class HistorySql {
         return SqlTemplate.of("""
                 DECLARE
                     -- Change context: transaction-local settings pushed by the application; '' means absent.
-                    _now             timestamptz := pg_catalog.now();
-                    _changed_by      text  := NULLIF(pg_catalog.current_setting({{changed_by}}, true), '');
-                    _changed_by_name text  := NULLIF(pg_catalog.current_setting({{changed_by_name}}, true), '');
-                    _correlation_id  text  := NULLIF(pg_catalog.current_setting({{correlation_id}}, true), '');
-                    _reason          text  := NULLIF(pg_catalog.current_setting({{reason}}, true), '');
-                    _extra           jsonb := NULLIF(pg_catalog.current_setting({{extra}}, true), '')::jsonb;
+                    -- (NULLIF would resolve its = through the caller's search_path, so the test is spelled out.)
+                    _now             pg_catalog.timestamptz := pg_catalog.now();
+                    _changed_by      pg_catalog.text  := {{changed_by}};
+                    _changed_by_name pg_catalog.text  := {{changed_by_name}};
+                    _correlation_id  pg_catalog.text  := {{correlation_id}};
+                    _reason          pg_catalog.text  := {{reason}};
+                    _extra           pg_catalog.jsonb := ({{extra}})::pg_catalog.jsonb;
                 """)
-                .with("changed_by", PgName.literal(p + ".changed_by"))
-                .with("changed_by_name", PgName.literal(p + ".changed_by_name"))
-                .with("correlation_id", PgName.literal(p + ".correlation_id"))
-                .with("reason", PgName.literal(p + ".reason"))
-                .with("extra", PgName.literal(p + ".extra"))
+                .with("changed_by", setting(p + ".changed_by"))
+                .with("changed_by_name", setting(p + ".changed_by_name"))
+                .with("correlation_id", setting(p + ".correlation_id"))
+                .with("reason", setting(p + ".reason"))
+                .with("extra", setting(p + ".extra"))
                 .render();
+    }
+
+    /** A transaction-local setting, NULL when absent or empty. */
+    private static String setting(String name) {
+        return SqlTemplate.of("CASE WHEN pg_catalog.current_setting({{name}}, true) OPERATOR(pg_catalog.<>) ''"
+                        + " THEN pg_catalog.current_setting({{name}}, true) END")
+                .with("name", PgName.literal(name)).render();
     }
 
     /** Refuses to run for another table: defence in depth on top of the REVOKE. */
     String tableGuard() {
         return SqlTemplate.of("""
-                    IF TG_TABLE_SCHEMA <> {{schema}} OR TG_TABLE_NAME <> {{table}} THEN
+                    IF TG_TABLE_SCHEMA OPERATOR(pg_catalog.<>) {{schema}} OR TG_TABLE_NAME OPERATOR(pg_catalog.<>) {{table}} THEN
                         RAISE EXCEPTION 'tidemark: % was generated for {{table_in_format}}, not for %.%', TG_NAME, TG_TABLE_SCHEMA, TG_TABLE_NAME
                               USING ERRCODE = 'insufficient_privilege';
                     END IF;
@@ -605,18 +641,31 @@ public final class HistorySql {
     }
 
     String keyMatch(String left, String right) {
-        return shape.keyColumns().stream().map(c -> left + c.quoted() + " = " + right + c.quoted())
+        return shape.keyColumns().stream().map(c -> left + c.quoted() + " " + EQ + " " + right + c.quoted())
                 .collect(Collectors.joining(" AND "));
+    }
+
+    /**
+     * True when no versioned column differs between the two rows, NULL equal to NULL, and never NULL itself: the
+     * meaning of a row-wise {@code IS NOT DISTINCT FROM}, which resolves its {@code =} through the caller's
+     * search_path and has no qualified form. Columns without an equality operator are compared as text.
+     */
+    String unchanged(String left, String right, String separator) {
+        return shape.versioned().stream().map(c -> {
+            String cast = c.noEquality() ? "::pg_catalog.text" : "";
+            String l = left + c.quoted() + cast;
+            String r = right + c.quoted() + cast;
+            return SqlTemplate.of("COALESCE({{l}} {{eq}} {{r}}, {{l}} IS NULL AND {{r}} IS NULL)")
+                    .with("l", l).with("eq", EQ).with("r", r).render();
+        }).collect(Collectors.joining("\n" + separator));
     }
 
     String keyList(String prefix) {
         return columnList(shape.keyColumns(), c -> prefix + c.quoted());
     }
 
-    static String row(List<Column> columns, String prefix, boolean textWhereNoEquality) {
-        return "(" + columns.stream()
-                .map(c -> prefix + c.quoted() + (textWhereNoEquality && c.noEquality() ? "::text" : ""))
-                .collect(Collectors.joining(", ")) + ")";
+    static String row(List<Column> columns, String prefix) {
+        return "(" + columns.stream().map(c -> prefix + c.quoted()).collect(Collectors.joining(", ")) + ")";
     }
 
     static String columnList(List<Column> columns, Function<Column, String> render) {

@@ -73,8 +73,8 @@ final class StatementTriggerSql {
                     _expected        bigint;
                 BEGIN
                 {{table_guard}}
-                    IF TG_OP = 'INSERT' THEN
-                {{inserts}}    ELSIF TG_OP = 'UPDATE' THEN
+                    IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' THEN
+                {{inserts}}    ELSIF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
                         -- Old and new rows are paired by primary key. A key that only the old rows have was
                         -- moved away (its chain ends with a tombstone); one that only the new rows have starts a chain.
                 {{updates}}    ELSE
@@ -95,7 +95,7 @@ final class StatementTriggerSql {
     /** Set-based static SQL for small transition tables, dynamic SQL (planned for the real size) above. */
     private static String bySize(String transitionTable, Function<Style, String> block) {
         return SqlTemplate.of("""
-                        IF (SELECT pg_catalog.count(*) FROM {{transition_table}}) <= {{small}} THEN
+                        IF (SELECT pg_catalog.count(*) FROM {{transition_table}}) OPERATOR(pg_catalog.<=) {{small}} THEN
                 {{static}}        ELSE
                 {{dynamic}}        END IF;
                 """)
@@ -136,15 +136,13 @@ final class StatementTriggerSql {
                         WITH changed AS (
                                  SELECT n.* FROM new_rows AS n
                                   WHERE EXISTS (SELECT 1 FROM old_rows AS o WHERE {{key_match_old}}
-                                                   AND {{new_row}}
-                                                       IS DISTINCT FROM {{old_row}})),
+                                                   AND NOT ({{unchanged}}))),
                              closed AS (
                 {{close}}        INSERT INTO {{history}} ({{insert_columns}})
                         SELECT {{changed_values}}, COALESCE(c.valid_to, {{now}}), 'infinity', 2, COALESCE(c.chain_no, 1), {{context}}
                           FROM changed AS g LEFT JOIN closed AS c ON {{key_match}}""")
                 .with("key_match_old", sql.keyMatch("o.", "n."))
-                .with("new_row", HistorySql.row(sql.shape.versioned(), "n.", true))
-                .with("old_row", HistorySql.row(sql.shape.versioned(), "o.", true))
+                .with("unchanged", sql.unchanged("n.", "o.", "                                                        AND "))
                 .with("close", close("changed", style))
                 .with("history", history)
                 .with("insert_columns", insertColumns)
@@ -164,7 +162,7 @@ final class StatementTriggerSql {
         String count = SqlTemplate.of("SELECT pg_catalog.count(*) FROM ({{source}}) AS s").with("source", source).render();
         String insert = SqlTemplate.of("""
                         INSERT INTO {{history}} ({{insert_columns}})
-                        SELECT {{source_values}}, GREATEST({{now}}, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) + 1, {{context}}
+                        SELECT {{source_values}}, GREATEST({{now}}, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) OPERATOR(pg_catalog.+) 1, {{context}}
                           FROM ({{source}}) AS s
                           LEFT JOIN LATERAL (
                                 SELECT h.valid_to, h.chain_no FROM {{history}} AS h
@@ -172,7 +170,7 @@ final class StatementTriggerSql {
                                  ORDER BY h.valid_from DESC, h.valid_to DESC
                                  LIMIT 1
                                    FOR UPDATE) AS l ON true
-                        ON CONFLICT ({{key_list}}, chain_no) WHERE operation = 1 DO NOTHING\
+                        ON CONFLICT ({{key_list}}, chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING\
                 """)
                 .with("history", history)
                 .with("insert_columns", insertColumns)
@@ -185,7 +183,7 @@ final class StatementTriggerSql {
                 .render();
         return SqlTemplate.of("""
                 {{insert}}        GET DIAGNOSTICS _written = ROW_COUNT;
-                {{expected}}        IF _written < _expected THEN
+                {{expected}}        IF _written OPERATOR(pg_catalog.<) _expected THEN
                             RAISE EXCEPTION 'tidemark: a concurrent transaction started a history chain of %.% that this statement also starts', TG_TABLE_SCHEMA, TG_TABLE_NAME
                                   USING ERRCODE = 'serialization_failure';
                         END IF;
@@ -206,15 +204,15 @@ final class StatementTriggerSql {
     private String close(String source, Style style) {
         List<Column> keys = sql.shape.keyColumns();
         String keyMatch = keys.size() == 1
-                ? SqlTemplate.of("h.{{key}} = ANY (ARRAY(SELECT g.{{key}} FROM {{source}} AS g))")
+                ? SqlTemplate.of("h.{{key}} OPERATOR(pg_catalog.=) ANY (ARRAY(SELECT g.{{key}} FROM {{source}} AS g))")
                         .with("key", keys.get(0).quoted()).with("source", source).render()
-                : SqlTemplate.of("({{history_keys}}) IN (SELECT {{source_keys}} FROM {{source}} AS g)")
+                : SqlTemplate.of("({{history_keys}}) OPERATOR(pg_catalog.=) ANY (SELECT {{source_keys}} FROM {{source}} AS g)")
                         .with("history_keys", sql.keyList("h.")).with("source_keys", sql.keyList("g."))
                         .with("source", source).render();
         return SqlTemplate.of("""
                                  UPDATE {{history}} AS h
-                                    SET valid_to = GREATEST({{now}}, h.valid_from + interval '1 microsecond')
-                                  WHERE {{key_match}} AND h.valid_to = 'infinity'
+                                    SET valid_to = GREATEST({{now}}, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+                                  WHERE {{key_match}} AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
                                  RETURNING {{keys}}, h.valid_to, h.chain_no)
                 """)
                 .with("history", history)
