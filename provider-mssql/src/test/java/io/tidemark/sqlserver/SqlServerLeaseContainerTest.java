@@ -77,13 +77,15 @@ class SqlServerLeaseContainerTest {
     void heartbeats_count_the_live_instances_and_a_clean_leave_counts_at_once() {
         JdbcWatermarkStore store = JdbcWatermarkStore.builder(database.dataSource()).schema("beats").build();
         JdbcLeaseStore leases = new JdbcLeaseStore(store.support());
-        assertThat(leases.<Integer>inSession("t", s -> s.heartbeat("set", "a", LONG))).isEqualTo(1);
-        assertThat(leases.<Integer>inSession("t", s -> s.heartbeat("set", "b", LONG))).isEqualTo(2);
-        assertThat(leases.<Integer>inSession("t", s -> s.heartbeat("set", "b", LONG))).isEqualTo(2);
+        assertThat(leases.<Integer>inSession("t", s -> s.heartbeat("set", "a", "[\"d1\"]", LONG))).isEqualTo(1);
+        assertThat(leases.<Integer>inSession("t", s -> s.heartbeat("set", "b", "[\"d1\",\"d2\"]", LONG))).isEqualTo(2);
+        assertThat(leases.<Integer>inSession("t", s -> s.heartbeat("set", "b", "[\"d1\",\"d2\"]", LONG))).isEqualTo(2);
+        assertThat(leases.<List<String>>inSession("t", s -> s.liveDestinations("set")))
+                .as("each live instance's destination list").containsExactlyInAnyOrder("[\"d1\"]", "[\"d1\",\"d2\"]");
         leases.inSession("t", s -> {
             s.leave("b");
             return null;
         });
-        assertThat(leases.<Integer>inSession("t", s -> s.heartbeat("set", "a", LONG))).isEqualTo(1);
+        assertThat(leases.<Integer>inSession("t", s -> s.heartbeat("set", "a", "[\"d1\"]", LONG))).isEqualTo(1);
     }
 }
