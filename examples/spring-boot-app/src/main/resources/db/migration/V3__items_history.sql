@@ -82,64 +82,72 @@ CREATE UNIQUE INDEX IF NOT EXISTS "items_history_open_uq" ON "public"."items_his
 CREATE UNIQUE INDEX IF NOT EXISTS "items_history_chain_uq" ON "public"."items_history" ("item_code", chain_no) WHERE operation = 1;
 
 -- The row triggers' function. SECURITY DEFINER: it writes history as its owner, so the application
--- role needs no privilege on the history table and cannot forge or rewrite it. search_path is
--- pinned and every name qualified, so a session search_path cannot reroute history.
+-- role needs no privilege on the history table and cannot forge or rewrite it. Every relation,
+-- type, function and operator is named with its schema, so the caller's search_path (which this
+-- function does not SET: the clause is paid on every call) cannot substitute an object of its
+-- own; PostgreSQL never looks up functions or operators in pg_temp.
 CREATE OR REPLACE FUNCTION "public"."items_history_write"()
     RETURNS trigger
     LANGUAGE plpgsql
     SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
 AS $tidemark$
 DECLARE
     -- Change context: transaction-local settings pushed by the application; '' means absent.
-    _now             timestamptz := pg_catalog.now();
-    _changed_by      text  := NULLIF(pg_catalog.current_setting('tidemark.changed_by', true), '');
-    _changed_by_name text  := NULLIF(pg_catalog.current_setting('tidemark.changed_by_name', true), '');
-    _correlation_id  text  := NULLIF(pg_catalog.current_setting('tidemark.correlation_id', true), '');
-    _reason          text  := NULLIF(pg_catalog.current_setting('tidemark.reason', true), '');
-    _extra           jsonb := NULLIF(pg_catalog.current_setting('tidemark.extra', true), '')::jsonb;
-    _closed_at       timestamptz;
-    _chain           integer;
-    _last_to         timestamptz;
+    -- (NULLIF would resolve its = through the caller's search_path, so the test is spelled out.)
+    _now             pg_catalog.timestamptz := pg_catalog.now();
+    _changed_by      pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.changed_by', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.changed_by', true) END;
+    _changed_by_name pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.changed_by_name', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.changed_by_name', true) END;
+    _correlation_id  pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.correlation_id', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.correlation_id', true) END;
+    _reason          pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.reason', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.reason', true) END;
+    _extra           pg_catalog.jsonb := (CASE WHEN pg_catalog.current_setting('tidemark.extra', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.extra', true) END)::pg_catalog.jsonb;
+    _last_to         pg_catalog.timestamptz;
 BEGIN
-    IF TG_TABLE_SCHEMA <> 'public' OR TG_TABLE_NAME <> 'items' THEN
+    IF TG_TABLE_SCHEMA OPERATOR(pg_catalog.<>) 'public' OR TG_TABLE_NAME OPERATOR(pg_catalog.<>) 'items' THEN
         RAISE EXCEPTION 'tidemark: % was generated for public.items, not for %.%', TG_NAME, TG_TABLE_SCHEMA, TG_TABLE_NAME
               USING ERRCODE = 'insufficient_privilege';
     END IF;
 
-    IF TG_OP = 'UPDATE' THEN
-        IF (NEW."item_code") IS NOT DISTINCT FROM (OLD."item_code") THEN
+    -- Each event is one statement on history (a statement is most of a one-row trigger's cost).
+    IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
+        IF NEW."item_code" OPERATOR(pg_catalog.=) OLD."item_code" THEN
             -- No versioned column changed: write nothing. Columns without an equality operator
             -- (json, xml, point, ...) are compared as text, so they never break the update.
-            IF (NEW."item_code", NEW."description")
-               IS NOT DISTINCT FROM (OLD."item_code", OLD."description") THEN
+            -- Each column: equal, or both NULL (IS NOT DISTINCT FROM, which cannot be qualified).
+            IF COALESCE(NEW."item_code" OPERATOR(pg_catalog.=) OLD."item_code", NEW."item_code" IS NULL AND OLD."item_code" IS NULL)
+               AND COALESCE(NEW."description" OPERATOR(pg_catalog.=) OLD."description", NEW."description" IS NULL AND OLD."description" IS NULL) THEN
                 RETURN NULL;
             END IF;
             -- Close the open version no earlier than 1 microsecond after it began (a transaction
             -- that started before the one that wrote it has an older now()), and open the next
             -- version exactly there, so the chain stays contiguous.
-            UPDATE "public"."items_history" AS h
-               SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
-             WHERE h."item_code" = OLD."item_code" AND h.valid_to = 'infinity'
-            RETURNING h.valid_to, h.chain_no INTO _closed_at, _chain;
+            WITH closed AS (
+                UPDATE "public"."items_history" AS h
+                   SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+                 WHERE h."item_code" OPERATOR(pg_catalog.=) OLD."item_code" AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
+                RETURNING h.valid_to, h.chain_no
+            )
             INSERT INTO "public"."items_history" ("item_code", "description", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-            VALUES (NEW."item_code", NEW."description", COALESCE(_closed_at, _now), 'infinity', 2, COALESCE(_chain, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra);
+            SELECT NEW."item_code", NEW."description", COALESCE(c.valid_to, _now), 'infinity', 2, COALESCE(c.chain_no, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+              FROM (VALUES (1)) AS one (x) LEFT JOIN closed AS c ON true;
             RETURN NULL;
         END IF;
         -- The primary key changed: the old key's chain ends with a tombstone and the new key's
         -- chain starts with an insert, as if the row had been deleted and inserted.
     END IF;
 
-    IF TG_OP <> 'INSERT' THEN
+    IF TG_OP OPERATOR(pg_catalog.<>) 'INSERT' THEN
         -- DELETE (or the old key of a key update): close the open version and write a tombstone
         -- with the last values and an empty period at the closing instant.
-        UPDATE "public"."items_history" AS h
-           SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
-         WHERE h."item_code" = OLD."item_code" AND h.valid_to = 'infinity'
-        RETURNING h.valid_to, h.chain_no INTO _closed_at, _chain;
+        WITH closed AS (
+            UPDATE "public"."items_history" AS h
+               SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+             WHERE h."item_code" OPERATOR(pg_catalog.=) OLD."item_code" AND h.valid_to OPERATOR(pg_catalog.=) 'infinity'
+            RETURNING h.valid_to, h.chain_no
+        )
         INSERT INTO "public"."items_history" ("item_code", "description", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-        VALUES (OLD."item_code", OLD."description", COALESCE(_closed_at, _now), COALESCE(_closed_at, _now), 3, COALESCE(_chain, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra);
-        IF TG_OP = 'DELETE' THEN
+        SELECT OLD."item_code", OLD."description", COALESCE(c.valid_to, _now), COALESCE(c.valid_to, _now), 3, COALESCE(c.chain_no, 1), _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+          FROM (VALUES (1)) AS one (x) LEFT JOIN closed AS c ON true;
+        IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
             RETURN NULL;
         END IF;
     END IF;
@@ -148,26 +156,36 @@ BEGIN
     -- version, so a delete and re-insert (in this transaction, or by a transaction that began
     -- earlier but writes later) never overlaps the versions before it. FOR UPDATE makes a
     -- REPEATABLE READ writer that cannot see the latest version fail with a serialization error.
-    SELECT h.valid_to, h.chain_no INTO _last_to, _chain
-      FROM "public"."items_history" AS h
-     WHERE h."item_code" = NEW."item_code"
-     ORDER BY h.valid_from DESC, h.valid_to DESC
-     LIMIT 1
-       FOR UPDATE;
-    IF _last_to = 'infinity' THEN
-        RAISE EXCEPTION 'tidemark: history of %.% already has an open version for key %',
-              TG_TABLE_SCHEMA, TG_TABLE_NAME, (NEW."item_code")::text
-              USING ERRCODE = 'unique_violation',
-                    HINT = 'History is out of step with the table (was the trigger disabled?); run TemporalTable.checkInvariants().';
-    END IF;
+    -- Nothing is written when the last version is still open.
     INSERT INTO "public"."items_history" ("item_code", "description", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
-    VALUES (NEW."item_code", NEW."description", GREATEST(_now, _last_to), 'infinity', 1, COALESCE(_chain, 0) + 1, _changed_by, _changed_by_name, _correlation_id, _reason, _extra)
-    ON CONFLICT ("item_code", chain_no) WHERE operation = 1 DO NOTHING;
+    SELECT NEW."item_code", NEW."description", GREATEST(_now, l.valid_to), 'infinity', 1, COALESCE(l.chain_no, 0) OPERATOR(pg_catalog.+) 1, _changed_by, _changed_by_name, _correlation_id, _reason, _extra
+      FROM (VALUES (1)) AS one (x)
+      LEFT JOIN LATERAL (
+            SELECT h.valid_to, h.chain_no
+              FROM "public"."items_history" AS h
+             WHERE h."item_code" OPERATOR(pg_catalog.=) NEW."item_code"
+             ORDER BY h.valid_from DESC, h.valid_to DESC
+             LIMIT 1
+               FOR UPDATE) AS l ON true
+     WHERE COALESCE(l.valid_to OPERATOR(pg_catalog.<>) 'infinity', true)
+    ON CONFLICT ("item_code", chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING;
     IF NOT FOUND THEN
+        -- Rare: find out which of the two refusals it was.
+        SELECT h.valid_to INTO _last_to
+          FROM "public"."items_history" AS h
+         WHERE h."item_code" OPERATOR(pg_catalog.=) NEW."item_code"
+         ORDER BY h.valid_from DESC, h.valid_to DESC
+         LIMIT 1;
+        IF _last_to OPERATOR(pg_catalog.=) 'infinity' THEN
+            RAISE EXCEPTION 'tidemark: history of %.% already has an open version for key %',
+                  TG_TABLE_SCHEMA, TG_TABLE_NAME, (NEW."item_code")::pg_catalog.text
+                  USING ERRCODE = 'unique_violation',
+                        HINT = 'History is out of step with the table (was the trigger disabled?); run TemporalTable.checkInvariants().';
+        END IF;
         -- REPEATABLE READ raises this itself; READ COMMITTED gets here only if the other transaction
         -- committed while this one waited. Either way: retry the transaction.
         RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
-              TG_TABLE_SCHEMA, TG_TABLE_NAME, (NEW."item_code")::text
+              TG_TABLE_SCHEMA, TG_TABLE_NAME, (NEW."item_code")::pg_catalog.text
               USING ERRCODE = 'serialization_failure';
     END IF;
     RETURN NULL;
@@ -182,18 +200,18 @@ CREATE OR REPLACE FUNCTION "public"."items_history_truncate"()
     RETURNS trigger
     LANGUAGE plpgsql
     SECURITY DEFINER
-    SET search_path = pg_catalog, pg_temp
 AS $tidemark$
 DECLARE
     -- Change context: transaction-local settings pushed by the application; '' means absent.
-    _now             timestamptz := pg_catalog.now();
-    _changed_by      text  := NULLIF(pg_catalog.current_setting('tidemark.changed_by', true), '');
-    _changed_by_name text  := NULLIF(pg_catalog.current_setting('tidemark.changed_by_name', true), '');
-    _correlation_id  text  := NULLIF(pg_catalog.current_setting('tidemark.correlation_id', true), '');
-    _reason          text  := NULLIF(pg_catalog.current_setting('tidemark.reason', true), '');
-    _extra           jsonb := NULLIF(pg_catalog.current_setting('tidemark.extra', true), '')::jsonb;
+    -- (NULLIF would resolve its = through the caller's search_path, so the test is spelled out.)
+    _now             pg_catalog.timestamptz := pg_catalog.now();
+    _changed_by      pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.changed_by', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.changed_by', true) END;
+    _changed_by_name pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.changed_by_name', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.changed_by_name', true) END;
+    _correlation_id  pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.correlation_id', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.correlation_id', true) END;
+    _reason          pg_catalog.text  := CASE WHEN pg_catalog.current_setting('tidemark.reason', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.reason', true) END;
+    _extra           pg_catalog.jsonb := (CASE WHEN pg_catalog.current_setting('tidemark.extra', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.extra', true) END)::pg_catalog.jsonb;
 BEGIN
-    IF TG_TABLE_SCHEMA <> 'public' OR TG_TABLE_NAME <> 'items' THEN
+    IF TG_TABLE_SCHEMA OPERATOR(pg_catalog.<>) 'public' OR TG_TABLE_NAME OPERATOR(pg_catalog.<>) 'items' THEN
         RAISE EXCEPTION 'tidemark: % was generated for public.items, not for %.%', TG_NAME, TG_TABLE_SCHEMA, TG_TABLE_NAME
               USING ERRCODE = 'insufficient_privilege';
     END IF;
@@ -201,8 +219,8 @@ BEGIN
     -- write its tombstone, exactly as a DELETE of each row would have.
     WITH closed AS (
         UPDATE "public"."items_history" AS h
-           SET valid_to = GREATEST(_now, h.valid_from + interval '1 microsecond')
-         WHERE h.valid_to = 'infinity'
+           SET valid_to = GREATEST(_now, h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond')
+         WHERE h.valid_to OPERATOR(pg_catalog.=) 'infinity'
         RETURNING h."item_code", h."description", h.valid_to, h.chain_no
     )
     INSERT INTO "public"."items_history" ("item_code", "description", valid_from, valid_to, operation, chain_no, changed_by, changed_by_name, correlation_id, reason, extra)
@@ -259,7 +277,7 @@ VALUES ('public', 'items', 'public', 'items_history',
         '[{"name":"item_code","type":"text"},{"name":"description","type":"text"}]',
         '[]',
         '{"settingsPrefix":"tidemark","truncatePolicy":"CLOSE_VERSIONS","triggerMode":"ROW","periodIndex":false,"sessionUserColumn":false,"transactionIdColumn":false,"excluded":[]}',
-        '6f141e85573e5e657f3a0396257ca98f412fcbdb1db1ea0a9ada6f7c888e83ee')
+        '4b6da2dce21513447c49f931d75b2c4b9574808197e902a296fc250948a64384')
 ON CONFLICT (source_schema, source_table) DO UPDATE
    SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,
        orphan_columns = EXCLUDED.orphan_columns, options = EXCLUDED.options,
