@@ -80,7 +80,6 @@ public final class MicrometerSyncListener implements SyncListener {
     public void onReport(ObjectReport report) {
         String name = report.objectName();
         Tags object = Tags.of("object", name);
-        boolean gauges = !leasedElsewhere(name);
         Counter.builder("tidemark.cycles").tags(object).tag("outcome", report.outcome().name())
                 .description("Sync cycles by outcome").register(registry).increment();
         Timer.builder("tidemark.cycle.duration").tags(object).description("Duration of a sync cycle")
@@ -94,9 +93,15 @@ public final class MicrometerSyncListener implements SyncListener {
             Counter.builder("tidemark.pages").tags(object).description("Pages delivered")
                     .register(registry).increment(report.pageCount());
         }
-        if (!gauges) {
-            return; // the last cycle of a lease this instance lost: the holder's gauges speak for the object
+        synchronized (lock(name)) { // else a lease lost meanwhile could remove the gauges before they are set again
+            if (!leasedElsewhere(name)) { // else the last cycle of a lease lost: the holder's gauges speak for it
+                gauges(report);
+            }
         }
+    }
+
+    private void gauges(ObjectReport report) {
+        String name = report.objectName();
         report.toVersion().ifPresent(version -> holder(watermarks, name, "tidemark.watermark",
                 "The object's watermark after its last cycle").set(version));
         if (report.outcome() != Outcome.PAUSED) {
@@ -119,9 +124,14 @@ public final class MicrometerSyncListener implements SyncListener {
     @Override
     public void onPosition(String objectName, OptionalLong watermark, OptionalLong versionsBehind,
                            Optional<Instant> lastMovedAt) {
-        if (leasedElsewhere(objectName)) {
-            return;
+        synchronized (lock(objectName)) {
+            if (!leasedElsewhere(objectName)) {
+                lag(objectName, versionsBehind, lastMovedAt);
+            }
         }
+    }
+
+    private void lag(String objectName, OptionalLong versionsBehind, Optional<Instant> lastMovedAt) {
         versionsBehind.ifPresent(lag -> holder(versionLags, objectName, "tidemark.lag.versions",
                 "The provider's current version minus the object's watermark").set(lag));
         lastMovedAt.ifPresent(at -> lastMoves.computeIfAbsent(objectName, n -> {
@@ -211,6 +221,7 @@ public final class MicrometerSyncListener implements SyncListener {
     // --- coordination (engines on several instances) ----------------------------------------------------
 
     private final Map<String, AtomicLong> leasesHeld = new ConcurrentHashMap<>();
+    private final Map<String, Object> objectLocks = new ConcurrentHashMap<>();
     /** The per-object gauges, which only the lease holder publishes. */
     private static final List<String> OBJECT_GAUGES = List.of("tidemark.watermark", "tidemark.lag.versions",
             "tidemark.lag.seconds", "tidemark.blocked", "tidemark.horizon.age", "tidemark.destination.position",
@@ -218,15 +229,27 @@ public final class MicrometerSyncListener implements SyncListener {
 
     @Override
     public void onLeaseAcquired(String objectName, String instanceId, long epoch) {
-        leaseHeld(objectName).set(1);
+        synchronized (lock(objectName)) {
+            leaseHeld(objectName).set(1);
+        }
         handover(objectName, "acquired");
     }
 
     @Override
     public void onLeaseReleased(String objectName, String instanceId, long epoch, boolean lost) {
-        leaseHeld(objectName).set(0);
+        synchronized (lock(objectName)) {
+            leaseHeld(objectName).set(0);
+            removeGauges(objectName);
+        }
         handover(objectName, lost ? "lost" : "released");
-        removeGauges(objectName);
+    }
+
+    /**
+     * Orders, per object, a cycle's gauge updates against the lease thread's removal of the gauges: a report read
+     * as "held" must not register gauges again after the lease was lost and its gauges removed.
+     */
+    private Object lock(String objectName) {
+        return objectLocks.computeIfAbsent(objectName, n -> new Object());
     }
 
     /**

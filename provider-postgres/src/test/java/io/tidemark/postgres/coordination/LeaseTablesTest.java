@@ -83,6 +83,40 @@ class LeaseTablesTest {
         }
     }
 
+    /**
+     * Lease tables a DBA created, used by a role that does not own them: building a coordinated engine that creates
+     * missing tables must not run ALTER TABLE on them when their columns are there (it needs ownership, and takes
+     * an ACCESS EXCLUSIVE lock that would stall every other instance's renewals at each start).
+     */
+    @Test
+    void a_coordinated_engine_alters_no_lease_table_whose_columns_exist() throws Exception {
+        JdbcWatermarkStore owner = JdbcWatermarkStore.builder(ds).schema("dba").build();
+        try (SyncEngine engine = engine(owner)
+                .coordination(Coordination.builder().instanceId("a").leaseDuration(Duration.ofSeconds(3)).build())
+                .build()) {
+            assertThat(exists("dba.sync_state_leases")).isTrue();
+        }
+        DataSource app = database.createRole("i12_app");
+        database.execute("""
+                GRANT USAGE, CREATE ON SCHEMA dba TO i12_app;
+                GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA dba TO i12_app;
+                GRANT USAGE ON ALL SEQUENCES IN SCHEMA dba TO i12_app;
+                GRANT EXECUTE ON FUNCTION public.stream_01(json) TO i12_app;
+                GRANT SELECT ON public.stream_rows TO i12_app""");
+
+        JdbcWatermarkStore store = JdbcWatermarkStore.builder(app).schema("dba").build();
+        try (SyncEngine engine = SyncEngine.builder()
+                .name("b")
+                .provider(PostgresProvider.create(app))
+                .watermarks(store)
+                .track(TrackedObject.of("stream_01", "public.stream_01"))
+                .destination("d1", batch -> { })
+                .coordination(Coordination.builder().instanceId("b").leaseDuration(Duration.ofSeconds(3)).build())
+                .build()) {
+            assertThat(engine.check().problems()).isEmpty();
+        }
+    }
+
     private boolean exists(String table) throws SQLException {
         try (Connection c = ds.getConnection();
              PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {

@@ -73,6 +73,15 @@ public final class Fences {
         return current(objectName).flatMap(HeldLease::takeInherited);
     }
 
+    /**
+     * Hands {@code page} back to the current thread's lease when the cycle that took it failed (the database briefly
+     * unreachable, a write refused): the next cycle still delivers it under its key, if the positions still stand
+     * where it left them.
+     */
+    public static void restoreInherited(String objectName, InFlightPage page) {
+        current(objectName).ifPresent(lease -> lease.restoreInherited(page));
+    }
+
     /** The error of a write or a delivery refused because {@code lease} is no longer held. */
     public static TidemarkException lost(HeldLease lease, String what) {
         return TidemarkException.forObject(ErrorCode.LEASE_LOST, lease.objectName(), "instance '" + lease.holder()

@@ -50,6 +50,11 @@ public final class HeldLease {
         return Optional.ofNullable(inherited.getAndSet(null));
     }
 
+    /** Gives {@code page} back when the cycle that took it failed before settling it, unless one came since. */
+    void restoreInherited(InFlightPage page) {
+        inherited.compareAndSet(null, page);
+    }
+
     public String objectName() {
         return objectName;
     }

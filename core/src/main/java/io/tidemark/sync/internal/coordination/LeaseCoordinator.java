@@ -158,7 +158,7 @@ public final class LeaseCoordinator {
         List<String> ours = destinations.get();
         int live = Math.max(1, session.heartbeat(objectSet, me, LiveDestinations.toText(ours), duration));
         Set<String> union = new HashSet<>(ours);
-        session.liveDestinations(objectSet).forEach(text -> LiveDestinations.addTo(union, text));
+        session.liveDestinations().forEach(text -> LiveDestinations.addTo(union, text));
         liveDestinations = Set.copyOf(union);
         if (!announced) {
             announced = true;
@@ -220,7 +220,7 @@ public final class LeaseCoordinator {
         // An order of this instance's own: instances starting together try different objects first.
         order.sort(Comparator.comparingInt(name -> (instanceId() + '\u0000' + name).hashCode()));
         for (String name : order) {
-            if (held.size() >= share) {
+            if (held.size() >= share || closing) { // closing: stopTaking() may come while this round takes
                 return;
             }
             Instant sent = coordination.clock().instant();
@@ -229,7 +229,7 @@ public final class LeaseCoordinator {
                 long taken = epoch.getAsLong();
                 // The page the previous holder was delivering when it stopped, if it recorded one: the first
                 // cycle delivers it again under its key.
-                InFlightPage inherited = session.inFlight(name).flatMap(InFlightPage::parse).orElse(null);
+                InFlightPage inherited = inFlight(session, name);
                 HeldLease lease = new HeldLease(name, instanceId(), taken, coordination.clock(), deadline(sent),
                         page -> store.recordInFlight(name, instanceId(), taken, page.toText()), inherited);
                 held.put(name, lease);
@@ -237,6 +237,21 @@ public final class LeaseCoordinator {
                 notifyListeners(l -> l.onLeaseAcquired(name, instanceId(), epoch.getAsLong()));
                 acquired.accept(name);
             }
+        }
+    }
+
+    /**
+     * The page in flight recorded on the lease row just taken, or null. A failure to read it is no failure to take
+     * the lease (the database says this instance holds it): the object then goes on without re-delivering that
+     * page under its key, rather than idling until the lease expires.
+     */
+    private InFlightPage inFlight(JdbcLeaseStore.Session session, String name) {
+        try {
+            return session.inFlight(name).flatMap(InFlightPage::parse).orElse(null);
+        } catch (RuntimeException e) {
+            LOG.warn("[{}] could not read the page in flight the previous holder recorded: {}; the object goes on"
+                    + " from its positions", name, e.toString());
+            return null;
         }
     }
 

@@ -176,20 +176,38 @@ final class CycleRunner {
         // With coordination, on the first cycle after the lease changed hands: the page the previous holder was
         // delivering when it stopped, to be delivered again first, under the same key.
         InFlightPage inherited = Fences.takeInherited(object.name()).orElse(null);
-        for (List<PositionPlan.Entry> group : plan.groups()) {
-            List<PositionPlan.Entry> ready = new ArrayList<>();
-            for (PositionPlan.Entry e : group) {
-                Optional<TidemarkException> deferred = delivery.deferred(object, e.destination);
-                if (deferred.isPresent()) {
-                    reports.put(e.name(), destinationReport(e, before, Outcome.BLOCKED, null, deferred.get()));
-                    blocked.add(deferred.get());
-                } else {
-                    ready.add(e);
+        try {
+            for (List<PositionPlan.Entry> group : plan.groups()) {
+                List<PositionPlan.Entry> ready = new ArrayList<>();
+                for (PositionPlan.Entry e : group) {
+                    Optional<TidemarkException> deferred = delivery.deferred(object, e.destination);
+                    if (deferred.isPresent()) {
+                        reports.put(e.name(), destinationReport(e, before, Outcome.BLOCKED, null, deferred.get()));
+                        blocked.add(deferred.get());
+                    } else {
+                        ready.add(e);
+                    }
+                }
+                // Members the page in flight was not offered to (a destination added since, joining the group)
+                // are called as usual, apart: the recorded members still get the page under its key.
+                List<PositionPlan.Entry> others = !inheritedAt(inherited, ready) ? List.of() : ready.stream()
+                        .filter(e -> !inherited.destinations().contains(e.name())).toList();
+                if (!others.isEmpty() && others.size() < ready.size()) {
+                    ready.removeAll(others);
+                    syncGroup(object, source, adopt, plan, ready, totals, report, reports, before, blocked, inherited);
+                    ready = new ArrayList<>(others);
+                }
+                if (!ready.isEmpty()) {
+                    syncGroup(object, source, adopt, plan, ready, totals, report, reports, before, blocked, inherited);
                 }
             }
-            if (!ready.isEmpty()) {
-                syncGroup(object, source, adopt, plan, ready, totals, report, reports, before, blocked, inherited);
+        } catch (RuntimeException e) {
+            if (inherited != null) {
+                // Not delivered, or its positions not written: the next cycle tries again under the same key (it
+                // checks again that the positions stand where the page left them).
+                Fences.restoreInherited(object.name(), inherited);
             }
+            throw e;
         }
         for (PositionPlan.Entry e : plan.entries()) {
             if (e.paused) {
@@ -278,7 +296,9 @@ final class CycleRunner {
             }
             if (!accepted.isEmpty()) {
                 advance(object, source, plan, accepted, next);
-                totals.changes += summary.rowCount();
+                // A resumed response's pages before the one in flight were delivered before the failover.
+                totals.changes += resumed == null ? summary.rowCount()
+                        : summary.rowCount() - (long) (resumed.page() - 1) * config.pageSize(object);
                 totals.fullBatch |= object.maxRows().isPresent()
                         && summary.rowCount() >= object.maxRows().getAsInt();
             }
@@ -298,15 +318,25 @@ final class CycleRunner {
 
     /**
      * The inherited page in flight, read again, when it is this group's: every member was offered it (so took
-     * every page before it) and stands inside its range. Calls the procedure from the range's start and keeps the
+     * every page before it) and stands exactly at the position recorded before it, and the page size is the one
+     * that cut it. Calls the procedure from the range's start and keeps the
      * rows up to its end, which must be as many as the page's response held then (with the same page size), so
      * that the page comes back with the same changes under the same key. Null (and no payload kept) otherwise:
      * the group is then called from its position as usual.
      */
     private Resumed resume(TrackedObject object, List<PositionPlan.Entry> group, InFlightPage page) {
         OptionalLong position = group.get(0).position;
-        if (page == null || position.isEmpty() || !page.covers(position.getAsLong())
-                || !page.destinations().containsAll(names(group))) {
+        int pageSize = config.pageSize(object);
+        if (!inheritedAt(page, group) || !page.destinations().containsAll(names(group))) {
+            return null;
+        }
+        if (page.pageSize() != pageSize) {
+            // Cut at another size, the same page number would hold other rows: under the old key, a destination
+            // that applied the old page would drop them as a duplicate, and rows before them would be skipped.
+            LOG.info("[{}] the page in flight when the previous holder stopped ({}/{} of {}-{}) was cut at page size"
+                    + " {}, the object's is {} now; delivering from the position {} as usual", object.name(),
+                    page.page(), page.pages(), page.fromVersion(), page.toVersion(), page.pageSize(), pageSize,
+                    position.getAsLong());
             return null;
         }
         ResponsePayload payload = config.provider().invoke(object,
@@ -314,7 +344,6 @@ final class CycleRunner {
         try {
             ResponseSummary summary = ResponseScanner.scan(object.name(), payload);
             long rows = summary.resumableBetweenPages() ? rowsUpTo(object, payload, page.toVersion()) : -1;
-            int pageSize = config.pageSize(object);
             if (rows == page.total() && (rows + pageSize - 1) / pageSize == page.pages()) {
                 LOG.info("[{}] delivering page {}/{} of {}:{}-{} again for {}: it was in flight when the previous"
                                 + " holder of the lease stopped, and keeps its idempotency key", object.name(),
@@ -331,6 +360,12 @@ final class CycleRunner {
             payload.close();
             throw e;
         }
+    }
+
+    /** Whether {@code page} was left where {@code group} (at one position) stands. */
+    private static boolean inheritedAt(InFlightPage page, List<PositionPlan.Entry> group) {
+        OptionalLong position = group.isEmpty() ? OptionalLong.empty() : group.get(0).position;
+        return page != null && position.isPresent() && page.resumesAt(position.getAsLong());
     }
 
     /** How many rows the (ascending) response holds up to {@code version}, -1 when none is exactly at it. */

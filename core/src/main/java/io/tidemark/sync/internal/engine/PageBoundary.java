@@ -21,6 +21,11 @@ final class PageBoundary {
         this.stored = fromVersion;
     }
 
+    /** The position the destinations that accepted every page so far stand at (the last boundary reached). */
+    long reached() {
+        return stored;
+    }
+
     /**
      * Called with each page before it is offered: returns the position the destinations that accepted every
      * earlier page have reached, when it moved since the last one returned.

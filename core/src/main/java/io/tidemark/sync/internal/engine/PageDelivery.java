@@ -129,8 +129,10 @@ final class PageDelivery {
                 int number = page;
                 // With coordination, the page is recorded (fenced) before it is offered: a failover now brings it
                 // back under the same key. Without coordination this builds and writes nothing.
+                long standing = boundary.reached();
                 Fences.recordInFlight(object.name(), () -> new InFlightPage(fromVersion, toVersion, number,
-                        pageCount, total, resumable, active.stream().map(NamedDestination::name).toList()));
+                        pageCount, pageSize, total, standing, resumable,
+                        active.stream().map(NamedDestination::name).toList()));
                 ChangeBatch batch = new ChangeBatch(object.name(), fromVersion, toVersion, summary.syncType(),
                         summary.reasonCode(), changes, page, pageCount, total);
                 for (NamedDestination destination : List.copyOf(active)) {

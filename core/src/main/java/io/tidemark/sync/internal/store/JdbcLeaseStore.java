@@ -83,8 +83,8 @@ public final class JdbcLeaseStore {
         }
 
         /** The destination lists (JSON arrays) the live instances of {@code objectSet} published. */
-        public List<String> liveDestinations(String objectSet) {
-            return h.createQuery(sql().liveDestinations()).bind("object_set", objectSet).mapTo(String.class).list();
+        public List<String> liveDestinations() {
+            return h.createQuery(sql().liveDestinations()).mapTo(String.class).list();
         }
 
         /** The new epoch if the lease was free and is now {@code holder}'s. */

@@ -83,10 +83,11 @@ public abstract class LeaseDialect {
                  ORDER BY object_name""")
                 .with("leases", leases).with("now", now()).render();
         this.liveDestinations = SqlTemplate.of("""
-                -- The destinations of the live instances tracking the same objects: a stored position of one of
-                -- them holds the object's watermark back, even on an instance that does not deliver to it.
+                -- The destinations of every live instance, whatever objects it tracks (leases are per object, so
+                -- an instance with another object set still takes this object's lease): a stored position of one
+                -- of them holds the object's watermark back, even on an instance that does not deliver to it.
                 SELECT destinations FROM {{instances}}
-                 WHERE object_set = :object_set AND expires_at > {{now}} AND destinations IS NOT NULL""")
+                 WHERE expires_at > {{now}} AND destinations IS NOT NULL""")
                 .with("instances", instances).with("now", now()).render();
         this.recordInFlight = SqlTemplate.of("""
                 -- The page the holder is about to deliver: an instance that takes the lease over after a failover
@@ -110,7 +111,7 @@ public abstract class LeaseDialect {
         return recordInFlight;
     }
 
-    /** The destination names (a JSON array per row) of the live instances of object set {@code :object_set}. */
+    /** The destination names (a JSON array per row) of every live instance. */
     public String liveDestinations() {
         return liveDestinations;
     }

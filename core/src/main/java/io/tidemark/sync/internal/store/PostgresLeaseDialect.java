@@ -55,9 +55,11 @@ final class PostgresLeaseDialect extends LeaseDialect {
                 )""").with("leases", leases).render();
     }
 
-    private String addInFlight() {
+    /** Adds {@code column} to {@code table} (both created before the column existed). */
+    private static String addColumn(String table, String column) {
         return SqlTemplate.of("""
-                ALTER TABLE {{leases}} ADD COLUMN IF NOT EXISTS in_flight text""").with("leases", leases).render();
+                ALTER TABLE {{table}} ADD COLUMN IF NOT EXISTS {{column}} text""")
+                .with("table", table).with("column", column).render();
     }
 
     private String createInstances() {
@@ -77,19 +79,29 @@ final class PostgresLeaseDialect extends LeaseDialect {
         try (Statement s = c.createStatement()) {
             if (!Jdbc.queryBoolean(c, "SELECT to_regclass(?) IS NOT NULL", leases)) {
                 s.execute(createLeases());
-            } else {
+            } else if (!hasColumn(c, leases, "in_flight")) {
                 // Lease tables created before pages in flight were recorded.
-                s.execute(addInFlight());
+                s.execute(addColumn(leases, "in_flight"));
             }
             if (!Jdbc.queryBoolean(c, "SELECT to_regclass(?) IS NOT NULL", instances)) {
                 s.execute(createInstances());
-            } else {
+            } else if (!hasColumn(c, instances, "destinations")) {
                 // Heartbeat tables created before instances published their destinations.
-                s.execute(SqlTemplate.of("""
-                        ALTER TABLE {{instances}} ADD COLUMN IF NOT EXISTS destinations text""")
-                        .with("instances", instances).render());
+                s.execute(addColumn(instances, "destinations"));
             }
         }
+    }
+
+    /**
+     * Checked first: ALTER TABLE takes an ACCESS EXCLUSIVE lock (stalling the other instances' renewals and fenced
+     * writes) and needs ownership of the table, which an application role using tables a DBA created lacks, even
+     * with IF NOT EXISTS.
+     */
+    private static boolean hasColumn(Connection c, String table, String column) throws SQLException {
+        return Jdbc.queryBoolean(c, """
+                SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute
+                                WHERE attrelid = to_regclass(?) AND attname = ? AND NOT attisdropped)""",
+                table, column);
     }
 
     @Override

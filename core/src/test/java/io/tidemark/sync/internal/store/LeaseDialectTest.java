@@ -55,6 +55,9 @@ class LeaseDialectTest {
             // The fair share is counted among the instances tracking the same objects only.
             assertThat(leases.liveInstances()).contains("object_set = :object_set");
             assertThat(leases.heartbeat()).contains(":object_set");
+            // But the destinations holding a watermark back are those of every live instance: leases are per
+            // object, and an instance tracking other objects besides still takes this one's.
+            assertThat(leases.liveDestinations()).doesNotContain("object_set").contains("expires_at > " + clock);
             // Taking a lease raises its epoch, and only where the old one expired.
             assertThat(leases.acquire()).contains("epoch = l.epoch + 1").contains("l.expires_at <= " + clock);
         }
