@@ -2,6 +2,7 @@ package io.tidemark.sync.micrometer;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
@@ -24,6 +25,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -136,9 +138,8 @@ public final class MicrometerSyncListener implements SyncListener {
                 "The provider's current version minus the object's watermark").set(lag));
         lastMovedAt.ifPresent(at -> lastMoves.computeIfAbsent(objectName, n -> {
             AtomicReference<Instant> holder = new AtomicReference<>();
-            Gauge.builder("tidemark.lag.seconds", holder, h -> secondsSince(h.get())).tag("object", n)
-                    .description("Seconds since the object's watermark last moved").baseUnit("seconds")
-                    .register(registry);
+            gauge(n, Gauge.builder("tidemark.lag.seconds", holder, h -> secondsSince(h.get())).tag("object", n)
+                    .description("Seconds since the object's watermark last moved").baseUnit("seconds"));
             return holder;
         }).set(at));
     }
@@ -177,8 +178,8 @@ public final class MicrometerSyncListener implements SyncListener {
     private AtomicLong holder(Map<String, AtomicLong> holders, String objectName, String meter, String description) {
         return holders.computeIfAbsent(objectName, n -> {
             AtomicLong holder = new AtomicLong();
-            Gauge.builder(meter, holder, AtomicLong::doubleValue).tag("object", n).description(description)
-                    .register(registry);
+            gauge(n, Gauge.builder(meter, holder, AtomicLong::doubleValue).tag("object", n)
+                    .description(description));
             return holder;
         });
     }
@@ -186,18 +187,23 @@ public final class MicrometerSyncListener implements SyncListener {
     private AtomicLong tagged(Map<Tags, AtomicLong> holders, Tags tags, String meter, String description) {
         return holders.computeIfAbsent(tags, t -> {
             AtomicLong holder = new AtomicLong();
-            Gauge.builder(meter, holder, AtomicLong::doubleValue).tags(t).description(description)
-                    .register(registry);
+            gauge(objectTag(t), Gauge.builder(meter, holder, AtomicLong::doubleValue).tags(t)
+                    .description(description));
             return holder;
         });
+    }
+
+    /** Registers a gauge of {@code objectName}, kept so that {@link #removeGauges} finds it. */
+    private <T> void gauge(String objectName, Gauge.Builder<T> gauge) {
+        objectGauges.computeIfAbsent(objectName, n -> new CopyOnWriteArrayList<>()).add(gauge.register(registry));
     }
 
     private AtomicReference<Instant> horizon(String objectName) {
         return horizons.computeIfAbsent(objectName, n -> {
             AtomicReference<Instant> holder = new AtomicReference<>();
-            Gauge.builder("tidemark.horizon.age", holder, h -> secondsSince(h.get())).tag("object", n)
+            gauge(n, Gauge.builder("tidemark.horizon.age", holder, h -> secondsSince(h.get())).tag("object", n)
                     .description("Seconds an old transaction has held the object's changes back; 0 when none")
-                    .baseUnit("seconds").register(registry);
+                    .baseUnit("seconds"));
             return holder;
         });
     }
@@ -222,10 +228,8 @@ public final class MicrometerSyncListener implements SyncListener {
 
     private final Map<String, AtomicLong> leasesHeld = new ConcurrentHashMap<>();
     private final Map<String, Object> objectLocks = new ConcurrentHashMap<>();
-    /** The per-object gauges, which only the lease holder publishes. */
-    private static final List<String> OBJECT_GAUGES = List.of("tidemark.watermark", "tidemark.lag.versions",
-            "tidemark.lag.seconds", "tidemark.blocked", "tidemark.horizon.age", "tidemark.destination.position",
-            "tidemark.destination.blocked");
+    /** The gauges registered per object (those only the lease holder publishes), as registered. */
+    private final Map<String, List<Meter>> objectGauges = new ConcurrentHashMap<>();
 
     @Override
     public void onLeaseAcquired(String objectName, String instanceId, long epoch) {
@@ -259,8 +263,9 @@ public final class MicrometerSyncListener implements SyncListener {
      * stay: they count what this instance did.
      */
     private void removeGauges(String objectName) {
-        for (String gauge : OBJECT_GAUGES) {
-            registry.find(gauge).tag("object", objectName).meters().forEach(registry::remove);
+        List<Meter> gauges = objectGauges.remove(objectName);
+        if (gauges != null) {
+            gauges.forEach(registry::remove);
         }
         watermarks.remove(objectName);
         versionLags.remove(objectName);

@@ -319,10 +319,9 @@ final class CycleRunner {
     /**
      * The inherited page in flight, read again, when it is this group's: every member was offered it (so took
      * every page before it) and stands exactly at the position recorded before it, and the page size is the one
-     * that cut it. Calls the procedure from the range's start and keeps the
-     * rows up to its end, which must be as many as the page's response held then (with the same page size), so
-     * that the page comes back with the same changes under the same key. Null (and no payload kept) otherwise:
-     * the group is then called from its position as usual.
+     * that cut it. Calls the procedure from the range's start and keeps the rows up to its end, which must be as
+     * many as the page's response held then, so that the page comes back with the same changes under the same key.
+     * Null (and no payload kept) otherwise: the group is then called from its position as usual.
      */
     private Resumed resume(TrackedObject object, List<PositionPlan.Entry> group, InFlightPage page) {
         OptionalLong position = group.get(0).position;
