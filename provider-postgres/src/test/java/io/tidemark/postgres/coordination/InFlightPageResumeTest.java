@@ -56,8 +56,8 @@ class InFlightPageResumeTest {
 
     InFlightPageResumeTest(TestDatabase database) throws Exception {
         this.ds = database.dataSource();
-        StreamFixture.installOnce(ds, 4);
-        this.object = StreamFixture.objectNames(4).get(TESTS.getAndIncrement());
+        StreamFixture.installOnce(ds, 5);
+        this.object = StreamFixture.objectNames(5).get(TESTS.getAndIncrement());
         this.store = JdbcWatermarkStore.create(ds);
     }
 
@@ -205,6 +205,44 @@ class InFlightPageResumeTest {
                 .containsExactlyElementsOf(range(6, 14));
     }
 
+    @Test
+    void a_destination_the_page_was_not_offered_to_is_called_apart_and_the_others_still_get_the_page_under_its_key()
+            throws Exception {
+        ChangeBatch inFlight = pageTwoInFlightAtA();
+        Await.until(Duration.ofSeconds(20), "a's lease ran out",
+                () -> !StreamFixture.holders(ds).containsKey(object));
+        // d2, added since, stands where d1 stands: one group, of which the page in flight knows only d1.
+        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "INSERT INTO tidemark.sync_state_positions (object_name, destination, version) VALUES (?, 'd2', 5)")) {
+            ps.setString(1, object);
+            ps.executeUpdate();
+        }
+        List<ChangeBatch> givenToD2 = new CopyOnWriteArrayList<>();
+        b = SyncEngine.builder()
+                .name("b")
+                .provider(PostgresProvider.create(ds))
+                .watermarks(JdbcWatermarkStore.create(ds))
+                .pollInterval(Duration.ofMillis(100))
+                .pageSize(PAGE)
+                .shutdownTimeout(Duration.ofSeconds(1))
+                .track(TrackedObject.of(object, "public." + object))
+                .destination("d1", givenToB::add)
+                .destination("d2", givenToD2::add)
+                .coordination(Coordination.builder().instanceId("b").leaseDuration(LEASE).build())
+                .build();
+        b.start();
+        Await.until(Duration.ofSeconds(30), "b delivered to both up to 14",
+                () -> position() == 14 && position("d2") == 14);
+
+        assertThat(givenToB.get(0).idempotencyKey()).as("d1 got the page in flight under its key")
+                .isEqualTo(inFlight.idempotencyKey());
+        assertThat(givenToB.stream().flatMap(batch -> versions(batch).stream()))
+                .containsExactlyElementsOf(range(6, 14));
+        assertThat(givenToD2.stream().flatMap(batch -> versions(batch).stream()))
+                .as("d2 from its position, as usual").containsExactlyElementsOf(range(6, 14));
+        assertThat(givenToD2).extracting(ChangeBatch::idempotencyKey).doesNotContain(inFlight.idempotencyKey());
+    }
+
     private void write(long first, long last) throws Exception {
         try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
                 "INSERT INTO stream_rows SELECT ?, v FROM generate_series(?::bigint, ?::bigint) v")) {
@@ -233,7 +271,11 @@ class InFlightPageResumeTest {
     }
 
     private long position() {
-        return store.load(object).map(s -> s.positions().get("d1")).map(p -> p.position().orElse(-1))
+        return position("d1");
+    }
+
+    private long position(String destination) {
+        return store.load(object).map(s -> s.positions().get(destination)).map(p -> p.position().orElse(-1))
                 .orElse(-1L);
     }
 
