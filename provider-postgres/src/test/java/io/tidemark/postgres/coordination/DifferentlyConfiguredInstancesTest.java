@@ -1,13 +1,11 @@
 package io.tidemark.postgres.coordination;
 
 import io.tidemark.postgres.PostgresProvider;
-import io.tidemark.sync.ChangeBatch;
 import io.tidemark.sync.Coordination;
 import io.tidemark.sync.JdbcWatermarkStore;
 import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.spi.Destination;
-import io.tidemark.sync.spi.WatermarkState;
 import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.TestDatabase;
 import org.junit.jupiter.api.AfterEach;
@@ -17,7 +15,6 @@ import javax.sql.DataSource;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -70,7 +67,7 @@ class DifferentlyConfiguredInstancesTest {
     void an_instance_without_a_destination_does_not_move_the_watermark_past_it_and_the_destination_skips_nothing()
             throws Exception {
         List<String> d2 = new CopyOnWriteArrayList<>();
-        a = engine("a", Map.of("d1", batch -> { }, "d2", recorder(d2)));
+        a = engine("a", Map.of("d1", batch -> { }, "d2", StreamFixture.versionRecorder(d2)));
         a.start();
         Await.until(Duration.ofSeconds(30), "a, alone, holds both objects",
                 () -> StreamFixture.counts(StreamFixture.holders(ds)).equals(Map.of("a", 2)));
@@ -78,7 +75,8 @@ class DifferentlyConfiguredInstancesTest {
             StreamFixture.write(ds, 2, v);
         }
         for (String name : StreamFixture.objectNames(2)) {
-            Await.until(Duration.ofSeconds(30), name + " delivered up to 5 by a", () -> watermark(name) == 5);
+            Await.until(Duration.ofSeconds(30), name + " delivered up to 5 by a", 
+                    () -> StreamFixture.watermark(store, name) == 5);
         }
 
         b = engine("b", Map.of("d1", batch -> { })); // b does not have d2 (yet)
@@ -91,36 +89,19 @@ class DifferentlyConfiguredInstancesTest {
             StreamFixture.write(ds, 2, v);
         }
         Await.until(Duration.ofSeconds(30), "b delivered " + ofB + " to d1 up to 10",
-                () -> position(ofB, "d1") == 10);
+                () -> StreamFixture.position(store, ofB, "d1") == 10);
 
-        assertThat(position(ofB, "d2")).as("b does not deliver to d2").isEqualTo(5);
-        assertThat(watermark(ofB)).as("so the watermark stays at d2's position").isEqualTo(5);
+        assertThat(StreamFixture.position(store, ofB, "d2")).as("b does not deliver to d2").isEqualTo(5);
+        assertThat(StreamFixture.watermark(store, ofB)).as("so the watermark stays at d2's position").isEqualTo(5);
 
         b.close(); // the lease goes back to a, which has d2
         b = null;
         Await.until(Duration.ofSeconds(30), "a delivered " + ofB + " to d2 up to 10",
-                () -> position(ofB, "d2") == 10);
+                () -> StreamFixture.position(store, ofB, "d2") == 10);
         assertThat(d2.stream().filter(s -> s.startsWith(ofB + ":")))
                 .as("d2 got every change of " + ofB + " once, none skipped")
                 .containsExactly(ofB + ":1", ofB + ":2", ofB + ":3", ofB + ":4", ofB + ":5", ofB + ":6",
                         ofB + ":7", ofB + ":8", ofB + ":9", ofB + ":10");
-        assertThat(watermark(ofB)).isEqualTo(10);
-    }
-
-    private static Destination recorder(List<String> into) {
-        return batch -> record(batch, into);
-    }
-
-    private static void record(ChangeBatch batch, List<String> into) {
-        batch.changes().forEach(c -> into.add(batch.objectName() + ":" + c.version().getAsLong()));
-    }
-
-    private long watermark(String object) {
-        return store.load(object).map(WatermarkState::version).orElse(OptionalLong.empty()).orElse(-1);
-    }
-
-    private long position(String object, String destination) {
-        return store.load(object).map(s -> s.positions().get(destination))
-                .map(p -> p.version() == null ? -1L : p.version()).orElse(-1L);
+        assertThat(StreamFixture.watermark(store, ofB)).isEqualTo(10);
     }
 }

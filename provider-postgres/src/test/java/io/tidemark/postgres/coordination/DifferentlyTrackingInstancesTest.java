@@ -1,13 +1,11 @@
 package io.tidemark.postgres.coordination;
 
 import io.tidemark.postgres.PostgresProvider;
-import io.tidemark.sync.ChangeBatch;
 import io.tidemark.sync.Coordination;
 import io.tidemark.sync.JdbcWatermarkStore;
 import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.spi.Destination;
-import io.tidemark.sync.spi.WatermarkState;
 import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.TestDatabase;
 import org.junit.jupiter.api.AfterEach;
@@ -17,7 +15,6 @@ import javax.sql.DataSource;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.OptionalLong;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -75,14 +72,15 @@ class DifferentlyTrackingInstancesTest {
     void an_instance_with_another_object_set_holds_the_watermark_for_the_destinations_of_the_others()
             throws Exception {
         List<String> d2 = new CopyOnWriteArrayList<>();
-        a = engine("a", Map.of("d1", batch -> { }, "d2", recorder(d2)));
+        a = engine("a", Map.of("d1", batch -> { }, "d2", StreamFixture.versionRecorder(d2)));
         a.start();
         Await.until(Duration.ofSeconds(30), "a, alone, holds both objects",
                 () -> StreamFixture.counts(StreamFixture.holders(ds)).equals(Map.of("a", 2)));
         for (long v = 1; v <= 5; v++) {
             StreamFixture.write(ds, 2, v);
         }
-        Await.until(Duration.ofSeconds(30), "stream_01 delivered up to 5 by a", () -> watermark("stream_01") == 5);
+        Await.until(Duration.ofSeconds(30), "stream_01 delivered up to 5 by a", 
+                () -> StreamFixture.watermark(store, "stream_01") == 5);
 
         b = engine("b", 3, Map.of("d1", batch -> { })); // other objects, and no d2
         b.start();
@@ -95,36 +93,20 @@ class DifferentlyTrackingInstancesTest {
             StreamFixture.write(ds, 2, v);
         }
         Await.until(Duration.ofSeconds(30), "b delivered stream_01 to d1 up to 10",
-                () -> position("stream_01", "d1") == 10);
+                () -> StreamFixture.position(store, "stream_01", "d1") == 10);
 
-        assertThat(position("stream_01", "d2")).as("b does not deliver to d2").isEqualTo(5);
-        assertThat(watermark("stream_01")).as("so the watermark stays at d2's position").isEqualTo(5);
+        assertThat(StreamFixture.position(store, "stream_01", "d2")).as("b does not deliver to d2").isEqualTo(5);
+        assertThat(StreamFixture.watermark(store, "stream_01")).as("so the watermark stays at d2's position")
+                .isEqualTo(5);
 
         b.close(); // stream_01 goes back to a, which tracks it again and has d2
         b = null;
         a.track(TrackedObject.of("stream_01", "public.stream_01"));
         Await.until(Duration.ofSeconds(30), "a delivered stream_01 to d2 up to 10",
-                () -> position("stream_01", "d2") == 10);
+                () -> StreamFixture.position(store, "stream_01", "d2") == 10);
         assertThat(d2.stream().filter(s -> s.startsWith("stream_01:")))
                 .as("d2 got every change of stream_01 once, none skipped")
                 .containsExactly("stream_01:1", "stream_01:2", "stream_01:3", "stream_01:4", "stream_01:5",
                         "stream_01:6", "stream_01:7", "stream_01:8", "stream_01:9", "stream_01:10");
-    }
-
-    private static Destination recorder(List<String> into) {
-        return batch -> record(batch, into);
-    }
-
-    private static void record(ChangeBatch batch, List<String> into) {
-        batch.changes().forEach(c -> into.add(batch.objectName() + ":" + c.version().getAsLong()));
-    }
-
-    private long watermark(String object) {
-        return store.load(object).map(WatermarkState::version).orElse(OptionalLong.empty()).orElse(-1);
-    }
-
-    private long position(String object, String destination) {
-        return store.load(object).map(s -> s.positions().get(destination))
-                .map(p -> p.version() == null ? -1L : p.version()).orElse(-1L);
     }
 }

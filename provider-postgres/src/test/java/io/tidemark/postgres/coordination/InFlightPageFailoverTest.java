@@ -13,8 +13,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import javax.sql.DataSource;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.List;
 import java.util.OptionalLong;
@@ -77,7 +75,7 @@ class InFlightPageFailoverTest {
 
     @Test
     void a_partial_page_in_flight_comes_back_under_the_same_key_with_the_same_changes() throws Exception {
-        write(1, 5);
+        StreamFixture.writeRange(ds, OBJECT, 1, 5);
         AtomicBoolean stickNext = new AtomicBoolean();
         CountDownLatch stuck = new CountDownLatch(1);
         List<ChangeBatch> givenToA = new CopyOnWriteArrayList<>();
@@ -94,14 +92,15 @@ class InFlightPageFailoverTest {
                 () -> store.load(OBJECT).map(s -> s.version().equals(OptionalLong.of(5))).orElse(false));
 
         stickNext.set(true);
-        write(6, 15); // 10 changes in one transaction: one partial page of the page size 20
+        // 10 changes in one transaction: one partial page of the page size 20
+        StreamFixture.writeRange(ds, OBJECT, 6, 15);
         assertThat(stuck.await(20, TimeUnit.SECONDS)).as("a's destination was given the partial page").isTrue();
         ChangeBatch inFlight = givenToA.get(givenToA.size() - 1);
         assertThat(versions(inFlight)).containsExactly(6L, 7L, 8L, 9L, 10L, 11L, 12L, 13L, 14L, 15L);
         assertThat(inFlight.pageCount()).isEqualTo(1);
 
         partitioned.set(true); // a stops renewing: its lease runs out with the page in flight and no position
-        write(16, 25); // written after the page in flight was read
+        StreamFixture.writeRange(ds, OBJECT, 16, 25); // written after the page in flight was read
         List<ChangeBatch> givenToB = new CopyOnWriteArrayList<>();
         b = engine("b", ds, givenToB::add);
         b.start();
@@ -122,16 +121,6 @@ class InFlightPageFailoverTest {
     }
 
     /** Versions {@code first..last} of the object, in one transaction. */
-    private void write(long first, long last) throws Exception {
-        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "INSERT INTO stream_rows SELECT ?, v FROM generate_series(?::bigint, ?::bigint) v")) {
-            ps.setString(1, OBJECT);
-            ps.setLong(2, first);
-            ps.setLong(3, last);
-            ps.executeUpdate();
-        }
-    }
-
     private static List<Long> versions(ChangeBatch batch) {
         return batch.changes().stream().map(c -> c.version().getAsLong()).toList();
     }

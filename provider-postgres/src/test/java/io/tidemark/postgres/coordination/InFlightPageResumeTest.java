@@ -20,7 +20,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.List;
-import java.util.OptionalLong;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -109,10 +108,10 @@ class InFlightPageResumeTest {
             }
         });
         a.start();
-        write(1, 2);
+        StreamFixture.writeRange(ds, object, 1, 2);
         Await.until(Duration.ofSeconds(20), "a delivered versions 1 and 2", () -> watermark() == 2);
         stickOnPageTwo.set(true);
-        write(3, 11);
+        StreamFixture.writeRange(ds, object, 3, 11);
         assertThat(stuck.await(20, TimeUnit.SECONDS)).as("a's destination was given page 2").isTrue();
         ChangeBatch inFlight = givenToA.get(givenToA.size() - 1);
         assertThat(versions(inFlight)).containsExactly(6L, 7L, 8L);
@@ -120,7 +119,7 @@ class InFlightPageResumeTest {
         assertThat(inFlight.pageCount()).isEqualTo(3);
         assertThat(position()).as("page 1 was accepted before page 2 was offered").isEqualTo(5);
         partitioned.set(true); // a's lease runs out with page 2 in flight
-        write(12, 14);
+        StreamFixture.writeRange(ds, object, 12, 14);
         return inFlight;
     }
 
@@ -241,16 +240,6 @@ class InFlightPageResumeTest {
         assertThat(givenToD2.stream().flatMap(batch -> versions(batch).stream()))
                 .as("d2 from its position, as usual").containsExactlyElementsOf(range(6, 14));
         assertThat(givenToD2).extracting(ChangeBatch::idempotencyKey).doesNotContain(inFlight.idempotencyKey());
-    }
-
-    private void write(long first, long last) throws Exception {
-        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
-                "INSERT INTO stream_rows SELECT ?, v FROM generate_series(?::bigint, ?::bigint) v")) {
-            ps.setString(1, object);
-            ps.setLong(2, first);
-            ps.setLong(3, last);
-            ps.executeUpdate();
-        }
     }
 
     private void setPosition(long version) throws Exception {

@@ -8,6 +8,8 @@ import io.tidemark.sync.TrackedObject;
 import io.tidemark.postgres.PostgresProvider;
 import io.tidemark.sync.spi.Destination;
 import io.tidemark.sync.spi.SyncListener;
+import io.tidemark.sync.spi.WatermarkState;
+import io.tidemark.sync.spi.WatermarkStore;
 
 import javax.sql.DataSource;
 import java.lang.reflect.InvocationTargetException;
@@ -23,6 +25,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -92,6 +95,33 @@ final class StreamFixture {
             ps.setArray(2, c.createArrayOf("text", objectNames(objects).toArray()));
             ps.executeUpdate();
         }
+    }
+
+    /** Adds versions {@code first} to {@code last} of one object, in one transaction. */
+    static void writeRange(DataSource ds, String object, long first, long last) throws SQLException {
+        try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "INSERT INTO stream_rows SELECT ?, v FROM generate_series(?::bigint, ?::bigint) v")) {
+            ps.setString(1, object);
+            ps.setLong(2, first);
+            ps.setLong(3, last);
+            ps.executeUpdate();
+        }
+    }
+
+    /** A destination that adds {@code object:version} of every change it is offered to {@code into}. */
+    static Destination versionRecorder(List<String> into) {
+        return batch -> batch.changes().forEach(c -> into.add(batch.objectName() + ":" + c.version().getAsLong()));
+    }
+
+    /** The object's stored watermark, -1 when it has none. */
+    static long watermark(WatermarkStore store, String object) {
+        return store.load(object).map(WatermarkState::version).orElse(OptionalLong.empty()).orElse(-1);
+    }
+
+    /** The destination's stored position for the object, -1 when it has none. */
+    static long position(WatermarkStore store, String object, String destination) {
+        return store.load(object).map(s -> s.positions().get(destination))
+                .map(p -> p.version() == null ? -1L : p.version()).orElse(-1L);
     }
 
     /** An engine of one instance over the stream: two destinations, coordination with the given lease. */
