@@ -1,0 +1,234 @@
+package io.tidemark.benchmarks.capture;
+
+import io.tidemark.postgres.PostgresOutbox;
+import io.tidemark.testing.EmbeddedPostgresServer;
+import io.tidemark.testing.TestDatabase;
+
+import javax.sql.DataSource;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * What capture costs the application's writes (issue 16): the same statements on three identical tables of one
+ * embedded PostgreSQL 18, in the same run:
+ * <ul>
+ *   <li>{@code plain}: no trigger, the baseline;</li>
+ *   <li>{@code capture}: {@link PostgresOutbox} with its defaults (wake-ups on);</li>
+ *   <li>{@code capture, no wake-ups}: {@link PostgresOutbox} with {@code notifications(false)}.</li>
+ * </ul>
+ * Throughput, pgbench style ({@link ClientCell}): single-row INSERT, UPDATE by key and DELETE by key at 1 and 8
+ * clients, and a 1,000-row INSERT and UPDATE statement at 1 client, every statement its own auto-committed
+ * transaction. Each round resets the tables to the same seeded state, measures WAL per changed row
+ * ({@link WalMeter}), then runs every cell on the three tables in turn, the table that goes first rotating. The
+ * report gives median throughputs, the median of the per-round fractions of plain, and the issue's targets beside
+ * them. Nothing reads the outboxes: they are emptied before every cell.
+ *
+ * <pre>java -cp benchmarks/target/benchmarks.jar io.tidemark.benchmarks.capture.WriteCostBenchmark [secondsPerCell] [rounds] [walStatements]</pre>
+ *
+ * Defaults {@code 2 3 50} take about four minutes; {@code 1 1 5} is a quick check that everything runs.
+ */
+public final class WriteCostBenchmark {
+
+    private static final int MANY_CLIENTS = 8;
+    private static final double WAL_TARGET = 1.8;
+    private static final double WAKE_UP_TARGET = 0.95;
+
+    /** A workload at a number of clients: one row of the report. */
+    record Cell(Workload workload, int clients) {
+        String label() {
+            return workload.label() + " | " + clients;
+        }
+    }
+
+    static final List<Cell> CELLS = List.of(
+            new Cell(Workload.INSERT_ONE, 1), new Cell(Workload.INSERT_ONE, MANY_CLIENTS),
+            new Cell(Workload.UPDATE_ONE, 1), new Cell(Workload.UPDATE_ONE, MANY_CLIENTS),
+            new Cell(Workload.DELETE_ONE, 1), new Cell(Workload.DELETE_ONE, MANY_CLIENTS),
+            new Cell(Workload.INSERT_THOUSAND, 1), new Cell(Workload.UPDATE_THOUSAND, 1));
+
+    private final DataSource admin;
+    private final DataSource writers;
+    private final List<BenchTable> tables;
+    private final long deleteRows;
+    /** throughput.get(cell).get(table label): statements per second, one per measured round. */
+    private final Map<Cell, Map<String, List<Double>>> throughput = new LinkedHashMap<>();
+    /** wal.get(workload).get(table label): WAL bytes per changed row, one per measured round. */
+    private final Map<String, Map<String, List<Double>>> wal = new LinkedHashMap<>();
+    private final List<String> notes = new ArrayList<>();
+
+    private WriteCostBenchmark(DataSource admin, DataSource writers, List<BenchTable> tables, long deleteRows) {
+        this.admin = admin;
+        this.writers = writers;
+        this.tables = tables;
+        this.deleteRows = deleteRows;
+    }
+
+    public static void main(String[] args) throws Exception {
+        int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 2;
+        int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
+        int walStatements = args.length > 2 ? Integer.parseInt(args[2]) : 50;
+        String loadBefore = CaptureBench.loadAverage();
+        Instant started = Instant.now();
+        EmbeddedPostgresServer server = EmbeddedPostgresServer.shared();
+        try (TestDatabase database = server.createDatabase()) {
+            DataSource admin = database.dataSource();
+            List<BenchTable> tables = List.of(
+                    table(admin, "plain", "public.wc_plain", null),
+                    table(admin, "capture", "public.wc_capture", PostgresOutbox.forTable("public.wc_capture").build()),
+                    table(admin, "capture, no wake-ups", "public.wc_quiet",
+                            PostgresOutbox.forTable("public.wc_quiet").notifications(false).build()));
+            // Enough seeded rows that the single-row DELETE cells rarely run out (a cell that does is noted).
+            long deleteRows = 20_000 + 60_000L * seconds;
+            WriteCostBenchmark bench = new WriteCostBenchmark(admin,
+                    CaptureBench.dataSource(database, "tidemark-bench-writer"), tables, deleteRows);
+
+            bench.round(0, Duration.ofSeconds(1), Math.max(1, walStatements / 10), false);
+            System.out.printf(Locale.ROOT, "warm-up done%n");
+            for (int round = 1; round <= rounds; round++) {
+                bench.round(round, Duration.ofSeconds(seconds), walStatements, true);
+                System.out.printf(Locale.ROOT, "round %d of %d done%n", round, rounds);
+            }
+            System.out.println();
+            System.out.printf(Locale.ROOT, "Write cost of capture: PostgreSQL %s (embedded, fsync and full_page_writes"
+                            + " off), %s, %d s per cell, %d rounds, %d x 1,000-row statements per WAL workload;"
+                            + " load average %s before, %s after; %d s in all%n",
+                    server.serverVersion(), started.truncatedTo(ChronoUnit.SECONDS), seconds, rounds, walStatements,
+                    loadBefore, CaptureBench.loadAverage(), Duration.between(started, Instant.now()).toSeconds());
+            bench.report();
+        }
+    }
+
+    private static BenchTable table(DataSource admin, String label, String name, PostgresOutbox outbox)
+            throws Exception {
+        CaptureBench.execute(admin, "CREATE TABLE " + name + " (" + CaptureBench.COLUMNS + ")");
+        if (outbox != null) {
+            outbox.install(admin);
+        }
+        BenchTable table = new BenchTable(label, name, outbox);
+        table.disableAutovacuum(admin);
+        return table;
+    }
+
+    private void round(int round, Duration perCell, int walStatements, boolean record) throws Exception {
+        for (BenchTable t : tables) {
+            t.reset(admin, deleteRows);
+        }
+        // WAL first, right after the reset and VACUUM, when nothing else has work to write.
+        for (BenchTable t : rotated(round)) {
+            t.emptyOutbox(admin);
+            Map<String, Double> perRow = WalMeter.measure(writers, t, walStatements);
+            if (record) {
+                perRow.forEach((workload, bytes) -> wal.computeIfAbsent(workload, k -> new LinkedHashMap<>())
+                        .computeIfAbsent(t.label(), k -> new ArrayList<>()).add(bytes));
+            }
+        }
+        for (int i = 0; i < CELLS.size(); i++) {
+            Cell cell = CELLS.get(i);
+            for (BenchTable t : rotated(round + i)) {
+                t.emptyOutbox(admin);
+                ClientCell.Result result = ClientCell.run(writers, t, cell.workload(), cell.clients(), perCell);
+                if (result.exhausted()) {
+                    notes.add(String.format(Locale.ROOT, "round %d: %s on %s ran out of seeded rows before the"
+                            + " time was up (its rate is over the time it ran)", round, cell.label(), t.label()));
+                }
+                if (record) {
+                    throughput.computeIfAbsent(cell, k -> new LinkedHashMap<>())
+                            .computeIfAbsent(t.label(), k -> new ArrayList<>()).add(result.perSecond());
+                }
+            }
+        }
+    }
+
+    /** The tables, the one going first moving on by one each time. */
+    private List<BenchTable> rotated(int by) {
+        List<BenchTable> order = new ArrayList<>();
+        for (int k = 0; k < tables.size(); k++) {
+            order.add(tables.get((by + k) % tables.size()));
+        }
+        return order;
+    }
+
+    private void report() {
+        String plain = tables.get(0).label();
+        String capture = tables.get(1).label();
+        String quiet = tables.get(2).label();
+        int met = 0;
+        int checked = 0;
+
+        System.out.printf(Locale.ROOT, "%nThroughput, statements per second (median over the rounds). A fraction is the"
+                + " median of the per-round ratios, [lowest, highest] beside it.%n%n");
+        System.out.println("| statement | clients | plain /s | capture /s | capture ÷ plain | target | |"
+                + " no wake-ups /s | no wake-ups ÷ plain | | wake-ups on ÷ off | target | |");
+        System.out.println("|---|---:|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---|");
+        for (Map.Entry<Cell, Map<String, List<Double>>> e : throughput.entrySet()) {
+            Cell cell = e.getKey();
+            Map<String, List<Double>> by = e.getValue();
+            double target = cell.workload().target();
+            List<Double> captureRatio = ratios(by.get(capture), by.get(plain));
+            List<Double> quietRatio = ratios(by.get(quiet), by.get(plain));
+            List<Double> wakeRatio = ratios(by.get(capture), by.get(quiet));
+            boolean captureMet = CaptureBench.median(captureRatio) >= target;
+            boolean quietMet = CaptureBench.median(quietRatio) >= target;
+            String wakeTarget = "—";
+            String wakeVerdict = "";
+            checked++;
+            met += captureMet ? 1 : 0;
+            if (cell.clients() == MANY_CLIENTS) {
+                boolean wakeMet = CaptureBench.median(wakeRatio) >= WAKE_UP_TARGET;
+                wakeTarget = String.format(Locale.ROOT, "≥ %.2f", WAKE_UP_TARGET);
+                wakeVerdict = CaptureBench.verdict(wakeMet);
+                checked++;
+                met += wakeMet ? 1 : 0;
+            }
+            System.out.printf(Locale.ROOT, "| %s | %,.0f | %,.0f | %s | ≥ %.1f | %s | %,.0f | %s | %s | %s | %s | %s |%n",
+                    cell.label(), CaptureBench.median(by.get(plain)), CaptureBench.median(by.get(capture)),
+                    fraction(captureRatio), target, CaptureBench.verdict(captureMet),
+                    CaptureBench.median(by.get(quiet)), fraction(quietRatio), CaptureBench.verdict(quietMet),
+                    fraction(wakeRatio), wakeTarget, wakeVerdict);
+        }
+
+        System.out.printf(Locale.ROOT, "%nWAL per changed row, bytes (median over the rounds; ratio: median of the"
+                + " per-round ratios). Target: at most %.1fx the plain table's.%n%n", WAL_TARGET);
+        System.out.println("| workload | plain B/row | capture B/row | capture ÷ plain | |"
+                + " no wake-ups B/row | no wake-ups ÷ plain | |");
+        System.out.println("|---|---:|---:|---:|---|---:|---:|---|");
+        for (Map.Entry<String, Map<String, List<Double>>> e : wal.entrySet()) {
+            Map<String, List<Double>> by = e.getValue();
+            List<Double> captureRatio = ratios(by.get(capture), by.get(plain));
+            List<Double> quietRatio = ratios(by.get(quiet), by.get(plain));
+            boolean captureMet = CaptureBench.median(captureRatio) <= WAL_TARGET;
+            checked++;
+            met += captureMet ? 1 : 0;
+            System.out.printf(Locale.ROOT, "| %s | %,.0f | %,.0f | %s | %s | %,.0f | %s | %s |%n", e.getKey(),
+                    CaptureBench.median(by.get(plain)), CaptureBench.median(by.get(capture)), fraction(captureRatio),
+                    CaptureBench.verdict(captureMet), CaptureBench.median(by.get(quiet)), fraction(quietRatio),
+                    CaptureBench.verdict(CaptureBench.median(quietRatio) <= WAL_TARGET));
+        }
+        System.out.printf(Locale.ROOT, "%nTargets of the default configuration (capture, wake-ups on) met: %d of %d%n",
+                met, checked);
+        notes.forEach(n -> System.out.println("note: " + n));
+    }
+
+    /** Per-round ratios of two figures measured in the same rounds. */
+    private static List<Double> ratios(List<Double> of, List<Double> to) {
+        List<Double> ratios = new ArrayList<>();
+        for (int i = 0; i < of.size(); i++) {
+            ratios.add(of.get(i) / to.get(i));
+        }
+        return ratios;
+    }
+
+    private static String fraction(List<Double> ratios) {
+        if (ratios.size() == 1) {
+            return String.format(Locale.ROOT, "%.2f", ratios.get(0));
+        }
+        return String.format(Locale.ROOT, "%.2f [%.2f, %.2f]", CaptureBench.median(ratios),
+                CaptureBench.quantile(ratios, 0), CaptureBench.quantile(ratios, 1));
+    }
+}
