@@ -1,0 +1,257 @@
+package io.tidemark.benchmarks.capture;
+
+import io.tidemark.postgres.PostgresOutbox;
+import io.tidemark.postgres.PostgresProvider;
+import io.tidemark.sync.Change;
+import io.tidemark.sync.ChangeBatch;
+import io.tidemark.sync.InitialSync;
+import io.tidemark.sync.JdbcWatermarkStore;
+import io.tidemark.sync.SyncEngine;
+import io.tidemark.testing.EmbeddedPostgresServer;
+import io.tidemark.testing.PooledDataSource;
+import io.tidemark.testing.TestDatabase;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * What the poller costs the database (issue 16): a {@link SyncEngine} with {@link PostgresProvider} (LISTENing, the
+ * defaults) tracks a table with the default {@link PostgresOutbox} (wake-ups on) and delivers to a destination that
+ * only notes when each row arrived. Three windows of the same length, in this order:
+ * <ol>
+ *   <li>idle, before any write;</li>
+ *   <li>a writer on its own connection commits single-row INSERTs at a fixed rate (after a 5-second warm-up at the
+ *       same rate);</li>
+ *   <li>idle again, once every row has been delivered.</li>
+ * </ol>
+ * In each, the CPU of the engine's backends ({@link BackendCpu}: every connection the engine opens carries the
+ * {@code application_name} {@value #ENGINE_APPLICATION}) as a percentage of one core; for reference, the CPU of
+ * the writer's backend and of the whole server. Commit-to-delivery latency runs from just before the writer sends
+ * a row's INSERT (auto-commit) to the moment the destination receives it: an upper bound, by the INSERT's own
+ * time, on the latency from the commit.
+ *
+ * <pre>java -cp benchmarks/target/benchmarks.jar io.tidemark.benchmarks.capture.PollerCostBenchmark [commitsPerSecond] [secondsPerWindow]</pre>
+ *
+ * Defaults {@code 200 60} take a little over three minutes; {@code 200 5} is a quick check that everything runs.
+ */
+public final class PollerCostBenchmark {
+
+    static final String ENGINE_APPLICATION = "tidemark-bench-engine";
+    private static final String WRITER_APPLICATION = "tidemark-bench-writer";
+    private static final double BUSY_CPU_TARGET = 5.0;
+    private static final double IDLE_CPU_TARGET = 0.5;
+    private static final double P50_TARGET = 5.0;
+    private static final double P99_TARGET = 20.0;
+
+    private PollerCostBenchmark() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        int rate = args.length > 0 ? Integer.parseInt(args[0]) : 200;
+        int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 60;
+        String loadBefore = CaptureBench.loadAverage();
+        Instant started = Instant.now();
+        EmbeddedPostgresServer server = EmbeddedPostgresServer.shared();
+        try (TestDatabase database = server.createDatabase();
+             PooledDataSource pool = PooledDataSource.of(CaptureBench.dataSource(database, ENGINE_APPLICATION), 8);
+             Connection monitor = database.dataSource().getConnection();
+             Connection writer = CaptureBench.dataSource(database, WRITER_APPLICATION).getConnection()) {
+            DataSource admin = database.dataSource();
+            CaptureBench.execute(admin, "CREATE TABLE public.pc_items (" + CaptureBench.COLUMNS + ")");
+            PostgresOutbox outbox = PostgresOutbox.forTable("public.pc_items").build();
+            outbox.install(admin);
+
+            Map<Long, Long> sent = new ConcurrentHashMap<>();
+            Map<Long, Long> delivered = new ConcurrentHashMap<>();
+            AtomicLong changes = new AtomicLong();
+            try (SyncEngine engine = SyncEngine.builder().name("poller-cost")
+                    .provider(PostgresProvider.create(pool))
+                    .watermarks(JdbcWatermarkStore.create(pool))
+                    .track(outbox.track("Items").initialSync(InitialSync.INCREMENTAL))
+                    .destination("arrivals", (ChangeBatch batch) -> {
+                        long now = System.nanoTime();
+                        for (Change c : batch.changes()) {
+                            delivered.putIfAbsent(c.fields().get("id").asLong(), now);
+                            changes.incrementAndGet();
+                        }
+                    })
+                    .build()) {
+                engine.runOnce(); // the seed: from here on, only changes
+                engine.start();
+                boolean listening = awaitListener(monitor);
+
+                int writerPid = CaptureBench.backendPid(writer);
+                BackendCpu engineCpu = BackendCpu.backendsOf(monitor, ENGINE_APPLICATION);
+                BackendCpu serverCpu = BackendCpu.wholeServer(CaptureBench.parentPid(writerPid));
+                BackendCpu writerCpu = BackendCpu.backendsOf(monitor, WRITER_APPLICATION);
+
+                Window idleBefore = Window.measure(seconds, engineCpu, serverCpu, writerCpu, () -> { });
+
+                try (PreparedStatement insert = writer.prepareStatement(
+                        String.format(CaptureBench.INSERT_ONE, "public.pc_items"))) {
+                    write(insert, rate, 5, 1, null);
+                    long[] achieved = new long[2]; // rows, nanos
+                    Window busy = Window.measure(seconds, engineCpu, serverCpu, writerCpu, () -> {
+                        long t0 = System.nanoTime();
+                        achieved[0] = write(insert, rate, seconds, 1_000_000, sent);
+                        achieved[1] = System.nanoTime() - t0;
+                    });
+                    awaitDelivery(sent, delivered);
+                    Window idleAfter = Window.measure(seconds, engineCpu, serverCpu, writerCpu, () -> { });
+
+                    List<Double> latencies = new ArrayList<>();
+                    sent.forEach((id, at) -> latencies.add((delivered.get(id) - at) / 1e6));
+                    System.out.println();
+                    System.out.printf(Locale.ROOT, "Poller cost: PostgreSQL %s (embedded), %s, %d commits/s asked"
+                                    + " (%.1f achieved), %d s per window; engine listening: %s; load average %s"
+                                    + " before, %s after; %d s in all%n%n",
+                            server.serverVersion(), started.truncatedTo(ChronoUnit.SECONDS), rate,
+                            achieved[0] / (achieved[1] / 1e9), seconds, listening ? "yes" : "NOT SEEN", loadBefore,
+                            CaptureBench.loadAverage(), Duration.between(started, Instant.now()).toSeconds());
+                    report(rate, idleBefore, busy, idleAfter, latencies);
+                    System.out.printf(Locale.ROOT, "%nEngine: %d backends seen, %d ended inside a window (their"
+                                    + " CPU after the last sample is missing); %d changes delivered.%n",
+                            engineCpu.processes(), engineCpu.ended(), changes.get());
+                }
+            }
+        }
+    }
+
+    /** The CPU of each group over one window, while {@code work} runs (or the window's length passes). */
+    private record Window(double engine, double server, double writer) {
+
+        static Window measure(int seconds, BackendCpu engine, BackendCpu server, BackendCpu writer,
+                              ThrowingRunnable work) throws Exception {
+            ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
+            engine.start();
+            server.start();
+            writer.start();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+            sampler.scheduleAtFixedRate(() -> {
+                try {
+                    engine.sample();
+                    server.sample();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }, 1, 1, TimeUnit.SECONDS);
+            try {
+                work.run();
+                LockSupport.parkNanos(Math.max(0, deadline - System.nanoTime()));
+            } finally {
+                sampler.shutdownNow();
+                sampler.awaitTermination(10, TimeUnit.SECONDS);
+            }
+            engine.stop();
+            server.stop();
+            writer.stop();
+            return new Window(engine.percentOfCore(), server.percentOfCore(), writer.percentOfCore());
+        }
+    }
+
+    private interface ThrowingRunnable {
+        void run() throws Exception;
+    }
+
+    /**
+     * Commits single-row INSERTs at {@code rate} per second for {@code seconds}, from key {@code firstId}; each
+     * INSERT is due at a fixed time, so a late one is followed at once by the next (the rate holds on average).
+     * Records in {@code sent} when each was sent, unless null. Returns the number of rows written.
+     */
+    private static long write(PreparedStatement insert, int rate, int seconds, long firstId, Map<Long, Long> sent)
+            throws Exception {
+        long interval = 1_000_000_000L / rate;
+        long start = System.nanoTime();
+        long rows = (long) rate * seconds;
+        for (long i = 0; i < rows; i++) {
+            LockSupport.parkNanos(start + i * interval - System.nanoTime());
+            long id = firstId + i;
+            CaptureBench.bindRow(insert, id);
+            if (sent != null) {
+                sent.put(id, System.nanoTime());
+            }
+            insert.executeUpdate();
+        }
+        return rows;
+    }
+
+    /** Waits for the engine's notification connection: a backend of the engine that ran LISTEN. */
+    private static boolean awaitListener(Connection monitor) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        try (PreparedStatement s = monitor.prepareStatement("SELECT count(*) FROM pg_catalog.pg_stat_activity"
+                + " WHERE application_name = ? AND query ILIKE 'LISTEN%'")) {
+            s.setString(1, ENGINE_APPLICATION);
+            while (System.nanoTime() < deadline) {
+                try (var rs = s.executeQuery()) {
+                    rs.next();
+                    if (rs.getInt(1) > 0) {
+                        return true;
+                    }
+                }
+                Thread.sleep(50);
+            }
+        }
+        return false;
+    }
+
+    private static void awaitDelivery(Map<Long, Long> sent, Map<Long, Long> delivered) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!delivered.keySet().containsAll(sent.keySet())) {
+            if (System.nanoTime() > deadline) {
+                long missing = sent.keySet().stream().filter(id -> !delivered.containsKey(id)).count();
+                throw new IllegalStateException(missing + " of " + sent.size() + " rows were not delivered within 60 s");
+            }
+            Thread.sleep(10);
+        }
+    }
+
+    private static void report(int rate, Window idleBefore, Window busy, Window idleAfter, List<Double> latencies) {
+        double p50 = CaptureBench.quantile(latencies, 0.5);
+        double p99 = CaptureBench.quantile(latencies, 0.99);
+        System.out.println("| measured | figure | target | |");
+        System.out.println("|---|---:|---:|---|");
+        row(String.format(Locale.ROOT, "engine's backends, CPU at %d commits/s", rate), pct(busy.engine()),
+                "≤ 5 %", busy.engine() <= BUSY_CPU_TARGET);
+        row("engine's backends, CPU idle (before the writes)", pct(idleBefore.engine()), "≤ 0.5 %",
+                idleBefore.engine() <= IDLE_CPU_TARGET);
+        row("engine's backends, CPU idle (after the writes)", pct(idleAfter.engine()), "≤ 0.5 %",
+                idleAfter.engine() <= IDLE_CPU_TARGET);
+        row("commit to delivery, p50", ms(p50), "≤ 5 ms", p50 <= P50_TARGET);
+        row("commit to delivery, p90", ms(CaptureBench.quantile(latencies, 0.9)), "—", null);
+        row("commit to delivery, p99", ms(p99), "≤ 20 ms", p99 <= P99_TARGET);
+        row("commit to delivery, max", ms(CaptureBench.quantile(latencies, 1.0)), "—", null);
+        row(String.format(Locale.ROOT, "reference: the writer's backend, CPU at %d commits/s", rate),
+                pct(busy.writer()), "—", null);
+        row(String.format(Locale.ROOT, "reference: whole server, CPU at %d commits/s", rate), pct(busy.server()),
+                "—", null);
+        row("reference: whole server, CPU idle (after the writes)", pct(idleAfter.server()), "—", null);
+        System.out.printf(Locale.ROOT, "%n%d commits measured for latency.%n", latencies.size());
+    }
+
+    private static void row(String measured, String figure, String target, Boolean met) {
+        System.out.printf(Locale.ROOT, "| %s | %s | %s | %s |%n", measured, figure, target,
+                met == null ? "" : CaptureBench.verdict(met));
+    }
+
+    private static String pct(double percent) {
+        return String.format(Locale.ROOT, "%.2f %% of a core", percent);
+    }
+
+    private static String ms(double millis) {
+        return String.format(Locale.ROOT, "%.2f ms", millis);
+    }
+}
