@@ -51,6 +51,11 @@ final class BenchTable {
         return name;
     }
 
+    /** The table's outbox; null for the plain table. */
+    PostgresOutbox outbox() {
+        return outbox;
+    }
+
     boolean captured() {
         return outbox != null;
     }

@@ -1,6 +1,5 @@
 package io.tidemark.benchmarks.capture;
 
-import io.tidemark.testing.TestDatabase;
 import org.postgresql.ds.PGSimpleDataSource;
 
 import javax.sql.DataSource;
@@ -36,7 +35,8 @@ final class CaptureBench {
     /** One row per g of generate_series(?, ?), with the same values a single-row INSERT binds for that id. */
     static final String GENERATED_ROWS = """
             SELECT g, 'SKU-' || lpad(g::text, 10, '0'), 'Item ' || g || ' of the product catalogue, colour blue',
-                   'WH-NORTH-' || lpad((g % 20)::text, 2, '0'), (g % 100)::integer, ((g % 100000) / 100.0)::numeric(12,2),
+                   'WH-NORTH-' || lpad((g % 20)::text, 2, '0'), (g % 100)::integer,
+                   ((g % 100000) / 100.0)::numeric(12,2),
                    'active', now()
               FROM generate_series(?::bigint, ?::bigint) AS g""";
 
@@ -60,9 +60,9 @@ final class CaptureBench {
      * Connections to the benchmark database under their own {@code application_name}, so that the backends of the
      * engine, the writers and the benchmark's own bookkeeping can be told apart in {@code pg_stat_activity}.
      */
-    static DataSource dataSource(TestDatabase database, String applicationName) {
+    static DataSource dataSource(String jdbcUrl, String applicationName) {
         PGSimpleDataSource ds = new PGSimpleDataSource();
-        ds.setURL(database.jdbcUrl());
+        ds.setURL(jdbcUrl);
         ds.setApplicationName(applicationName);
         return ds;
     }

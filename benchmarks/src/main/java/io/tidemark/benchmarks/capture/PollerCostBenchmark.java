@@ -7,9 +7,7 @@ import io.tidemark.sync.ChangeBatch;
 import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.JdbcWatermarkStore;
 import io.tidemark.sync.SyncEngine;
-import io.tidemark.testing.EmbeddedPostgresServer;
 import io.tidemark.testing.PooledDataSource;
-import io.tidemark.testing.TestDatabase;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -65,12 +63,11 @@ public final class PollerCostBenchmark {
         int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 60;
         String loadBefore = CaptureBench.loadAverage();
         Instant started = Instant.now();
-        EmbeddedPostgresServer server = EmbeddedPostgresServer.shared();
-        try (TestDatabase database = server.createDatabase();
-             PooledDataSource pool = PooledDataSource.of(CaptureBench.dataSource(database, ENGINE_APPLICATION), 8);
-             Connection monitor = database.dataSource().getConnection();
-             Connection writer = CaptureBench.dataSource(database, WRITER_APPLICATION).getConnection()) {
-            DataSource admin = database.dataSource();
+        try (BenchServer server = BenchServer.fast();
+             PooledDataSource pool = PooledDataSource.of(server.dataSource(ENGINE_APPLICATION), 8);
+             Connection monitor = server.admin().getConnection();
+             Connection writer = server.dataSource(WRITER_APPLICATION).getConnection()) {
+            DataSource admin = server.admin();
             CaptureBench.execute(admin, "CREATE TABLE public.pc_items (" + CaptureBench.COLUMNS + ")");
             PostgresOutbox outbox = PostgresOutbox.forTable("public.pc_items").build();
             outbox.install(admin);
@@ -116,10 +113,10 @@ public final class PollerCostBenchmark {
                     List<Double> latencies = new ArrayList<>();
                     sent.forEach((id, at) -> latencies.add((delivered.get(id) - at) / 1e6));
                     System.out.println();
-                    System.out.printf(Locale.ROOT, "Poller cost: PostgreSQL %s (embedded), %s, %d commits/s asked"
-                                    + " (%.1f achieved), %d s per window; engine listening: %s; load average %s"
-                                    + " before, %s after; %d s in all%n%n",
-                            server.serverVersion(), started.truncatedTo(ChronoUnit.SECONDS), rate,
+                    System.out.printf(Locale.ROOT, "Poller cost: %s, %s, %d commits/s asked (%.1f achieved), %d s"
+                                    + " per window; engine listening: %s; load average %s before, %s after;"
+                                    + " %d s in all%n%n",
+                            server.describe(), started.truncatedTo(ChronoUnit.SECONDS), rate,
                             achieved[0] / (achieved[1] / 1e9), seconds, listening ? "yes" : "NOT SEEN", loadBefore,
                             CaptureBench.loadAverage(), Duration.between(started, Instant.now()).toSeconds());
                     report(rate, idleBefore, busy, idleAfter, latencies);
@@ -213,7 +210,8 @@ public final class PollerCostBenchmark {
         while (!delivered.keySet().containsAll(sent.keySet())) {
             if (System.nanoTime() > deadline) {
                 long missing = sent.keySet().stream().filter(id -> !delivered.containsKey(id)).count();
-                throw new IllegalStateException(missing + " of " + sent.size() + " rows were not delivered within 60 s");
+                throw new IllegalStateException(missing + " of " + sent.size()
+                        + " rows were not delivered within 60 s");
             }
             Thread.sleep(10);
         }

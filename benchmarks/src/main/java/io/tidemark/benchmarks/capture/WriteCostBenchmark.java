@@ -1,8 +1,12 @@
 package io.tidemark.benchmarks.capture;
 
 import io.tidemark.postgres.PostgresOutbox;
-import io.tidemark.testing.EmbeddedPostgresServer;
-import io.tidemark.testing.TestDatabase;
+import io.tidemark.postgres.PostgresProvider;
+import io.tidemark.sync.ChangeBatch;
+import io.tidemark.sync.InitialSync;
+import io.tidemark.sync.JdbcWatermarkStore;
+import io.tidemark.sync.SyncEngine;
+import io.tidemark.testing.PooledDataSource;
 
 import javax.sql.DataSource;
 import java.time.Duration;
@@ -13,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * What capture costs the application's writes (issue 16): the same statements on three identical tables of one
@@ -27,11 +32,22 @@ import java.util.Map;
  * transaction. Each round resets the tables to the same seeded state, measures WAL per changed row
  * ({@link WalMeter}), then runs every cell on the three tables in turn, the table that goes first rotating. The
  * report gives median throughputs, the median of the per-round fractions of plain, and the issue's targets beside
- * them. Nothing reads the outboxes: they are emptied before every cell.
+ * them. The outboxes are emptied before every cell, so each starts from the same outbox.
  *
- * <pre>java -cp benchmarks/target/benchmarks.jar io.tidemark.benchmarks.capture.WriteCostBenchmark [secondsPerCell] [rounds] [walStatements]</pre>
+ * <p>Reader {@code none} (the default) measures the writes alone, as pgbench does. Reader {@code engine} runs a
+ * {@link SyncEngine} for the whole run, LISTENing with {@link PostgresProvider}'s defaults and tracking both captured
+ * tables: a wake-up scheme that depends on what the poller has read is only measured fairly with a poller reading.
+ * The engine's queries then compete with the writers for the same cores, as they would in production.
  *
- * Defaults {@code 2 3 50} take about four minutes; {@code 1 1 5} is a quick check that everything runs.
+ * <p>Durability {@code fast} (the default) runs on the test fixtures' server, {@code fsync} and
+ * {@code full_page_writes} off: a commit costs no disk flush, so the figures show the CPU the capture adds, the
+ * strictest comparison. {@code durable} starts a server of its own with both on ({@link BenchServer}), as on a
+ * production server: a single-row transaction then also waits for its WAL flush on this machine's disk, which
+ * dilutes the capture's share, and the WAL figures include full-page images after each checkpoint.
+ *
+ * <pre>java -cp benchmarks/target/benchmarks.jar io.tidemark.benchmarks.capture.WriteCostBenchmark [secondsPerCell] [rounds] [walStatements] [none|engine] [fast|durable]</pre>
+ *
+ * Defaults {@code 2 3 50 none fast} take about four minutes; {@code 1 1 5} is a quick check that everything runs.
  */
 public final class WriteCostBenchmark {
 
@@ -73,11 +89,18 @@ public final class WriteCostBenchmark {
         int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 2;
         int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
         int walStatements = args.length > 2 ? Integer.parseInt(args[2]) : 50;
+        String reader = args.length > 3 ? args[3] : "none";
+        if (!reader.equals("none") && !reader.equals("engine")) {
+            throw new IllegalArgumentException("reader must be none or engine, not " + reader);
+        }
+        String durability = args.length > 4 ? args[4] : "fast";
+        if (!durability.equals("fast") && !durability.equals("durable")) {
+            throw new IllegalArgumentException("durability must be fast or durable, not " + durability);
+        }
         String loadBefore = CaptureBench.loadAverage();
         Instant started = Instant.now();
-        EmbeddedPostgresServer server = EmbeddedPostgresServer.shared();
-        try (TestDatabase database = server.createDatabase()) {
-            DataSource admin = database.dataSource();
+        try (BenchServer server = durability.equals("durable") ? BenchServer.durable() : BenchServer.fast()) {
+            DataSource admin = server.admin();
             List<BenchTable> tables = List.of(
                     table(admin, "plain", "public.wc_plain", null),
                     table(admin, "capture", "public.wc_capture", PostgresOutbox.forTable("public.wc_capture").build()),
@@ -86,22 +109,57 @@ public final class WriteCostBenchmark {
             // Enough seeded rows that the single-row DELETE cells rarely run out (a cell that does is noted).
             long deleteRows = 20_000 + 60_000L * seconds;
             WriteCostBenchmark bench = new WriteCostBenchmark(admin,
-                    CaptureBench.dataSource(database, "tidemark-bench-writer"), tables, deleteRows);
+                    server.dataSource("tidemark-bench-writer"), tables, deleteRows);
 
-            bench.round(0, Duration.ofSeconds(1), Math.max(1, walStatements / 10), false);
-            System.out.printf(Locale.ROOT, "warm-up done%n");
-            for (int round = 1; round <= rounds; round++) {
-                bench.round(round, Duration.ofSeconds(seconds), walStatements, true);
-                System.out.printf(Locale.ROOT, "round %d of %d done%n", round, rounds);
+            AtomicLong delivered = new AtomicLong();
+            AutoCloseable none = () -> { };
+            try (AutoCloseable engine = reader.equals("engine") ? startReader(server, tables, delivered) : none) {
+                bench.round(0, Duration.ofSeconds(1), Math.max(1, walStatements / 10), false);
+                System.out.printf(Locale.ROOT, "warm-up done%n");
+                for (int round = 1; round <= rounds; round++) {
+                    bench.round(round, Duration.ofSeconds(seconds), walStatements, true);
+                    System.out.printf(Locale.ROOT, "round %d of %d done%n", round, rounds);
+                }
             }
             System.out.println();
-            System.out.printf(Locale.ROOT, "Write cost of capture: PostgreSQL %s (embedded, fsync and full_page_writes"
-                            + " off), %s, %d s per cell, %d rounds, %d x 1,000-row statements per WAL workload;"
-                            + " load average %s before, %s after; %d s in all%n",
-                    server.serverVersion(), started.truncatedTo(ChronoUnit.SECONDS), seconds, rounds, walStatements,
-                    loadBefore, CaptureBench.loadAverage(), Duration.between(started, Instant.now()).toSeconds());
+            System.out.printf(Locale.ROOT, "Write cost of capture: %s, %s, %d s per cell, %d rounds, %d x 1,000-row"
+                            + " statements per WAL workload; reader: %s; load average %s before, %s after;"
+                            + " %d s in all%n",
+                    server.describe(), started.truncatedTo(ChronoUnit.SECONDS), seconds, rounds,
+                    walStatements,
+                    reader.equals("engine") ? "a LISTENing engine (" + delivered.get() + " changes delivered)"
+                            : "none", loadBefore, CaptureBench.loadAverage(),
+                    Duration.between(started, Instant.now()).toSeconds());
             bench.report();
         }
+    }
+
+    /**
+     * A running engine reading both captured tables with the defaults (LISTEN, the default poll interval), its
+     * connections in a pool of their own; closing it stops the engine, then the pool.
+     */
+    private static AutoCloseable startReader(BenchServer server, List<BenchTable> tables, AtomicLong delivered) {
+        PooledDataSource pool = PooledDataSource.of(server.dataSource(PollerCostBenchmark.ENGINE_APPLICATION), 4);
+        SyncEngine.Builder builder = SyncEngine.builder().name("write-cost-reader")
+                .provider(PostgresProvider.create(pool))
+                .watermarks(JdbcWatermarkStore.create(pool))
+                .destination("counter", (ChangeBatch batch) -> delivered.addAndGet(batch.changes().size()));
+        for (BenchTable t : tables) {
+            if (t.captured()) {
+                String objectName = t.name().substring(t.name().indexOf('.') + 1);
+                builder.track(t.outbox().track(objectName).initialSync(InitialSync.INCREMENTAL));
+            }
+        }
+        SyncEngine engine = builder.build();
+        engine.runOnce(); // the seeds: from here on, only changes
+        engine.start();
+        return () -> {
+            try {
+                engine.close();
+            } finally {
+                pool.close();
+            }
+        };
     }
 
     private static BenchTable table(DataSource admin, String label, String name, PostgresOutbox outbox)
@@ -186,7 +244,8 @@ public final class WriteCostBenchmark {
                 checked++;
                 met += wakeMet ? 1 : 0;
             }
-            System.out.printf(Locale.ROOT, "| %s | %,.0f | %,.0f | %s | ≥ %.1f | %s | %,.0f | %s | %s | %s | %s | %s |%n",
+            System.out.printf(Locale.ROOT,
+                    "| %s | %,.0f | %,.0f | %s | ≥ %.1f | %s | %,.0f | %s | %s | %s | %s | %s |%n",
                     cell.label(), CaptureBench.median(by.get(plain)), CaptureBench.median(by.get(capture)),
                     fraction(captureRatio), target, CaptureBench.verdict(captureMet),
                     CaptureBench.median(by.get(quiet)), fraction(quietRatio), CaptureBench.verdict(quietMet),
