@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -32,7 +33,7 @@ final class ClientCell {
         AtomicLong lastFinish = new AtomicLong();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         long[] window = new long[2]; // start, deadline: written before go is released, read after it
-        boolean[] exhausted = new boolean[1];
+        AtomicBoolean exhausted = new AtomicBoolean();
         String sql = workload.sql(table);
         List<Thread> threads = new ArrayList<>();
         for (int i = 0; i < clients; i++) {
@@ -43,9 +44,7 @@ final class ClientCell {
                     long done = 0;
                     while (System.nanoTime() < window[1]) {
                         if (!workload.bind(s, table)) {
-                            synchronized (exhausted) {
-                                exhausted[0] = true;
-                            }
+                            exhausted.set(true);
                             break;
                         }
                         int rows = s.executeUpdate();
@@ -78,8 +77,6 @@ final class ClientCell {
                     failure.get());
         }
         double seconds = (lastFinish.get() - window[0]) / 1e9;
-        synchronized (exhausted) {
-            return new Result(statements.get() / seconds, exhausted[0]);
-        }
+        return new Result(statements.get() / seconds, exhausted.get());
     }
 }
