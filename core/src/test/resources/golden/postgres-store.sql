@@ -173,6 +173,19 @@ SELECT object_name, destination, version, paused
   FROM "tidemark"."sync_state_positions"
  ORDER BY object_name, destination
 
+-- selectStateWithPositions()
+-- The object's row and its destinations' positions in one statement (one snapshot, one round trip):
+-- a row per position, the object's columns repeated on each; one row without a position when it
+-- has none; no row when there is neither.
+SELECT s.object_name, s.version, s.source_identity, s.paused, s.last_moved_at, s.last_polled_at,
+       s.last_error,
+       p.destination, p.version AS position_version, p.paused AS position_paused
+  FROM (SELECT CAST(:name AS pg_catalog.text) AS object_name) AS o
+  LEFT JOIN "tidemark"."sync_state" AS s ON s.object_name = o.object_name
+  LEFT JOIN "tidemark"."sync_state_positions" AS p ON p.object_name = o.object_name
+ WHERE s.object_name IS NOT NULL OR p.object_name IS NOT NULL
+ ORDER BY p.destination
+
 -- insertPosition()
 INSERT INTO "tidemark"."sync_state_positions" AS p (object_name, destination, version, paused, updated_at)
 VALUES (:name, :destination, :version, false, :at)

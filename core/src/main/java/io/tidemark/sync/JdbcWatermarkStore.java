@@ -2,6 +2,7 @@ package io.tidemark.sync;
 
 import io.tidemark.sync.internal.store.JdbcStore;
 import io.tidemark.sync.internal.store.JdbcStoreSupport;
+import io.tidemark.sync.internal.store.StoreDialect;
 import io.tidemark.sync.internal.store.WatermarkConflicts;
 import io.tidemark.sync.spi.DestinationPosition;
 import io.tidemark.sync.spi.PositionAdvance;
@@ -10,8 +11,11 @@ import io.tidemark.sync.spi.WatermarkStore;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.JdbiException;
 import org.jdbi.v3.core.mapper.RowMapper;
+import org.jdbi.v3.core.statement.StatementContext;
 
 import javax.sql.DataSource;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -95,9 +99,17 @@ public final class JdbcWatermarkStore implements WatermarkStore, JdbcStore {
         return support.check("watermark store", support.dialect().selectState());
     }
 
+    /**
+     * Read at the start of every cycle of the object. Where the dialect has it, one statement (PostgreSQL), else
+     * the object's row and its positions in one transaction.
+     */
     @Override
     public Optional<WatermarkState> load(String objectName) {
         try {
+            Optional<String> combined = support.dialect().selectStateWithPositions();
+            if (combined.isPresent()) {
+                return support.jdbi().withHandle(h -> loadInOneStatement(h, combined.get(), objectName));
+            }
             return support.jdbi().inTransaction(h -> {
                 Optional<WatermarkState> state = h.createQuery(support.dialect().selectState())
                         .bind("name", objectName)
@@ -108,16 +120,53 @@ public final class JdbcWatermarkStore implements WatermarkStore, JdbcStore {
                         .bind("name", objectName)
                         .map(POSITION)
                         .forEach(p -> positions.put(p.destination(), p));
-                if (state.isEmpty() && !positions.isEmpty()) {
-                    // Only a destination was paused so far: the object has no row of its own yet.
-                    return Optional.of(new WatermarkState(objectName, null, false, null, null, null, null,
-                            positions));
-                }
-                return state.map(s -> s.withPositions(positions));
+                return withPositions(objectName, state, positions);
             });
         } catch (JdbiException e) {
             throw support.failure("read the watermark", objectName, e);
         }
+    }
+
+    /** {@link StoreDialect#selectStateWithPositions()}: the object's columns on every row, a position on each. */
+    private static Optional<WatermarkState> loadInOneStatement(Handle h, String sql, String objectName) {
+        Optional<WatermarkState> state = Optional.empty();
+        Map<String, DestinationPosition> positions = new TreeMap<>();
+        for (StateAndPosition row : h.createQuery(sql).bind("name", objectName)
+                .map((rs, ctx) -> stateAndPosition(rs, ctx, objectName)).list()) {
+            if (state.isEmpty() && row.state() != null) {
+                state = Optional.of(row.state());
+            }
+            if (row.position() != null) {
+                positions.put(row.position().destination(), row.position());
+            }
+        }
+        return withPositions(objectName, state, positions);
+    }
+
+    private static Optional<WatermarkState> withPositions(String objectName, Optional<WatermarkState> state,
+                                                          Map<String, DestinationPosition> positions) {
+        if (state.isEmpty() && !positions.isEmpty()) {
+            // Only a destination was paused so far: the object has no row of its own yet.
+            return Optional.of(new WatermarkState(objectName, null, false, null, null, null, null, positions));
+        }
+        return state.map(s -> s.withPositions(positions));
+    }
+
+    private static StateAndPosition stateAndPosition(ResultSet rs, StatementContext ctx,
+                                                     String objectName) throws SQLException {
+        WatermarkState state = rs.getString("object_name") == null ? null : STATE.map(rs, ctx);
+        String destination = rs.getString("destination");
+        if (destination == null) {
+            return new StateAndPosition(state, null);
+        }
+        long version = rs.getLong("position_version");
+        Long boxed = rs.wasNull() ? null : version;
+        return new StateAndPosition(state, new DestinationPosition(objectName, destination, boxed,
+                rs.getBoolean("position_paused")));
+    }
+
+    /** One row of {@link StoreDialect#selectStateWithPositions()}: either part may be null. */
+    private record StateAndPosition(WatermarkState state, DestinationPosition position) {
     }
 
     @Override

@@ -7,6 +7,7 @@ import io.tidemark.sync.internal.sql.SqlTemplate;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Optional;
 
 /** The stores' SQL for PostgreSQL: plain tables, upserts with {@code ON CONFLICT}, no extension. */
 final class PostgresStoreDialect extends CommonStoreDialect {
@@ -16,6 +17,7 @@ final class PostgresStoreDialect extends CommonStoreDialect {
 
     private final PostgresDeadLetterDialect deadLetters;
     private final PostgresLeaseDialect leases;
+    private final String selectStateWithPositions;
 
     PostgresStoreDialect(String schema, String stateTable, String deadLetterTable) {
         super(PgName.of(schema, PgName.checkPart(stateTable, "table")),
@@ -25,6 +27,24 @@ final class PostgresStoreDialect extends CommonStoreDialect {
         this.leases = new PostgresLeaseDialect(
                 PgName.of(schema, PgName.checkPart(stateTable + LeaseDialect.LEASES_SUFFIX, "lease table")).quoted(),
                 PgName.of(schema, PgName.checkPart(stateTable + LeaseDialect.INSTANCES_SUFFIX, "instance table")).quoted());
+        // The engine runs this at the start of every cycle: one statement, without a transaction around it.
+        this.selectStateWithPositions = SqlTemplate.of("""
+                -- The object's row and its destinations' positions in one statement (one snapshot, one round trip):
+                -- a row per position, the object's columns repeated on each; one row without a position when it
+                -- has none; no row when there is neither.
+                SELECT s.object_name, s.version, s.source_identity, s.paused, s.last_moved_at, s.last_polled_at,
+                       s.last_error,
+                       p.destination, p.version AS position_version, p.paused AS position_paused
+                  FROM (SELECT CAST(:name AS pg_catalog.text) AS object_name) AS o
+                  LEFT JOIN {{state}} AS s ON s.object_name = o.object_name
+                  LEFT JOIN {{positions}} AS p ON p.object_name = o.object_name
+                 WHERE s.object_name IS NOT NULL OR p.object_name IS NOT NULL
+                 ORDER BY p.destination""").with("state", state).with("positions", positions).render();
+    }
+
+    @Override
+    public Optional<String> selectStateWithPositions() {
+        return Optional.of(selectStateWithPositions);
     }
 
     @Override

@@ -9,6 +9,7 @@ import io.tidemark.sync.internal.sql.SqlServerName;
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.Optional;
 
 /** The SQL a JDBC store needs, per database product. Statements use JDBI named parameters. */
 public interface StoreDialect {
@@ -62,6 +63,19 @@ public interface StoreDialect {
 
     /** The object's destination positions ({@code :name}). */
     String selectPositions();
+
+    /**
+     * The object's row and its destinations' positions ({@code :name}) in one statement, or empty when the dialect
+     * has none and the store reads {@link #selectState()} and {@link #selectPositions()} in one transaction. The
+     * engine reads them at the start of every cycle (a pause or reset made from outside it takes effect at its next
+     * cycle), so this is a cost paid per cycle: one statement is one round trip and one snapshot, where the pair
+     * in a transaction takes three (the first statement carries the BEGIN; then the second, and the COMMIT). Its rows: the state's columns as {@link #selectState()} names them (all null when the object has only
+     * positions), and {@code destination}, {@code position_version} and {@code position_paused} (null when it has
+     * no position); one row per destination, ordered by destination, and no row when neither exists.
+     */
+    default Optional<String> selectStateWithPositions() {
+        return Optional.empty();
+    }
 
     String selectAllPositions();
 

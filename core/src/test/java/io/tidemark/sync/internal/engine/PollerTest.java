@@ -180,9 +180,43 @@ class PollerTest {
         }
     }
 
+    @Test
+    void notifications_arriving_during_a_cycle_make_one_more_cycle_not_one_each() {
+        // While changes flow, a commit is notified every few milliseconds and a cycle takes about as long: a cycle
+        // per notification would multiply the engine's queries. Those that arrive while a cycle runs share one.
+        ManualScheduler manual = new ManualScheduler();
+        Duration interval = Duration.ofHours(1);
+        try {
+            AtomicReference<Poller> self = new AtomicReference<>();
+            Poller poller = new Poller(ITEMS, interval, manual, object -> {
+                cycleStarts.add(System.nanoTime());
+                if (cycleStarts.size() == 1) {
+                    for (int commit = 0; commit < 100; commit++) {
+                        self.get().changesNotified();
+                    }
+                }
+                return ObjectReport.builder(object.name(), Instant.EPOCH).outcome(Outcome.DELIVERED).build();
+            }, new FailureLog(ITEMS.name(), Clock.systemUTC()));
+            self.set(poller);
+            poller.start();
+
+            manual.commands.get(0).run();
+            assertThat(manual.delaysNanos).as("the start, then one cycle at once for the 100 notifications")
+                    .containsExactly(0L, 0L);
+            manual.commands.get(1).run();
+            assertThat(cycleStarts).as("cycles run").hasSize(2);
+            assertThat(manual.delaysNanos).as("after a cycle nobody notified: the interval")
+                    .containsExactly(0L, 0L, interval.toNanos());
+            poller.stop();
+        } finally {
+            manual.shutdownNow();
+        }
+    }
+
     /** Hands every scheduled command to the test instead of running it; the futures it returns only cancel. */
     private static final class ManualScheduler extends ScheduledThreadPoolExecutor {
         final List<Runnable> commands = new ArrayList<>();
+        final List<Long> delaysNanos = new ArrayList<>();
 
         ManualScheduler() {
             super(1);
@@ -191,6 +225,7 @@ class PollerTest {
         @Override
         public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
             commands.add(command);
+            delaysNanos.add(unit.toNanos(delay));
             return super.schedule(() -> { }, 1, TimeUnit.DAYS);
         }
     }

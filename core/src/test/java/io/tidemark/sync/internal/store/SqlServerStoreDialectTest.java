@@ -102,6 +102,7 @@ class SqlServerStoreDialectTest {
                 + "\n\n-- reset()\n" + dialect.reset()
                 + "\n\n-- selectPositions()\n" + dialect.selectPositions()
                 + "\n\n-- selectAllPositions()\n" + dialect.selectAllPositions()
+                + dialect.selectStateWithPositions().map(sql -> "\n\n-- selectStateWithPositions()\n" + sql).orElse("")
                 + "\n\n-- insertPosition()\n" + dialect.insertPosition()
                 + "\n\n-- advancePosition()\n" + dialect.advancePosition()
                 + "\n\n-- setDestinationPaused()\n" + dialect.setDestinationPaused()
