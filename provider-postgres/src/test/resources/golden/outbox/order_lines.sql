@@ -118,23 +118,29 @@ CREATE TABLE IF NOT EXISTS "public"."order_lines_outbox_state" (
 );
 
 -- 3. Capture ------------------------------------------------------------------------------------------
+-- Runs once per writing statement, so every write pays for it. No SET search_path (a SET clause
+-- saves and restores its setting on every call): every function, operator, type and cast below is
+-- schema-qualified instead, so no search_path of the caller, not even one listing a schema ahead
+-- of pg_catalog, changes what it runs; the transition tables (inserted, old_rows, ...) are found
+-- before any table of those names. The four settings timestamptz, float, bytea and interval values
+-- are rendered after stay pinned: this script does not know the columns' types, and the JSON a
+-- destination receives must not depend on the writing session.
 CREATE OR REPLACE FUNCTION "public"."order_lines_outbox_capture"()
 RETURNS trigger
 LANGUAGE plpgsql
 SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
 SET "TimeZone" = 'UTC'
 SET extra_float_digits = 1
 SET bytea_output = 'hex'
 SET "IntervalStyle" = 'iso_8601'
 AS $capture$
 BEGIN
-    IF TG_OP = 'INSERT' THEN
+    IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' THEN
         -- Every inserted row, with one INSERT per statement.
         INSERT INTO "public"."order_lines_outbox" (version, xact_id, operation, change)
-        SELECT v.version, v.xact_id, 'I', row_to_json(c)
-          FROM (SELECT pg_current_xact_id() AS xact_id,
-                       GREATEST(pg_current_xact_id()::text::bigint, pg_snapshot_xmax(pg_current_snapshot())::text::bigint - 1) AS version) AS v,
+        SELECT v.version, v.xact_id, 'I', pg_catalog.row_to_json(c)
+          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
+                       GREATEST(pg_catalog.pg_current_xact_id()::pg_catalog.text::bigint, pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::bigint OPERATOR(pg_catalog.-) 1) AS version) AS v,
                inserted AS r,
                LATERAL (SELECT 'I' AS "$operation",
                                v.version AS "$version",
@@ -146,38 +152,42 @@ BEGIN
             NULL; -- notifications are off
         END IF;
 
-    ELSIF TG_OP = 'UPDATE' THEN
+    ELSIF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
         -- Old and new rows are paired by key (compared as text). A key that stays is an update when a
         -- captured column's text changed (never an error, whatever the type; an update that changes
         -- nothing is skipped); a key that goes is a delete, a key that appears an insert.
         INSERT INTO "public"."order_lines_outbox" (version, xact_id, operation, change)
         SELECT v.version, v.xact_id, k.operation, d.change
-          FROM (SELECT pg_current_xact_id() AS xact_id,
-                       GREATEST(pg_current_xact_id()::text::bigint, pg_snapshot_xmax(pg_current_snapshot())::text::bigint - 1) AS version) AS v,
-               old_rows AS o FULL JOIN new_rows AS n ON (n."order_id")::text = (o."order_id")::text AND (n."line")::text = (o."line")::text,
+          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
+                       GREATEST(pg_catalog.pg_current_xact_id()::pg_catalog.text::bigint, pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::bigint OPERATOR(pg_catalog.-) 1) AS version) AS v,
+               old_rows AS o FULL JOIN new_rows AS n ON (n."order_id")::pg_catalog.text OPERATOR(pg_catalog.=) (o."order_id")::pg_catalog.text AND (n."line")::pg_catalog.text OPERATOR(pg_catalog.=) (o."line")::pg_catalog.text,
                LATERAL (SELECT CASE WHEN n."order_id" IS NULL THEN 'D'
                                     WHEN o."order_id" IS NULL THEN 'I'
                                     ELSE 'U' END AS operation) AS k,
-               LATERAL (SELECT array_remove(ARRAY[
-                                    CASE WHEN (o."sku")::text IS DISTINCT FROM (n."sku")::text
-                                         THEN 'sku' END,
-                                    CASE WHEN (o."qty")::text IS DISTINCT FROM (n."qty")::text
-                                         THEN 'qty' END
+               LATERAL (SELECT pg_catalog.array_remove(ARRAY[
+                                    CASE WHEN COALESCE((o."sku")::pg_catalog.text OPERATOR(pg_catalog.=) (n."sku")::pg_catalog.text,
+                                                  (o."sku")::pg_catalog.text IS NULL AND (n."sku")::pg_catalog.text IS NULL)
+                                         THEN NULL ELSE 'sku' END,
+                                    CASE WHEN COALESCE((o."qty")::pg_catalog.text OPERATOR(pg_catalog.=) (n."qty")::pg_catalog.text,
+                                                  (o."qty")::pg_catalog.text IS NULL AND (n."qty")::pg_catalog.text IS NULL)
+                                         THEN NULL ELSE 'qty' END
                                 ], NULL) AS changed) AS ch,
-               LATERAL (SELECT CASE k.operation
-                   WHEN 'D' THEN (SELECT row_to_json(c)
-                                    FROM (SELECT 'D' AS "$operation",
-                                                 v.version AS "$version",
-                                                 o."order_id" AS "order_id",
-                                                 o."line" AS "line") AS c)
-                   WHEN 'I' THEN (SELECT row_to_json(c)
-                                    FROM (SELECT 'I' AS "$operation",
-                                                 v.version AS "$version",
-                                                 n."order_id" AS "order_id",
-                                                 n."line" AS "line",
-                                                 n."sku" AS "sku",
-                                                 n."qty" AS "qty") AS c)
-                   ELSE (SELECT row_to_json(c)
+               LATERAL (SELECT CASE
+                   WHEN k.operation OPERATOR(pg_catalog.=) 'D'
+                   THEN (SELECT pg_catalog.row_to_json(c)
+                           FROM (SELECT 'D' AS "$operation",
+                                        v.version AS "$version",
+                                        o."order_id" AS "order_id",
+                                        o."line" AS "line") AS c)
+                   WHEN k.operation OPERATOR(pg_catalog.=) 'I'
+                   THEN (SELECT pg_catalog.row_to_json(c)
+                           FROM (SELECT 'I' AS "$operation",
+                                        v.version AS "$version",
+                                        n."order_id" AS "order_id",
+                                        n."line" AS "line",
+                                        n."sku" AS "sku",
+                                        n."qty" AS "qty") AS c)
+                   ELSE (SELECT pg_catalog.row_to_json(c)
                            FROM (SELECT 'U' AS "$operation",
                                         v.version AS "$version",
                                         ch.changed AS "$changed",
@@ -186,17 +196,18 @@ BEGIN
                                         n."sku" AS "sku",
                                         n."qty" AS "qty") AS c)
                    END AS change) AS d
-         WHERE k.operation <> 'U' OR cardinality(ch.changed) > 0;
+         WHERE k.operation OPERATOR(pg_catalog.<>) 'U'
+            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0;
         IF FOUND THEN
             NULL; -- notifications are off
         END IF;
 
-    ELSIF TG_OP = 'DELETE' THEN
+    ELSIF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
         -- The key of every deleted row, with one INSERT per statement.
         INSERT INTO "public"."order_lines_outbox" (version, xact_id, operation, change)
-        SELECT v.version, v.xact_id, 'D', row_to_json(c)
-          FROM (SELECT pg_current_xact_id() AS xact_id,
-                       GREATEST(pg_current_xact_id()::text::bigint, pg_snapshot_xmax(pg_current_snapshot())::text::bigint - 1) AS version) AS v,
+        SELECT v.version, v.xact_id, 'D', pg_catalog.row_to_json(c)
+          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
+                       GREATEST(pg_catalog.pg_current_xact_id()::pg_catalog.text::bigint, pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::bigint OPERATOR(pg_catalog.-) 1) AS version) AS v,
                deleted AS r,
                LATERAL (SELECT 'D' AS "$operation",
                                v.version AS "$version",
@@ -206,12 +217,12 @@ BEGIN
             NULL; -- notifications are off
         END IF;
 
-    ELSIF TG_OP = 'TRUNCATE' THEN
+    ELSIF TG_OP OPERATOR(pg_catalog.=) 'TRUNCATE' THEN
         -- TruncatePolicy.RECORD_DELETES: the key of every row, read before the table is emptied.
         INSERT INTO "public"."order_lines_outbox" (version, xact_id, operation, change)
-        SELECT v.version, v.xact_id, 'D', row_to_json(c)
-          FROM (SELECT pg_current_xact_id() AS xact_id,
-                       GREATEST(pg_current_xact_id()::text::bigint, pg_snapshot_xmax(pg_current_snapshot())::text::bigint - 1) AS version) AS v,
+        SELECT v.version, v.xact_id, 'D', pg_catalog.row_to_json(c)
+          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
+                       GREATEST(pg_catalog.pg_current_xact_id()::pg_catalog.text::bigint, pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::bigint OPERATOR(pg_catalog.-) 1) AS version) AS v,
                ONLY "public"."Order Lines" AS r,
                LATERAL (SELECT 'D' AS "$operation",
                                v.version AS "$version",
@@ -450,4 +461,4 @@ COMMENT ON FUNCTION "public"."order_lines_outbox_trim"(bigint, integer) IS 'Tide
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "public"."order_lines_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.\"Order Lines\"","outboxTable":"public.order_lines_outbox","changeFunction":"public.order_lines_changes","key":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"}],"columns":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"},{"column":"sku","payloadKey":"sku"},{"column":"qty","payloadKey":"qty"}],"truncate":"RECORD_DELETES","notifyChannel":null,"scriptHash":"ca330c1b377da8c73f8a8377902483b8120d4a16a10e42b0a163b94d315fc0e7"}';
+COMMENT ON TABLE "public"."order_lines_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.\"Order Lines\"","outboxTable":"public.order_lines_outbox","changeFunction":"public.order_lines_changes","key":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"}],"columns":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"},{"column":"sku","payloadKey":"sku"},{"column":"qty","payloadKey":"qty"}],"truncate":"RECORD_DELETES","notifyChannel":null,"scriptHash":"65120bceeb5a7ea985156bd938eb4e1187be4230ddc4549007d146c27f8e4e65"}';

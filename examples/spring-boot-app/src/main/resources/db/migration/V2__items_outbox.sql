@@ -119,85 +119,95 @@ CREATE TABLE IF NOT EXISTS "public"."items_outbox_state" (
 );
 
 -- 3. Capture ------------------------------------------------------------------------------------------
+-- Runs once per writing statement, so every write pays for it. No SET search_path (a SET clause
+-- saves and restores its setting on every call): every function, operator, type and cast below is
+-- schema-qualified instead, so no search_path of the caller, not even one listing a schema ahead
+-- of pg_catalog, changes what it runs; the transition tables (inserted, old_rows, ...) are found
+-- before any table of those names. The four settings timestamptz, float, bytea and interval values
+-- are rendered after stay pinned: this script does not know the columns' types, and the JSON a
+-- destination receives must not depend on the writing session.
 CREATE OR REPLACE FUNCTION "public"."items_outbox_capture"()
 RETURNS trigger
 LANGUAGE plpgsql
 SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
 SET "TimeZone" = 'UTC'
 SET extra_float_digits = 1
 SET bytea_output = 'hex'
 SET "IntervalStyle" = 'iso_8601'
 AS $capture$
 BEGIN
-    IF TG_OP = 'INSERT' THEN
+    IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' THEN
         -- Every inserted row, with one INSERT per statement.
         INSERT INTO "public"."items_outbox" (version, xact_id, operation, change)
-        SELECT v.version, v.xact_id, 'I', row_to_json(c)
-          FROM (SELECT pg_current_xact_id() AS xact_id,
-                       GREATEST(pg_current_xact_id()::text::bigint, pg_snapshot_xmax(pg_current_snapshot())::text::bigint - 1) AS version) AS v,
+        SELECT v.version, v.xact_id, 'I', pg_catalog.row_to_json(c)
+          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
+                       GREATEST(pg_catalog.pg_current_xact_id()::pg_catalog.text::bigint, pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::bigint OPERATOR(pg_catalog.-) 1) AS version) AS v,
                inserted AS r,
                LATERAL (SELECT 'I' AS "$operation",
                                v.version AS "$version",
                                r."item_code" AS "item_code",
                                r."description" AS "description") AS c;
         IF FOUND THEN
-            PERFORM pg_notify('tidemark', 'public.items_changes');
+            PERFORM pg_catalog.pg_notify('tidemark', 'public.items_changes');
         END IF;
 
-    ELSIF TG_OP = 'UPDATE' THEN
+    ELSIF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
         -- Old and new rows are paired by key (compared as text). A key that stays is an update when a
         -- captured column's text changed (never an error, whatever the type; an update that changes
         -- nothing is skipped); a key that goes is a delete, a key that appears an insert.
         INSERT INTO "public"."items_outbox" (version, xact_id, operation, change)
         SELECT v.version, v.xact_id, k.operation, d.change
-          FROM (SELECT pg_current_xact_id() AS xact_id,
-                       GREATEST(pg_current_xact_id()::text::bigint, pg_snapshot_xmax(pg_current_snapshot())::text::bigint - 1) AS version) AS v,
-               old_rows AS o FULL JOIN new_rows AS n ON (n."item_code")::text = (o."item_code")::text,
+          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
+                       GREATEST(pg_catalog.pg_current_xact_id()::pg_catalog.text::bigint, pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::bigint OPERATOR(pg_catalog.-) 1) AS version) AS v,
+               old_rows AS o FULL JOIN new_rows AS n ON (n."item_code")::pg_catalog.text OPERATOR(pg_catalog.=) (o."item_code")::pg_catalog.text,
                LATERAL (SELECT CASE WHEN n."item_code" IS NULL THEN 'D'
                                     WHEN o."item_code" IS NULL THEN 'I'
                                     ELSE 'U' END AS operation) AS k,
-               LATERAL (SELECT array_remove(ARRAY[
-                                    CASE WHEN (o."description")::text IS DISTINCT FROM (n."description")::text
-                                         THEN 'description' END
+               LATERAL (SELECT pg_catalog.array_remove(ARRAY[
+                                    CASE WHEN COALESCE((o."description")::pg_catalog.text OPERATOR(pg_catalog.=) (n."description")::pg_catalog.text,
+                                                  (o."description")::pg_catalog.text IS NULL AND (n."description")::pg_catalog.text IS NULL)
+                                         THEN NULL ELSE 'description' END
                                 ], NULL) AS changed) AS ch,
-               LATERAL (SELECT CASE k.operation
-                   WHEN 'D' THEN (SELECT row_to_json(c)
-                                    FROM (SELECT 'D' AS "$operation",
-                                                 v.version AS "$version",
-                                                 o."item_code" AS "item_code") AS c)
-                   WHEN 'I' THEN (SELECT row_to_json(c)
-                                    FROM (SELECT 'I' AS "$operation",
-                                                 v.version AS "$version",
-                                                 n."item_code" AS "item_code",
-                                                 n."description" AS "description") AS c)
-                   ELSE (SELECT row_to_json(c)
+               LATERAL (SELECT CASE
+                   WHEN k.operation OPERATOR(pg_catalog.=) 'D'
+                   THEN (SELECT pg_catalog.row_to_json(c)
+                           FROM (SELECT 'D' AS "$operation",
+                                        v.version AS "$version",
+                                        o."item_code" AS "item_code") AS c)
+                   WHEN k.operation OPERATOR(pg_catalog.=) 'I'
+                   THEN (SELECT pg_catalog.row_to_json(c)
+                           FROM (SELECT 'I' AS "$operation",
+                                        v.version AS "$version",
+                                        n."item_code" AS "item_code",
+                                        n."description" AS "description") AS c)
+                   ELSE (SELECT pg_catalog.row_to_json(c)
                            FROM (SELECT 'U' AS "$operation",
                                         v.version AS "$version",
                                         ch.changed AS "$changed",
                                         n."item_code" AS "item_code",
                                         n."description" AS "description") AS c)
                    END AS change) AS d
-         WHERE k.operation <> 'U' OR cardinality(ch.changed) > 0;
+         WHERE k.operation OPERATOR(pg_catalog.<>) 'U'
+            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0;
         IF FOUND THEN
-            PERFORM pg_notify('tidemark', 'public.items_changes');
+            PERFORM pg_catalog.pg_notify('tidemark', 'public.items_changes');
         END IF;
 
-    ELSIF TG_OP = 'DELETE' THEN
+    ELSIF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
         -- The key of every deleted row, with one INSERT per statement.
         INSERT INTO "public"."items_outbox" (version, xact_id, operation, change)
-        SELECT v.version, v.xact_id, 'D', row_to_json(c)
-          FROM (SELECT pg_current_xact_id() AS xact_id,
-                       GREATEST(pg_current_xact_id()::text::bigint, pg_snapshot_xmax(pg_current_snapshot())::text::bigint - 1) AS version) AS v,
+        SELECT v.version, v.xact_id, 'D', pg_catalog.row_to_json(c)
+          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
+                       GREATEST(pg_catalog.pg_current_xact_id()::pg_catalog.text::bigint, pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::bigint OPERATOR(pg_catalog.-) 1) AS version) AS v,
                deleted AS r,
                LATERAL (SELECT 'D' AS "$operation",
                                v.version AS "$version",
                                r."item_code" AS "item_code") AS c;
         IF FOUND THEN
-            PERFORM pg_notify('tidemark', 'public.items_changes');
+            PERFORM pg_catalog.pg_notify('tidemark', 'public.items_changes');
         END IF;
 
-    ELSIF TG_OP = 'TRUNCATE' THEN
+    ELSIF TG_OP OPERATOR(pg_catalog.=) 'TRUNCATE' THEN
         -- TruncatePolicy.REFUSE: a truncate fires no DELETE trigger; refuse it rather than lose it.
         RAISE EXCEPTION 'TRUNCATE of % is refused: it would bypass the capture into %', 'public.items', 'public.items_outbox'
             USING ERRCODE = 'feature_not_supported',
@@ -428,4 +438,4 @@ COMMENT ON FUNCTION "public"."items_outbox_trim"(bigint, integer) IS 'Tidemark: 
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "public"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.items","outboxTable":"public.items_outbox","changeFunction":"public.items_changes","key":[{"column":"item_code","payloadKey":"item_code"}],"columns":[{"column":"item_code","payloadKey":"item_code"},{"column":"description","payloadKey":"description"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"178262d5533866866aaf0420fdbe8a365a6fbc5c467ddd1babdab9703aa2a0b7"}';
+COMMENT ON TABLE "public"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.items","outboxTable":"public.items_outbox","changeFunction":"public.items_changes","key":[{"column":"item_code","payloadKey":"item_code"}],"columns":[{"column":"item_code","payloadKey":"item_code"},{"column":"description","payloadKey":"description"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"cf63e5e6ce15efe676d9e26f14c11c2b3228d1d531ce6be807f2b14c116a55e8"}';

@@ -267,15 +267,22 @@ class CaptureTriggerTest {
     @Test
     void the_json_does_not_depend_on_the_writing_sessions_settings() {
         OutboxTables t = OutboxTables.create(database, "fmt", "id int PRIMARY KEY, at timestamptz, ratio float8,"
-                + " blob bytea, span interval");
+                + " blob bytea, span interval, ats timestamptz[]");
 
         t.execute("SET TimeZone = 'Asia/Tokyo'; SET extra_float_digits = -10; SET bytea_output = 'escape';"
                 + " SET IntervalStyle = 'sql_standard';"
-                + " INSERT INTO $T VALUES (1, '2026-01-02 03:04:05+00', 0.1::float8 + 0.2::float8, 'ab', '1 day 2 hours')");
+                + " INSERT INTO $T VALUES (1, '2026-01-02 03:04:05+00', 0.1::float8 + 0.2::float8, 'ab', '1 day 2 hours',"
+                + " '{2026-01-02 03:04:05+00}')");
+        // At extra_float_digits = -15 both values are written as 0.3: the change must still be seen.
+        t.execute("SET TimeZone = 'America/St_Johns'; SET extra_float_digits = -15; SET bytea_output = 'escape';"
+                + " SET IntervalStyle = 'sql_standard'; UPDATE $T SET ratio = 0.3");
 
-        assertThat(t.capturedWithoutVersions().get(0)).isEqualTo("{\"$operation\":\"I\",\"id\":1,"
-                + "\"at\":\"2026-01-02T03:04:05+00:00\",\"ratio\":0.30000000000000004,\"blob\":\"\\\\x6162\","
-                + "\"span\":\"P1DT2H\"}");
+        assertThat(t.capturedWithoutVersions()).containsExactly("{\"$operation\":\"I\",\"id\":1,"
+                        + "\"at\":\"2026-01-02T03:04:05+00:00\",\"ratio\":0.30000000000000004,\"blob\":\"\\\\x6162\","
+                        + "\"span\":\"P1DT2H\",\"ats\":[\"2026-01-02T03:04:05+00:00\"]}",
+                "{\"$operation\":\"U\",\"$changed\":[\"ratio\"],\"id\":1,"
+                        + "\"at\":\"2026-01-02T03:04:05+00:00\",\"ratio\":0.3,\"blob\":\"\\\\x6162\","
+                        + "\"span\":\"P1DT2H\",\"ats\":[\"2026-01-02T03:04:05+00:00\"]}");
     }
 
     @Test

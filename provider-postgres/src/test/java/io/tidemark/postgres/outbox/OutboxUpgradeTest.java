@@ -48,6 +48,12 @@ class OutboxUpgradeTest {
     /** The script of {@code sales.items} exactly as the version before install records generated it. */
     private static final Path LEGACY_SCRIPT = Path.of("src/test/resources/outbox/legacy-sales_items.sql");
 
+    /**
+     * The script of {@code sales.items} exactly as the version before the capture function dropped its
+     * {@code SET search_path} clause generated it (with its record, and names unqualified).
+     */
+    private static final Path PINNED_SCRIPT = Path.of("src/test/resources/outbox/search-path-pinned-sales_items.sql");
+
     private final TestDatabase database;
 
     OutboxUpgradeTest(TestDatabase database) {
@@ -334,6 +340,39 @@ class OutboxUpgradeTest {
         PostgresOutbox renamed = PostgresOutbox.forTable("public." + t.table).payloadKey("name", "Name").build();
         assertThat(renamed.differences(database.dataSource())).extracting(OutboxDifference::option)
                 .containsExactly("payload keys");
+    }
+
+    @Test
+    void an_outbox_whose_capture_function_pins_its_search_path_is_a_difference_that_upgrade_migrates()
+            throws IOException {
+        database.execute("CREATE SCHEMA pinned; CREATE TABLE pinned.items (item_code text PRIMARY KEY,"
+                + " description text, attrs json, price numeric)");
+        runInOneTransaction(Files.readString(PINNED_SCRIPT, StandardCharsets.UTF_8).replace("sales", "pinned"));
+        database.execute("INSERT INTO pinned.items VALUES ('A-1', 'Widget', '{}', 1)");
+        PostgresOutbox items = legacyConfiguration("pinned").build();
+        // The record names the same options; the SQL hash is what tells the installed capture function apart.
+        assertThat(items.differences(database.dataSource())).singleElement().satisfies(d -> {
+            assertThat(d.option()).isEqualTo("generated SQL");
+            assertThat(d.installed()).isEqualTo("sha256 1b902faa560a...");
+        });
+        assertThatThrownBy(() -> items.install(database.dataSource()))
+                .hasMessageContaining("generated SQL: installed sha256 1b902faa560a...")
+                .hasMessageContaining("upgrade")
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+
+        items.upgrade(database.dataSource());
+        database.execute("UPDATE pinned.items SET description = 'Gadget'");
+
+        assertThat(items.differences(database.dataSource())).isEmpty();
+        assertThat(text("SELECT pg_catalog.array_to_string(proconfig, ', ') FROM pg_catalog.pg_proc"
+                + " WHERE oid = 'pinned.items_outbox_capture()'::regprocedure"))
+                .isEqualTo("TimeZone=UTC, extra_float_digits=1, bytea_output=hex, IntervalStyle=iso_8601");
+        assertThat(OutboxTables.call(database.dataSource(), "pinned.items_changes", "{\"fromVersion\":"
+                + trimmedThrough("pinned") + "}").get("Data").toString().replaceAll("\"\\$version\":[0-9]+,", ""))
+                .as("the change captured before the upgrade and the one after")
+                .isEqualTo("[{\"$operation\":\"I\",\"ItemCode\":\"A-1\",\"Description\":\"Widget\",\"Attributes\":{}},"
+                        + "{\"$operation\":\"U\",\"$changed\":[\"Description\"],\"ItemCode\":\"A-1\","
+                        + "\"Description\":\"Gadget\",\"Attributes\":{}}]");
     }
 
     /** The configuration the legacy golden script was generated from, in {@code schema}. */

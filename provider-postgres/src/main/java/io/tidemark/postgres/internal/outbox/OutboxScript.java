@@ -15,8 +15,9 @@ import java.util.stream.Collectors;
 
 /**
  * Generates the SQL of one outbox: the same text {@code install} runs and {@code script} hands to a DBA, so it
- * is formatted and commented for review. Every name is schema-qualified and quoted; every generated function
- * pins its {@code search_path}.
+ * is formatted and commented for review. Every name is schema-qualified and quoted. Every generated function
+ * pins its {@code search_path} but the capture function, which runs on every writing statement: it qualifies every
+ * function, operator and type instead of paying for the setting's save and restore on each call.
  *
  * <p>The design, in short (the header of the script explains it to the DBA):
  * <ul>
@@ -32,20 +33,27 @@ import java.util.stream.Collectors;
  */
 public final class OutboxScript {
 
-    /** Rendering of JSON must not depend on the session that happens to write or read. */
-    static final String PINNED_SETTINGS = """
-            SET search_path = pg_catalog, pg_temp
+    /**
+     * Rendering of JSON must not depend on the session that happens to write or read: the settings timestamptz,
+     * float, bytea and interval values are rendered after. The script does not know the captured columns' types
+     * (script() runs without a connection), so the capture function pins all four.
+     */
+    static final String RENDERING_SETTINGS = """
             SET "TimeZone" = 'UTC'
             SET extra_float_digits = 1
             SET bytea_output = 'hex'
             SET "IntervalStyle" = 'iso_8601'""";
 
+    /** The change function's settings: its search_path pinned, and the rendering settings. */
+    static final String PINNED_SETTINGS = "SET search_path = pg_catalog, pg_temp\n" + RENDERING_SETTINGS;
+
     /**
      * A change's version: at least the writing transaction's xid8, and at least the newest transaction that had
      * finished when the change was captured (pg_snapshot_xmax - 1 of a snapshot taken after the row changed).
      */
-    static final String VERSION_EXPRESSION = "GREATEST(pg_current_xact_id()::text::bigint,"
-            + " pg_snapshot_xmax(pg_current_snapshot())::text::bigint - 1)";
+    static final String VERSION_EXPRESSION = "GREATEST(pg_catalog.pg_current_xact_id()::pg_catalog.text::bigint,"
+            + " pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::bigint"
+            + " OPERATOR(pg_catalog.-) 1)";
 
 
     private final OutboxNames names;
@@ -338,6 +346,13 @@ public final class OutboxScript {
     private String captureFunction() {
         return SqlTemplate.of("""
                 -- 3. Capture ------------------------------------------------------------------------------------------
+                -- Runs once per writing statement, so every write pays for it. No SET search_path (a SET clause
+                -- saves and restores its setting on every call): every function, operator, type and cast below is
+                -- schema-qualified instead, so no search_path of the caller, not even one listing a schema ahead
+                -- of pg_catalog, changes what it runs; the transition tables (inserted, old_rows, ...) are found
+                -- before any table of those names. The four settings timestamptz, float, bytea and interval values
+                -- are rendered after stay pinned: this script does not know the columns' types, and the JSON a
+                -- destination receives must not depend on the writing session.
                 CREATE OR REPLACE FUNCTION {{capture}}()
                 RETURNS trigger
                 LANGUAGE plpgsql
@@ -345,48 +360,51 @@ public final class OutboxScript {
                 {{settings}}
                 AS $capture$
                 BEGIN
-                    IF TG_OP = 'INSERT' THEN
+                    IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' THEN
                         -- Every inserted row, with one INSERT per statement.
                 {{insert_rows}}
 
-                    ELSIF TG_OP = 'UPDATE' THEN
+                    ELSIF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
                         -- Old and new rows are paired by key (compared as text). A key that stays is an update when a
                         -- captured column's text changed (never an error, whatever the type; an update that changes
                         -- nothing is skipped); a key that goes is a delete, a key that appears an insert.
                         INSERT INTO {{outbox}} (version, xact_id, operation, change)
                         SELECT v.version, v.xact_id, k.operation, d.change
-                          FROM (SELECT pg_current_xact_id() AS xact_id,
+                          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
                                        {{version}} AS version) AS v,
                                old_rows AS o FULL JOIN new_rows AS n ON {{key_join}},
                                LATERAL (SELECT CASE WHEN {{new_key_null}} THEN 'D'
                                                     WHEN {{old_key_null}} THEN 'I'
                                                     ELSE 'U' END AS operation) AS k,
                                LATERAL (SELECT {{changed_names}} AS changed) AS ch,
-                               LATERAL (SELECT CASE k.operation
-                                   WHEN 'D' THEN (SELECT row_to_json(c)
-                                                    FROM (SELECT 'D' AS "$operation",
-                                                                 v.version AS "$version",
-                                                                 {{old_key_columns}}) AS c)
-                                   WHEN 'I' THEN (SELECT row_to_json(c)
-                                                    FROM (SELECT 'I' AS "$operation",
-                                                                 v.version AS "$version",
-                                                                 {{new_columns}}) AS c)
-                                   ELSE (SELECT row_to_json(c)
+                               LATERAL (SELECT CASE
+                                   WHEN k.operation OPERATOR(pg_catalog.=) 'D'
+                                   THEN (SELECT pg_catalog.row_to_json(c)
+                                           FROM (SELECT 'D' AS "$operation",
+                                                        v.version AS "$version",
+                                                        {{old_key_columns}}) AS c)
+                                   WHEN k.operation OPERATOR(pg_catalog.=) 'I'
+                                   THEN (SELECT pg_catalog.row_to_json(c)
+                                           FROM (SELECT 'I' AS "$operation",
+                                                        v.version AS "$version",
+                                                        {{new_columns}}) AS c)
+                                   ELSE (SELECT pg_catalog.row_to_json(c)
                                            FROM (SELECT 'U' AS "$operation",
                                                         v.version AS "$version",
                                                         ch.changed AS "$changed",
-                                                        {{new_columns_u}}) AS c)
+                                                        {{new_columns}}) AS c)
                                    END AS change) AS d
-                         WHERE k.operation <> 'U' OR cardinality(ch.changed) > 0;
+                         WHERE k.operation OPERATOR(pg_catalog.<>) 'U'
+                            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0;
                         IF FOUND THEN
                             {{notify}}
                         END IF;
 
-                    ELSIF TG_OP = 'DELETE' THEN
+                    ELSIF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
                         -- The key of every deleted row, with one INSERT per statement.
                 {{delete_rows}}
 
-                    ELSIF TG_OP = 'TRUNCATE' THEN
+                    ELSIF TG_OP OPERATOR(pg_catalog.=) 'TRUNCATE' THEN
                 {{truncate}}
                     END IF;
                     RETURN NULL;
@@ -396,21 +414,20 @@ public final class OutboxScript {
                 COMMENT ON FUNCTION {{capture}}() IS {{capture_comment}};
                 """)
                 .with("capture", names.captureFunction().quoted())
-                .with("settings", PINNED_SETTINGS)
+                .with("settings", RENDERING_SETTINGS)
                 .with("outbox", names.outbox().quoted())
                 .with("version", VERSION_EXPRESSION)
                 .with("insert_rows", rowsCapture("I", "inserted", shape.columns()))
                 .with("notify", notifyStatement())
                 .with("key_join", shape.key().stream()
-                        .map(k -> SqlTemplate.of("(n.{{column}})::text = (o.{{column}})::text")
+                        .map(k -> SqlTemplate.of("(n.{{column}})::pg_catalog.text OPERATOR(pg_catalog.=) (o.{{column}})::pg_catalog.text")
                                 .with("column", k.quotedName()).render())
                         .collect(Collectors.joining(" AND ")))
                 .with("new_key_null", keyIsNull("n"))
                 .with("old_key_null", keyIsNull("o"))
                 .with("changed_names", changedNames(shape.nonKeyColumns(), 32))
-                .with("old_key_columns", projection(shape.key(), "o", 49))
-                .with("new_columns", projection(shape.columns(), "n", 49))
-                .with("new_columns_u", projection(shape.columns(), "n", 40))
+                .with("old_key_columns", projection(shape.key(), "o", 40))
+                .with("new_columns", projection(shape.columns(), "n", 40))
                 .with("delete_rows", rowsCapture("D", "deleted", shape.key()))
                 .with("truncate", truncateBranch())
                 .with("capture_comment", PgName.literal("Tidemark: captures changes of " + names.table()
@@ -427,8 +444,8 @@ public final class OutboxScript {
     private String rowsCapture(String operation, String source, List<OutboxColumn> columns) {
         return SqlTemplate.of("""
                         INSERT INTO {{outbox}} (version, xact_id, operation, change)
-                        SELECT v.version, v.xact_id, '{{operation}}', row_to_json(c)
-                          FROM (SELECT pg_current_xact_id() AS xact_id,
+                        SELECT v.version, v.xact_id, '{{operation}}', pg_catalog.row_to_json(c)
+                          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
                                        {{version}} AS version) AS v,
                                {{source}} AS r,
                                LATERAL (SELECT '{{operation}}' AS "$operation",
@@ -751,7 +768,7 @@ public final class OutboxScript {
         if (channel == null) {
             return "NULL; -- notifications are off";
         }
-        return SqlTemplate.of("PERFORM pg_notify({{channel}}, {{payload}});")
+        return SqlTemplate.of("PERFORM pg_catalog.pg_notify({{channel}}, {{payload}});")
                 .with("channel", PgName.literal(channel)).with("payload", notifyPayload()).render();
     }
 
@@ -768,22 +785,25 @@ public final class OutboxScript {
 
     /**
      * {@code $changed}: the payload keys of the non-key columns whose text form changed, in payload order
-     * (one {@code CASE} per column; an update reaching this code changed at least one of them).
+     * (one {@code CASE} per column; an update reaching this code changed at least one of them). Equal or both NULL
+     * is spelled out with a qualified {@code =}: {@code IS DISTINCT FROM} would resolve its {@code =} through the
+     * caller's search_path and has no qualified form.
      */
     private static String changedNames(List<OutboxColumn> columns, int indent) {
         if (columns.isEmpty()) {
-            return "'{}'::text[]";
+            return "'{}'::pg_catalog.text[]";
         }
         String pad = " ".repeat(indent);
         String cases = columns.stream()
                 .map(c -> SqlTemplate.of("""
-                                {{pad}}    CASE WHEN (o.{{column}})::text IS DISTINCT FROM (n.{{column}})::text
-                                {{pad}}         THEN {{key}} END""")
+                                {{pad}}    CASE WHEN COALESCE((o.{{column}})::pg_catalog.text OPERATOR(pg_catalog.=) (n.{{column}})::pg_catalog.text,
+                                {{pad}}                  (o.{{column}})::pg_catalog.text IS NULL AND (n.{{column}})::pg_catalog.text IS NULL)
+                                {{pad}}         THEN NULL ELSE {{key}} END""")
                         .with("pad", pad).with("column", c.quotedName()).with("key", PgName.literal(c.payloadKey()))
                         .render())
                 .collect(Collectors.joining(",\n"));
         return SqlTemplate.of("""
-                array_remove(ARRAY[
+                pg_catalog.array_remove(ARRAY[
                 {{cases}}
                 {{pad}}], NULL)""").with("cases", cases).with("pad", pad).render();
     }
