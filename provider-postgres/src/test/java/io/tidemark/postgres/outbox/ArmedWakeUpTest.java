@@ -178,6 +178,7 @@ class ArmedWakeUpTest {
             throws Exception {
         OutboxTables t = OutboxTables.create(database, "armed_gap", "id int PRIMARY KEY, name text");
         List<Change> delivered = new CopyOnWriteArrayList<>();
+        List<Outcome> outcomes = new CopyOnWriteArrayList<>();
         CountDownLatch seeded = new CountDownLatch(1);
         try (SyncEngine engine = SyncEngine.builder()
                 .name("gap")
@@ -188,6 +189,7 @@ class ArmedWakeUpTest {
                 .listener(new SyncListener() {
                     @Override
                     public void onReport(ObjectReport report) {
+                        outcomes.add(report.outcome());
                         if (report.outcome() == Outcome.SEEDED) {
                             seeded.countDown();
                         }
@@ -208,8 +210,9 @@ class ArmedWakeUpTest {
                 writer.execute("INSERT INTO public." + t.table + " VALUES (2, 'read the flag clear')");
                 notifications(0); // drop the first write's notification
                 readsWait.commit();
-                // The reader reads (the writer is open), and sets the flag before it waits.
-                awaitArmed(t);
+                // The reader reads the first write (the writer is open), sets the flag, and reads again: nothing.
+                awaitNothingNewAfterADelivery(outcomes);
+                assertThat(armed(t)).isTrue();
                 writer.commit();
             }
             long deadline = System.nanoTime() + PATIENCE.toNanos();
@@ -256,6 +259,22 @@ class ArmedWakeUpTest {
         long from = scalar("SELECT trimmed_through FROM notifying.items_outbox_state");
         assertThat(OutboxTables.call(database.dataSource(), "notifying.items_changes", "{\"fromVersion\":" + from + "}")
                 .get("Data").size()).as("the change captured before the upgrade is kept").isEqualTo(3);
+    }
+
+    /** Waits until a cycle found nothing new after one delivered. */
+    private static void awaitNothingNewAfterADelivery(List<Outcome> outcomes) throws InterruptedException {
+        long deadline = System.nanoTime() + PATIENCE.toNanos();
+        while (true) {
+            List<Outcome> now = List.copyOf(outcomes);
+            int delivered = now.lastIndexOf(Outcome.DELIVERED);
+            if (delivered >= 0 && now.subList(delivered, now.size()).contains(Outcome.NO_CHANGES)) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("no cycle found nothing new after a delivery: " + now);
+            }
+            Thread.sleep(1);
+        }
     }
 
     private void awaitArmed(OutboxTables t) throws Exception {

@@ -295,7 +295,7 @@ class ChangeFunctionTest {
     }
 
     @Test
-    void every_generated_function_pins_its_search_path_and_only_the_capture_is_security_definer() {
+    void every_generated_function_pins_its_search_path_and_only_the_capture_and_arm_are_security_definer() {
         OutboxTables t = items();
 
         List<String> functions = new ArrayList<>();
@@ -303,10 +303,12 @@ class ChangeFunctionTest {
                 + " FROM pg_proc p WHERE p.pronamespace = 'public'::regnamespace AND p.proname LIKE '" + t.table + "%'"
                 + " ORDER BY 1", rs -> functions.add(rs.getString(1)));
 
-        assertThat(functions).hasSize(4).allSatisfy(f -> assertThat(f).contains("search_path=pg_catalog, pg_temp"));
+        assertThat(functions).hasSize(5).allSatisfy(f -> assertThat(f).contains("search_path=pg_catalog, pg_temp"));
         assertThat(functions.get(0)).startsWith(t.table + "_changes false");
-        assertThat(functions.get(1)).startsWith(t.table + "_outbox_capture true");
-        assertThat(functions.get(2)).startsWith(t.table + "_outbox_request false");
-        assertThat(functions.get(3)).startsWith(t.table + "_outbox_trim false");
+        // Readers arm the wake-up flag without any privilege on it.
+        assertThat(functions.get(1)).startsWith(t.table + "_outbox_arm true");
+        assertThat(functions.get(2)).startsWith(t.table + "_outbox_capture true");
+        assertThat(functions.get(3)).startsWith(t.table + "_outbox_request false");
+        assertThat(functions.get(4)).startsWith(t.table + "_outbox_trim false");
     }
 }
