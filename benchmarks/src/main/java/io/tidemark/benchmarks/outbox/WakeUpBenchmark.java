@@ -80,9 +80,13 @@ public final class WakeUpBenchmark {
                     Map.Entry<String, PostgresOutbox> e = order.get((round + i) % order.size());
                     try (SyncEngine engine = readers ? engine(pool, e.getKey(), e.getValue(),
                             !e.getKey().equals("off"), batch -> { }) : null) {
+                        long flagWritesBefore = flagWrites(ds, e.getKey());
                         double rate = write(ds, e.getKey(), clients, Duration.ofSeconds(seconds), ids);
                         rates.get(e.getKey()).add(rate);
-                        System.out.printf(Locale.ROOT, "round %d  %-6s %9.0f commits/s%n", round + 1, e.getKey(), rate);
+                        System.out.printf(Locale.ROOT, "round %d  %-6s %9.0f commits/s%s%n", round + 1, e.getKey(), rate,
+                                e.getKey().equals("armed") ? String.format(Locale.ROOT, "   (flag set or cleared %d"
+                                        + " times: half of them a notifying commit)",
+                                        flagWrites(ds, e.getKey()) - flagWritesBefore) : "");
                     }
                 }
             }
@@ -97,6 +101,13 @@ public final class WakeUpBenchmark {
             }
             latency(pool, ds, outboxes.get("armed"), ids);
         }
+    }
+
+    /** Updates of the table's wake-up flag so far (the statistics lag by up to a second; -1 without a flag). */
+    private static long flagWrites(DataSource ds, String table) throws Exception {
+        Thread.sleep(1_000);
+        return BenchDb.scalar(ds, "SELECT COALESCE((SELECT n_tup_upd FROM pg_stat_user_tables WHERE relname = '"
+                + table + "_outbox_wakeup'), -1)");
     }
 
     /** The capture of the version before armed wake-ups: every capturing statement notifies. */
