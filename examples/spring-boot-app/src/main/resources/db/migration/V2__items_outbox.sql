@@ -122,7 +122,7 @@ CREATE TABLE IF NOT EXISTS "public"."items_outbox_state" (
 -- NOTIFY takes a database-wide lock while a notifying transaction commits, so writers that all
 -- notified would commit one at a time. Instead the capture notifies only while a reader waits:
 --   * a reader sets the flag, public.items_outbox_wakeup.armed, through public.items_outbox_arm()
---     when a read found nothing new, before it waits;
+--     when a read left nothing below its horizon unread, before it waits;
 --   * the first capturing writer at READ COMMITTED that finds it set takes a transaction-level
 --     advisory lock without waiting, clears it and notifies on commit. A writer that finds the lock
 --     taken does nothing: the holder notifies when it commits, or, if it rolls back, its clearing

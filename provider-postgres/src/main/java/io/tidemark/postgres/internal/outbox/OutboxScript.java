@@ -819,7 +819,7 @@ public final class OutboxScript {
                 -- NOTIFY takes a database-wide lock while a notifying transaction commits, so writers that all
                 -- notified would commit one at a time. Instead the capture notifies only while a reader waits:
                 --   * a reader sets the flag, {{wakeup_text}}.armed, through {{arm_text}}()
-                --     when a read found nothing new, before it waits;
+                --     when a read left nothing below its horizon unread, before it waits;
                 --   * the first capturing writer at READ COMMITTED that finds it set takes a transaction-level
                 --     advisory lock without waiting, clears it and notifies on commit. A writer that finds the lock
                 --     taken does nothing: the holder notifies when it commits, or, if it rolls back, its clearing
