@@ -241,7 +241,7 @@ class ArmedWakeUpTest {
                 .payloadKey("description", "Description").payloadKey("attrs", "Attributes").build();
 
         assertThat(items.differences(database.dataSource())).extracting(OutboxDifference::option)
-                .containsExactly("generated SQL");
+                .containsExactly("generated SQL", "table notifying.items_outbox_wakeup");
         assertThatThrownBy(() -> items.install(database.dataSource()))
                 .hasMessageContaining("generated SQL")
                 .hasMessageContaining("PostgresOutbox.upgrade(dataSource)")
@@ -259,6 +259,20 @@ class ArmedWakeUpTest {
         long from = scalar("SELECT trimmed_through FROM notifying.items_outbox_state");
         assertThat(OutboxTables.call(database.dataSource(), "notifying.items_changes", "{\"fromVersion\":" + from + "}")
                 .get("Data").size()).as("the change captured before the upgrade is kept").isEqualTo(3);
+    }
+
+    @Test
+    void a_dropped_flag_is_a_difference_and_upgrade_creates_it_again() {
+        OutboxTables t = OutboxTables.create(database, "armed_drop", "id int PRIMARY KEY, name text");
+        t.execute("DROP TABLE public." + t.table + "_outbox_wakeup");
+
+        assertThat(t.outbox.differences(database.dataSource())).extracting(OutboxDifference::toString)
+                .containsExactly("table public." + t.table + "_outbox_wakeup: installed missing, requested present"
+                        + " (the capture reads it to decide whether to notify)");
+        t.outbox.upgrade(database.dataSource());
+        assertThat(t.outbox.differences(database.dataSource())).isEmpty();
+        t.execute("INSERT INTO $T VALUES (1, 'a')");
+        assertThat(t.capturedText()).hasSize(1);
     }
 
     /** Waits until a cycle found nothing new after one delivered. */

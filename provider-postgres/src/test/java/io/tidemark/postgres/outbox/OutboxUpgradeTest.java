@@ -263,7 +263,7 @@ class OutboxUpgradeTest {
         String before = CatalogSnapshot.of(database, "sales");
 
         assertThat(items.differences(database.dataSource())).extracting(OutboxDifference::option).containsExactly(
-                "function \"sales\".\"items_outbox_capture\"()", "function \"sales\".\"items_changes\"(json)",
+                "table sales.items_outbox_wakeup", "function \"sales\".\"items_outbox_capture\"()", "function \"sales\".\"items_changes\"(json)",
                 "function \"sales\".\"items_outbox_arm\"()");
         assertThatThrownBy(() -> items.install(database.dataSource()))
                 .hasMessageContaining("carries no record of its options")
