@@ -55,6 +55,8 @@ public final class ArmedWakeUps implements AutoCloseable {
      * its commit. Reads that return nothing cost little at this rate.
      */
     static final Duration LONGEST = Duration.ofMillis(100);
+    /** The longest wait before a read that tries again to arm after arming failed (a lasting cause, say). */
+    static final Duration LONGEST_AFTER_FAILURE = Duration.ofSeconds(10);
 
     private static final String SNAPSHOT_XMAX = "SELECT pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())"
             + "::text::bigint";
@@ -72,7 +74,8 @@ public final class ArmedWakeUps implements AutoCloseable {
         long confirmAt;
         boolean confirmed;
         int confirmingReads;
-        boolean failed;
+        /** Arm calls that failed in a row. */
+        int armFailures;
     }
 
     /**
@@ -101,8 +104,10 @@ public final class ArmedWakeUps implements AutoCloseable {
 
     /**
      * After a read of {@code object} that returned {@code response}, on the connection the read used (its
-     * transaction ended): sets the flag, or schedules the next read, as the class comment says. Never throws: a
-     * failure to arm is logged once per object, and the object then relies on its poll interval.
+     * transaction ended): sets the flag, or schedules the next read, as the class comment says. Never throws: when
+     * arming fails (the database went away between the read and the arm call, say), the flag stays "not known to be
+     * set" and the object is read again soon (10 ms, doubling up to 10 s), which tries again; the first failure in a
+     * row is logged at WARN.
      */
     public void afterRead(Connection connection, TrackedObject object, byte[] response) {
         ObjectState state = states.get(object.name());
@@ -114,7 +119,7 @@ public final class ArmedWakeUps implements AutoCloseable {
             return;
         }
         synchronized (state) {
-            if (state.failed || !read.get().reachedHorizon()) {
+            if (!read.get().reachedHorizon()) {
                 return;
             }
             boolean set = state.armedAt >= 0 && state.armedAt == state.notifications.get();
@@ -144,11 +149,17 @@ public final class ArmedWakeUps implements AutoCloseable {
         try {
             state.confirmAt = arm(connection, PgName.parse(armFunction, "arm function"));
         } catch (SQLException | TidemarkException e) {
-            state.failed = true;
-            LOG.warn("[{}] Could not arm the wake-up of {} ({}); changes of this object are seen at its poll"
-                    + " interval", object.name(), object.procedure(), e.toString());
+            if (state.armFailures == 0) {
+                LOG.warn("[{}] Could not arm the wake-up of {} ({}); trying again at the next reads", object.name(),
+                        object.procedure(), e.toString());
+            } else {
+                LOG.debug("[{}] Arming failed again ({} in a row): {}", object.name(), state.armFailures + 1,
+                        e.toString());
+            }
+            later(object.name(), failureDelay(state.armFailures++));
             return;
         }
+        state.armFailures = 0;
         state.armedAt = notifications;
         state.confirmed = false;
         state.confirmingReads = 0;
@@ -185,6 +196,12 @@ public final class ArmedWakeUps implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /** 10, 20, 40, ... ms, at most {@link #LONGEST_AFTER_FAILURE}. */
+    static Duration failureDelay(int armFailures) {
+        long millis = 10L << Math.min(armFailures, 20);
+        return Duration.ofMillis(Math.min(millis, LONGEST_AFTER_FAILURE.toMillis()));
     }
 
     /** 1, 2, 4, ... ms, at most {@link #LONGEST}. */

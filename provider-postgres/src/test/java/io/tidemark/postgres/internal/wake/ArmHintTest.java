@@ -46,4 +46,12 @@ class ArmHintTest {
         assertThat(ArmedWakeUps.delay(7)).isEqualTo(Duration.ofMillis(100));
         assertThat(ArmedWakeUps.delay(1_000)).isEqualTo(Duration.ofMillis(100));
     }
+
+    @Test
+    void after_a_failed_arm_the_object_is_read_again_after_ten_milliseconds_doubling_up_to_ten_seconds() {
+        assertThat(ArmedWakeUps.failureDelay(0)).isEqualTo(Duration.ofMillis(10));
+        assertThat(ArmedWakeUps.failureDelay(2)).isEqualTo(Duration.ofMillis(40));
+        assertThat(ArmedWakeUps.failureDelay(10)).isEqualTo(Duration.ofSeconds(10));
+        assertThat(ArmedWakeUps.failureDelay(1_000)).isEqualTo(Duration.ofSeconds(10));
+    }
 }
