@@ -117,6 +117,12 @@ CREATE TABLE IF NOT EXISTS "public"."order_lines_outbox_state" (
     trimmed_through  bigint   NOT NULL
 );
 
+-- 2b. Wake-up ------------------------------------------------------------------------------------------
+-- Notifications are off: readers find changes at their poll interval. Nothing of an earlier
+-- install's wake-up flag stays.
+DROP FUNCTION IF EXISTS "public"."order_lines_outbox_arm"();
+DROP TABLE IF EXISTS "public"."order_lines_outbox_wakeup";
+
 -- 3. Capture ------------------------------------------------------------------------------------------
 -- Runs once per writing statement, so every write pays for it. No SET search_path (a SET clause
 -- saves and restores its setting on every call): every function, operator, type and cast below is
@@ -281,7 +287,7 @@ ON CONFLICT (singleton) DO NOTHING;
 -- 5. The change function --------------------------------------------------------------------------------
 -- Request:  {"fromVersion": N, "mode": "sync" | "seed", "maxRows": M}
 -- Response: {"Metadata": {"Sync": {"Version", "Type", "ReasonCode"},
---                         "Outbox": {"Horizon", "HeldBack"}},
+--                         "Outbox": {"Horizon", "HeldBack", "Arm" (wake-ups on)}},
 --            "Data": [changes]}
 -- In two parts: a PL/pgSQL function checks the request and decides what the answer holds, and the
 -- change function itself, one SQL statement, builds the answer. Being one statement, everything it
@@ -461,4 +467,4 @@ COMMENT ON FUNCTION "public"."order_lines_outbox_trim"(bigint, integer) IS 'Tide
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "public"."order_lines_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.\"Order Lines\"","outboxTable":"public.order_lines_outbox","changeFunction":"public.order_lines_changes","key":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"}],"columns":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"},{"column":"sku","payloadKey":"sku"},{"column":"qty","payloadKey":"qty"}],"truncate":"RECORD_DELETES","notifyChannel":null,"scriptHash":"65120bceeb5a7ea985156bd938eb4e1187be4230ddc4549007d146c27f8e4e65"}';
+COMMENT ON TABLE "public"."order_lines_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.\"Order Lines\"","outboxTable":"public.order_lines_outbox","changeFunction":"public.order_lines_changes","key":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"}],"columns":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"},{"column":"sku","payloadKey":"sku"},{"column":"qty","payloadKey":"qty"}],"truncate":"RECORD_DELETES","notifyChannel":null,"scriptHash":"f8e2d1719ab1497b9826e5064323d46e49cdd0deaff71562511065921d36e783"}';

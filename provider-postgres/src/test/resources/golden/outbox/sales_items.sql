@@ -13,7 +13,7 @@
 --   key:       item_code as ItemCode
 --   captured:  item_code as ItemCode, description as Description, attrs as Attributes
 --   truncate:  refused with an error (TruncatePolicy.REFUSE)
---   wake-up:   pg_notify('tidemark', 'sales.items_changes') once per statement that changes rows
+--   wake-up:   pg_notify('tidemark', 'sales.items_changes') once a reader waits for it (section 2b)
 --
 -- Why no change can be skipped
 --   A change's version is max(the writing transaction's xid8, the newest transaction that had
@@ -117,6 +117,45 @@ CREATE TABLE IF NOT EXISTS "sales"."items_outbox_state" (
     trimmed_through  bigint   NOT NULL
 );
 
+-- 2b. Wake-up ------------------------------------------------------------------------------------------
+-- NOTIFY takes a database-wide lock while a notifying transaction commits, so writers that all
+-- notified would commit one at a time. Instead the capture notifies only while a reader waits:
+--   * a reader sets the flag, sales.items_outbox_wakeup.armed, through sales.items_outbox_arm()
+--     when a read left nothing below its horizon unread, before it waits;
+--   * the first capturing writer at READ COMMITTED that finds it set takes a transaction-level
+--     advisory lock without waiting, clears it and notifies on commit. A writer that finds the lock
+--     taken does nothing: the holder notifies when it commits, or, if it rolls back, its clearing
+--     rolls back too and the next capturing writer notifies. Every other write reads the one-row
+--     flag and goes on;
+--   * writers at REPEATABLE READ or SERIALIZABLE notify every time (their snapshot may hold a
+--     stale flag).
+-- The gap: a writer that read the flag before the reader set it does not notify, and may commit
+-- after the reader's read. So after arming, the reader reads the snapshot's xmax X (every
+-- transaction that read the flag before it was set has an id below X) and keeps reading at a short,
+-- growing interval until a read's horizon (pg_snapshot_xmin) reaches X: every such writer has then
+-- ended and been read. Only then does it wait for a notification alone; its poll interval stays the
+-- safety net. A rolled-back writer that held the lock while another captured is the one case left
+-- to the next capturing write or the poll interval.
+CREATE TABLE IF NOT EXISTS "sales"."items_outbox_wakeup" (
+    singleton  boolean  PRIMARY KEY DEFAULT true CHECK (singleton),
+    armed      boolean  NOT NULL
+);
+COMMENT ON TABLE "sales"."items_outbox_wakeup" IS 'Tidemark: whether a reader of sales.items_outbox waits for a notification; set by sales.items_outbox_arm(), cleared by the capture that notifies.';
+INSERT INTO "sales"."items_outbox_wakeup" (singleton, armed) VALUES (true, true)
+ON CONFLICT (singleton) DO NOTHING;
+
+-- Arms the flag. Readers call it (PostgresProvider does) with no privilege on the flag. It never waits
+-- for a writer: a writer locks the row only to clear a set flag, and a set flag is left as it is.
+CREATE OR REPLACE FUNCTION "sales"."items_outbox_arm"()
+RETURNS void
+LANGUAGE sql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $arm$
+UPDATE "sales"."items_outbox_wakeup" AS w SET armed = true WHERE NOT w.armed;
+$arm$;
+COMMENT ON FUNCTION "sales"."items_outbox_arm"() IS 'Tidemark: a reader of sales.items_outbox waits for a notification; the next capturing writer notifies.';
+
 -- 3. Capture ------------------------------------------------------------------------------------------
 -- Runs once per writing statement, so every write pays for it. No SET search_path (a SET clause
 -- saves and restores its setting on every call): every function, operator, type and cast below is
@@ -148,7 +187,16 @@ BEGIN
                                r."description" AS "Description",
                                r."attrs" AS "Attributes") AS c;
         IF FOUND THEN
-            PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
+            -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
+            IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+                PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
+            ELSIF EXISTS (SELECT FROM "sales"."items_outbox_wakeup" AS w WHERE w.armed) THEN
+                -- A writer that cannot take the lock leaves the notification to the one holding it.
+                IF pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('tidemark wake-up sales.items_outbox', 0)) THEN
+                    UPDATE "sales"."items_outbox_wakeup" AS w SET armed = false WHERE w.armed;
+                    PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
+                END IF;
+            END IF;
         END IF;
 
     ELSIF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
@@ -195,7 +243,16 @@ BEGIN
          WHERE k.operation OPERATOR(pg_catalog.<>) 'U'
             OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0;
         IF FOUND THEN
-            PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
+            -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
+            IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+                PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
+            ELSIF EXISTS (SELECT FROM "sales"."items_outbox_wakeup" AS w WHERE w.armed) THEN
+                -- A writer that cannot take the lock leaves the notification to the one holding it.
+                IF pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('tidemark wake-up sales.items_outbox', 0)) THEN
+                    UPDATE "sales"."items_outbox_wakeup" AS w SET armed = false WHERE w.armed;
+                    PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
+                END IF;
+            END IF;
         END IF;
 
     ELSIF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
@@ -209,7 +266,16 @@ BEGIN
                                v.version AS "$version",
                                r."item_code" AS "ItemCode") AS c;
         IF FOUND THEN
-            PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
+            -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
+            IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+                PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
+            ELSIF EXISTS (SELECT FROM "sales"."items_outbox_wakeup" AS w WHERE w.armed) THEN
+                -- A writer that cannot take the lock leaves the notification to the one holding it.
+                IF pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('tidemark wake-up sales.items_outbox', 0)) THEN
+                    UPDATE "sales"."items_outbox_wakeup" AS w SET armed = false WHERE w.armed;
+                    PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
+                END IF;
+            END IF;
         END IF;
 
     ELSIF TG_OP OPERATOR(pg_catalog.=) 'TRUNCATE' THEN
@@ -266,7 +332,7 @@ ON CONFLICT (singleton) DO NOTHING;
 -- 5. The change function --------------------------------------------------------------------------------
 -- Request:  {"fromVersion": N, "mode": "sync" | "seed", "maxRows": M}
 -- Response: {"Metadata": {"Sync": {"Version", "Type", "ReasonCode"},
---                         "Outbox": {"Horizon", "HeldBack"}},
+--                         "Outbox": {"Horizon", "HeldBack", "Arm" (wake-ups on)}},
 --            "Data": [changes]}
 -- In two parts: a PL/pgSQL function checks the request and decides what the answer holds, and the
 -- change function itself, one SQL statement, builds the answer. Being one statement, everything it
@@ -390,7 +456,9 @@ SELECT json_build_object(
                -- (max reads the end of the index; EXISTS may be planned as a heap scan.)
                'Outbox', json_build_object('Horizon', (SELECT r.horizon FROM r), 'HeldBack',
                    COALESCE((SELECT max(h.version) FROM "sales"."items_outbox" AS h) >= (SELECT r.horizon FROM r),
-                            false))),
+                            false),
+                   -- Wake-up: the function a reader calls before it waits (section 2b).
+                   'Arm', 'sales.items_outbox_arm')),
            'Data', COALESCE(json_agg(o.change ORDER BY o.version, o.id), '[]'::json))
   FROM "sales"."items_outbox" AS o
  WHERE (SELECT r.kind FROM r) = 'diff'
@@ -445,4 +513,4 @@ COMMENT ON FUNCTION "sales"."items_outbox_trim"(bigint, integer) IS 'Tidemark: d
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "sales"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items","outboxTable":"sales.items_outbox","changeFunction":"sales.items_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"7683b5c29ef909bcb102cc2b4bacd0437d734905e92cb14810068d0df0eb4338"}';
+COMMENT ON TABLE "sales"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items","outboxTable":"sales.items_outbox","changeFunction":"sales.items_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"da4af9dd62f22ba38cb33f0b3bc428ffb2d8a07805b4c2e6b119999f44abcc86"}';

@@ -14,7 +14,7 @@
 --   key:       item_code
 --   captured:  item_code, description
 --   truncate:  refused with an error (TruncatePolicy.REFUSE)
---   wake-up:   pg_notify('tidemark', 'public.items_changes') once per statement that changes rows
+--   wake-up:   pg_notify('tidemark', 'public.items_changes') once a reader waits for it (section 2b)
 --
 -- Why no change can be skipped
 --   A change's version is max(the writing transaction's xid8, the newest transaction that had
@@ -118,6 +118,45 @@ CREATE TABLE IF NOT EXISTS "public"."items_outbox_state" (
     trimmed_through  bigint   NOT NULL
 );
 
+-- 2b. Wake-up ------------------------------------------------------------------------------------------
+-- NOTIFY takes a database-wide lock while a notifying transaction commits, so writers that all
+-- notified would commit one at a time. Instead the capture notifies only while a reader waits:
+--   * a reader sets the flag, public.items_outbox_wakeup.armed, through public.items_outbox_arm()
+--     when a read left nothing below its horizon unread, before it waits;
+--   * the first capturing writer at READ COMMITTED that finds it set takes a transaction-level
+--     advisory lock without waiting, clears it and notifies on commit. A writer that finds the lock
+--     taken does nothing: the holder notifies when it commits, or, if it rolls back, its clearing
+--     rolls back too and the next capturing writer notifies. Every other write reads the one-row
+--     flag and goes on;
+--   * writers at REPEATABLE READ or SERIALIZABLE notify every time (their snapshot may hold a
+--     stale flag).
+-- The gap: a writer that read the flag before the reader set it does not notify, and may commit
+-- after the reader's read. So after arming, the reader reads the snapshot's xmax X (every
+-- transaction that read the flag before it was set has an id below X) and keeps reading at a short,
+-- growing interval until a read's horizon (pg_snapshot_xmin) reaches X: every such writer has then
+-- ended and been read. Only then does it wait for a notification alone; its poll interval stays the
+-- safety net. A rolled-back writer that held the lock while another captured is the one case left
+-- to the next capturing write or the poll interval.
+CREATE TABLE IF NOT EXISTS "public"."items_outbox_wakeup" (
+    singleton  boolean  PRIMARY KEY DEFAULT true CHECK (singleton),
+    armed      boolean  NOT NULL
+);
+COMMENT ON TABLE "public"."items_outbox_wakeup" IS 'Tidemark: whether a reader of public.items_outbox waits for a notification; set by public.items_outbox_arm(), cleared by the capture that notifies.';
+INSERT INTO "public"."items_outbox_wakeup" (singleton, armed) VALUES (true, true)
+ON CONFLICT (singleton) DO NOTHING;
+
+-- Arms the flag. Readers call it (PostgresProvider does) with no privilege on the flag. It never waits
+-- for a writer: a writer locks the row only to clear a set flag, and a set flag is left as it is.
+CREATE OR REPLACE FUNCTION "public"."items_outbox_arm"()
+RETURNS void
+LANGUAGE sql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $arm$
+UPDATE "public"."items_outbox_wakeup" AS w SET armed = true WHERE NOT w.armed;
+$arm$;
+COMMENT ON FUNCTION "public"."items_outbox_arm"() IS 'Tidemark: a reader of public.items_outbox waits for a notification; the next capturing writer notifies.';
+
 -- 3. Capture ------------------------------------------------------------------------------------------
 -- Runs once per writing statement, so every write pays for it. No SET search_path (a SET clause
 -- saves and restores its setting on every call): every function, operator, type and cast below is
@@ -148,7 +187,16 @@ BEGIN
                                r."item_code" AS "item_code",
                                r."description" AS "description") AS c;
         IF FOUND THEN
-            PERFORM pg_catalog.pg_notify('tidemark', 'public.items_changes');
+            -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
+            IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+                PERFORM pg_catalog.pg_notify('tidemark', 'public.items_changes');
+            ELSIF EXISTS (SELECT FROM "public"."items_outbox_wakeup" AS w WHERE w.armed) THEN
+                -- A writer that cannot take the lock leaves the notification to the one holding it.
+                IF pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('tidemark wake-up public.items_outbox', 0)) THEN
+                    UPDATE "public"."items_outbox_wakeup" AS w SET armed = false WHERE w.armed;
+                    PERFORM pg_catalog.pg_notify('tidemark', 'public.items_changes');
+                END IF;
+            END IF;
         END IF;
 
     ELSIF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
@@ -190,7 +238,16 @@ BEGIN
          WHERE k.operation OPERATOR(pg_catalog.<>) 'U'
             OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0;
         IF FOUND THEN
-            PERFORM pg_catalog.pg_notify('tidemark', 'public.items_changes');
+            -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
+            IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+                PERFORM pg_catalog.pg_notify('tidemark', 'public.items_changes');
+            ELSIF EXISTS (SELECT FROM "public"."items_outbox_wakeup" AS w WHERE w.armed) THEN
+                -- A writer that cannot take the lock leaves the notification to the one holding it.
+                IF pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('tidemark wake-up public.items_outbox', 0)) THEN
+                    UPDATE "public"."items_outbox_wakeup" AS w SET armed = false WHERE w.armed;
+                    PERFORM pg_catalog.pg_notify('tidemark', 'public.items_changes');
+                END IF;
+            END IF;
         END IF;
 
     ELSIF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
@@ -204,7 +261,16 @@ BEGIN
                                v.version AS "$version",
                                r."item_code" AS "item_code") AS c;
         IF FOUND THEN
-            PERFORM pg_catalog.pg_notify('tidemark', 'public.items_changes');
+            -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
+            IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+                PERFORM pg_catalog.pg_notify('tidemark', 'public.items_changes');
+            ELSIF EXISTS (SELECT FROM "public"."items_outbox_wakeup" AS w WHERE w.armed) THEN
+                -- A writer that cannot take the lock leaves the notification to the one holding it.
+                IF pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('tidemark wake-up public.items_outbox', 0)) THEN
+                    UPDATE "public"."items_outbox_wakeup" AS w SET armed = false WHERE w.armed;
+                    PERFORM pg_catalog.pg_notify('tidemark', 'public.items_changes');
+                END IF;
+            END IF;
         END IF;
 
     ELSIF TG_OP OPERATOR(pg_catalog.=) 'TRUNCATE' THEN
@@ -260,7 +326,7 @@ ON CONFLICT (singleton) DO NOTHING;
 -- 5. The change function --------------------------------------------------------------------------------
 -- Request:  {"fromVersion": N, "mode": "sync" | "seed", "maxRows": M}
 -- Response: {"Metadata": {"Sync": {"Version", "Type", "ReasonCode"},
---                         "Outbox": {"Horizon", "HeldBack"}},
+--                         "Outbox": {"Horizon", "HeldBack", "Arm" (wake-ups on)}},
 --            "Data": [changes]}
 -- In two parts: a PL/pgSQL function checks the request and decides what the answer holds, and the
 -- change function itself, one SQL statement, builds the answer. Being one statement, everything it
@@ -383,7 +449,9 @@ SELECT json_build_object(
                -- (max reads the end of the index; EXISTS may be planned as a heap scan.)
                'Outbox', json_build_object('Horizon', (SELECT r.horizon FROM r), 'HeldBack',
                    COALESCE((SELECT max(h.version) FROM "public"."items_outbox" AS h) >= (SELECT r.horizon FROM r),
-                            false))),
+                            false),
+                   -- Wake-up: the function a reader calls before it waits (section 2b).
+                   'Arm', 'public.items_outbox_arm')),
            'Data', COALESCE(json_agg(o.change ORDER BY o.version, o.id), '[]'::json))
   FROM "public"."items_outbox" AS o
  WHERE (SELECT r.kind FROM r) = 'diff'
@@ -438,4 +506,4 @@ COMMENT ON FUNCTION "public"."items_outbox_trim"(bigint, integer) IS 'Tidemark: 
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "public"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.items","outboxTable":"public.items_outbox","changeFunction":"public.items_changes","key":[{"column":"item_code","payloadKey":"item_code"}],"columns":[{"column":"item_code","payloadKey":"item_code"},{"column":"description","payloadKey":"description"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"cf63e5e6ce15efe676d9e26f14c11c2b3228d1d531ce6be807f2b14c116a55e8"}';
+COMMENT ON TABLE "public"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.items","outboxTable":"public.items_outbox","changeFunction":"public.items_changes","key":[{"column":"item_code","payloadKey":"item_code"}],"columns":[{"column":"item_code","payloadKey":"item_code"},{"column":"description","payloadKey":"description"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"786193f257a9994a269f19fbfd592c1d68f7c30da02b4638c8699a2b1e2206fd"}';

@@ -343,7 +343,11 @@ public final class PostgresOutbox {
             return this;
         }
 
-        /** Whether the capture notifies at all; default true. Without it, readers see changes at their poll interval. */
+        /**
+         * Whether the capture notifies at all; default true: it notifies while a reader waits (the first capturing
+         * writer after a reader armed the outbox's wake-up flag; see the README, Wake-up). Without it there is no flag
+         * and no notification, and readers see changes at their poll interval.
+         */
         public Builder notifications(boolean enabled) {
             this.notifications = enabled;
             return this;

@@ -6,6 +6,7 @@ import io.tidemark.postgres.internal.horizon.HorizonHolder;
 import io.tidemark.postgres.internal.horizon.HorizonWatch;
 import io.tidemark.postgres.internal.horizon.ResponseHints;
 import io.tidemark.postgres.internal.listen.NotificationListener;
+import io.tidemark.postgres.internal.wake.ArmedWakeUps;
 import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.Diagnostic;
 import io.tidemark.sync.ErrorCode;
@@ -56,7 +57,10 @@ import java.util.function.Consumer;
  *
  * <p><b>Wake-up.</b> While an engine runs, the provider LISTENs on one dedicated connection (channel
  * {@value PostgresOutbox#DEFAULT_CHANNEL} unless configured) and polls an object as soon as a notification names its
- * function, as {@link PostgresOutbox}'s capture does on commit; the poll interval stays the safety net. The
+ * function, as {@link PostgresOutbox}'s capture does on commit; the poll interval stays the safety net. An outbox
+ * notifies only while a reader waits: after a read that found nothing new, the provider arms its wake-up flag
+ * before the engine waits, and reads again at a short interval until every writer that may have missed the flag
+ * has ended (see provider-postgres/README.md, Wake-up). The
  * connection is held for as long as the engine runs (count it in a pool's size); {@code listen(false)} turns this
  * off.
  *
@@ -83,6 +87,8 @@ public final class PostgresProvider implements ChangeProvider {
     private final Map<String, String> callSql = new ConcurrentHashMap<>();
     /** The notification connections of running engines, told to reconnect at once when a probe gets through. */
     private final Set<NotificationListener> listeners = ConcurrentHashMap.newKeySet();
+    /** The armed wake-ups of running engines: each read may arm its outbox's flag before the engine waits. */
+    private final Set<ArmedWakeUps> wakeUps = ConcurrentHashMap.newKeySet();
 
     private PostgresProvider(Builder builder) {
         this.dataSource = builder.dataSource;
@@ -158,6 +164,7 @@ public final class PostgresProvider implements ChangeProvider {
                     connection.commit();
                 }
                 horizon.observe(object.name(), ResponseHints.read(response), clock.instant());
+                wakeUps.forEach(w -> w.afterRead(connection, object, response));
                 return ResponsePayload.ofUtf8(response == null ? new byte[0] : response);
             } catch (SQLException | RuntimeException e) {
                 if (ownTransaction) {
@@ -251,12 +258,16 @@ public final class PostgresProvider implements ChangeProvider {
         if (!listen || objects.isEmpty()) {
             return () -> { };
         }
+        ArmedWakeUps armed = new ArmedWakeUps(objects, wakeUp);
+        wakeUps.add(armed);
         NotificationListener listener = NotificationListener.start(dataSource, channel, LISTEN_HEALTH_CHECK, objects,
-                wakeUp);
+                armed::notified);
         listeners.add(listener);
         return () -> {
             listeners.remove(listener);
+            wakeUps.remove(armed);
             listener.close();
+            armed.close();
         };
     }
 

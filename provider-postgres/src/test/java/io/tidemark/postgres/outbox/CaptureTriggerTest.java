@@ -333,6 +333,8 @@ class CaptureTriggerTest {
                 s.execute("DELETE FROM public." + t.table + " WHERE item_code < 'K-2'");
                 c.commit();
                 c.setAutoCommit(true);
+                // The first notification cleared the wake-up flag: a reader sets it again before it waits.
+                s.execute("SELECT public." + t.table + "_outbox_arm()");
                 s.execute("UPDATE public." + t.table + " SET qty = 2 WHERE item_code = 'K-2'");
             }
 

@@ -295,7 +295,7 @@ class ChangeFunctionTest {
     }
 
     @Test
-    void every_generated_function_but_the_capture_pins_its_search_path_and_only_the_capture_is_security_definer() {
+    void every_generated_function_but_the_capture_pins_its_search_path_and_only_the_capture_and_arm_are_security_definer() {
         OutboxTables t = items();
 
         List<String> functions = new ArrayList<>();
@@ -304,9 +304,11 @@ class ChangeFunctionTest {
                 + " ORDER BY 1", rs -> functions.add(rs.getString(1)));
 
         // The capture function qualifies every name instead (HostileSearchPathTest); it pins the rendering only.
+        // Readers arm the wake-up flag without any privilege on it, hence the arm function's SECURITY DEFINER.
         String rendering = "TimeZone=UTC;extra_float_digits=1;bytea_output=hex;IntervalStyle=iso_8601";
         assertThat(functions).containsExactly(
                 t.table + "_changes false search_path=pg_catalog, pg_temp;" + rendering,
+                t.table + "_outbox_arm true search_path=pg_catalog, pg_temp",
                 t.table + "_outbox_capture true " + rendering,
                 t.table + "_outbox_request false search_path=pg_catalog, pg_temp",
                 t.table + "_outbox_trim false search_path=pg_catalog, pg_temp");

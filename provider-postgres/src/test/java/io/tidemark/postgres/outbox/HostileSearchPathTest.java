@@ -47,6 +47,12 @@ class HostileSearchPathTest {
                 AS $$ SELECT CASE WHEN evil.log('cardinality') THEN 0 END $$;
             CREATE FUNCTION evil.pg_notify(pg_catalog.text, pg_catalog.text) RETURNS void LANGUAGE plpgsql
                 AS $$ BEGIN PERFORM evil.log('pg_notify'); END $$;
+            CREATE FUNCTION evil.current_setting(pg_catalog.text) RETURNS pg_catalog.text LANGUAGE sql
+                AS $$ SELECT CASE WHEN evil.log('current_setting') THEN 'read committed' END $$;
+            CREATE FUNCTION evil.pg_try_advisory_xact_lock(pg_catalog.int8) RETURNS boolean LANGUAGE sql
+                AS $$ SELECT evil.log('pg_try_advisory_xact_lock') $$;
+            CREATE FUNCTION evil.hashtextextended(pg_catalog.text, pg_catalog.int8) RETURNS pg_catalog.int8 LANGUAGE sql
+                AS $$ SELECT CASE WHEN evil.log('hashtextextended') THEN 1::pg_catalog.int8 END $$;
             """;
 
     /** The type pairs whose operators the capture function uses. */
@@ -80,11 +86,15 @@ class HostileSearchPathTest {
             s.execute("SET search_path = evil, pg_catalog, public");
             writeEverything(s, hostile.table);
         }
+        // The installed flag was set: the first write took the wake-up path (isolation check, lock, clear, notify).
+        assertThat(rows("SELECT armed::text FROM public." + hostile.table + "_outbox_wakeup")).containsExactly("false");
+        database.execute("SELECT public." + hostile.table + "_outbox_arm()");
         try (Connection c = app.getConnection(); Statement s = c.createStatement()) {
             s.execute(hostileTempObjects());
             s.execute("SET search_path = pg_temp, pg_catalog, public");
             writeEverything(s, hostile.table);
         }
+        assertThat(rows("SELECT armed::text FROM public." + hostile.table + "_outbox_wakeup")).containsExactly("false");
         try (Connection c = database.dataSource().getConnection(); Statement s = c.createStatement()) {
             writeEverything(s, twin.table);
             writeEverything(s, twin.table);
@@ -102,11 +112,13 @@ class HostileSearchPathTest {
             s.execute("SELECT row_to_json(r), pg_current_xact_id(), pg_current_snapshot(),"
                     + " pg_snapshot_xmax('1:1:'::pg_catalog.pg_snapshot), array_remove(ARRAY[1], 2), cardinality(ARRAY[1]),"
                     + " 1 > 0, 'a'::text, 'a'::pg_catalog.text = 'b', 'a'::pg_catalog.text <> 'b', 2::int8 - 1,"
-                    + " pg_notify('c', 'p') FROM (SELECT 1 AS x) AS r");
+                    + " pg_notify('c', 'p'), current_setting('transaction_isolation'),"
+                    + " pg_try_advisory_xact_lock(1::pg_catalog.int8), hashtextextended('k', 0::pg_catalog.int8)"
+                    + " FROM (SELECT 1 AS x) AS r");
         }
         assertThat(rows("SELECT DISTINCT what FROM evil.calls")).containsExactlyInAnyOrder("row_to_json",
                 "pg_current_xact_id", "pg_current_snapshot", "pg_snapshot_xmax", "array_remove", "cardinality",
-                "pg_notify", "= text text", "<> text text", "> int4 int4", "- int8 int4", "domain text");
+                "pg_notify", "current_setting", "pg_try_advisory_xact_lock", "hashtextextended", "= text text", "<> text text", "> int4 int4", "- int8 int4", "domain text");
     }
 
     /**

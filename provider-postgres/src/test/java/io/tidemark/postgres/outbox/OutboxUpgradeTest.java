@@ -251,8 +251,14 @@ class OutboxUpgradeTest {
         }
     }
 
+    /**
+     * An outbox installed before installs were recorded is adopted only when its objects are exactly what the
+     * configuration generates (a_record_overwritten_by_hand... shows adoption). One of that version notifies on
+     * every write, which armed wake-ups replaced: with the same options it is refused, naming upgrade, and upgrade
+     * migrates it keeping its changes.
+     */
     @Test
-    void an_outbox_installed_before_installs_were_recorded_is_adopted_when_it_is_what_the_configuration_generates()
+    void an_outbox_installed_before_installs_were_recorded_with_the_same_options_is_refused_then_upgraded()
             throws IOException {
         database.execute("CREATE SCHEMA sales; CREATE TABLE sales.items (item_code text PRIMARY KEY,"
                 + " description text, attrs json, price numeric)");
@@ -260,16 +266,24 @@ class OutboxUpgradeTest {
         database.execute("INSERT INTO sales.items VALUES ('A-1', 'Widget', '{}', 1)");
         PostgresOutbox items = legacyConfiguration("sales").build();
         assertThat(comment("sales.items_outbox_state")).isEqualTo("What sales.items_outbox no longer holds (Tidemark).");
-        String functionsBefore = objects("sales");
+        String before = CatalogSnapshot.of(database, "sales");
 
-        assertThat(items.differences(database.dataSource())).isEmpty();
-        items.install(database.dataSource());
+        assertThat(items.differences(database.dataSource())).extracting(OutboxDifference::option).containsExactly(
+                "table sales.items_outbox_wakeup", "function \"sales\".\"items_outbox_capture\"()", "function \"sales\".\"items_changes\"(json)",
+                "function \"sales\".\"items_outbox_arm\"()");
+        assertThatThrownBy(() -> items.install(database.dataSource()))
+                .hasMessageContaining("carries no record of its options")
+                .hasMessageContaining("PostgresOutbox.upgrade(dataSource)")
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+        assertThat(CatalogSnapshot.of(database, "sales")).isEqualTo(before);
+
+        items.upgrade(database.dataSource());
 
         assertThat(comment("sales.items_outbox_state")).startsWith("{\"tidemark\":\"outbox\",\"format\":1,");
-        assertThat(objects("sales")).as("adopting writes only the record").isEqualTo(functionsBefore);
-        String adopted = CatalogSnapshot.of(database, "sales");
+        assertThat(items.differences(database.dataSource())).isEmpty();
+        String upgraded = CatalogSnapshot.of(database, "sales");
         items.install(database.dataSource());
-        assertThat(CatalogSnapshot.of(database, "sales")).isEqualTo(adopted);
+        assertThat(CatalogSnapshot.of(database, "sales")).isEqualTo(upgraded);
         assertThat(countChanges("sales")).isEqualTo(1);
     }
 

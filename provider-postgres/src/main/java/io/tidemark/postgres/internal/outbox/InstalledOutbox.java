@@ -106,6 +106,7 @@ final class InstalledOutbox {
     private final boolean outboxExists;
     private final boolean isOutbox;
     private final boolean stateExists;
+    private final boolean wakeUpExists;
     private final Optional<OutboxRecord.Parsed> record;
     private final Map<String, Optional<Function>> functions;
     private final List<Trigger> triggers;
@@ -117,6 +118,7 @@ final class InstalledOutbox {
         this.outboxExists = Jdbc.queryBoolean(c, RELATION, names.outbox().quoted());
         this.isOutbox = outboxExists && Jdbc.queryBoolean(c, IS_OUTBOX, names.outbox().quoted());
         this.stateExists = Jdbc.queryBoolean(c, RELATION, names.state().quoted());
+        this.wakeUpExists = Jdbc.queryBoolean(c, RELATION, names.wakeUp().quoted());
         this.record = stateExists ? OutboxRecord.parse(text(c, COMMENT, names.state().quoted())) : Optional.empty();
         this.functions = new LinkedHashMap<>();
         for (String signature : requested.functionBodies().keySet()) {
@@ -145,6 +147,11 @@ final class InstalledOutbox {
 
     boolean stateExists() {
         return stateExists;
+    }
+
+    /** Whether the wake-up flag's table exists. */
+    boolean wakeUpExists() {
+        return wakeUpExists;
     }
 
     /** The state table's comment read as a record; empty when it is not one (an install of an earlier version). */

@@ -52,6 +52,8 @@ public final class OutboxInstaller {
                 DROP FUNCTION IF EXISTS {{request_function}}(json);
                 DROP FUNCTION IF EXISTS {{trim_function}}(bigint, integer);
                 DROP FUNCTION IF EXISTS {{capture_function}}();
+                DROP FUNCTION IF EXISTS {{arm_function}}();
+                DROP TABLE IF EXISTS {{wakeup}};
                 DROP VIEW IF EXISTS {{guard_view}};
                 DROP TABLE IF EXISTS {{state}};
                 DROP TABLE IF EXISTS {{outbox}};
@@ -62,6 +64,8 @@ public final class OutboxInstaller {
                 .with("request_function", names.requestFunction().quoted())
                 .with("trim_function", names.trimFunction().quoted())
                 .with("capture_function", names.captureFunction().quoted())
+                .with("arm_function", names.armFunction().quoted())
+                .with("wakeup", names.wakeUp().quoted())
                 .with("guard_view", names.guardView().quoted())
                 .with("state", names.state().quoted())
                 .with("outbox", names.outbox().quoted())

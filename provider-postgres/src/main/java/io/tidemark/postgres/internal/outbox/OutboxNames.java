@@ -12,7 +12,8 @@ import io.tidemark.sync.internal.sql.PgName;
  *
  * <p>Defaults for {@code public.items}: outbox {@code public.items_outbox}, and, named after the outbox,
  * {@code items_outbox_state}, {@code items_outbox_capture()}, {@code items_outbox_request(json)},
- * {@code items_outbox_trim()}, the view {@code items_outbox_columns}, the triggers
+ * {@code items_outbox_trim()}, the wake-up flag {@code items_outbox_wakeup} and {@code items_outbox_arm()}, the view
+ * {@code items_outbox_columns}, the triggers
  * {@code items_outbox_insert|update|delete|truncate} and the primary key
  * {@code items_outbox_pkey}; the change function {@code public.items_changes(json)}.
  */
@@ -31,6 +32,8 @@ public final class OutboxNames {
     private final PgName guardView;
     private final String deleteTrigger;
     private final String truncateTrigger;
+    private final PgName wakeUp;
+    private final PgName armFunction;
 
     private OutboxNames(PgName table, PgName outbox, PgName changeFunction) {
         this.table = table;
@@ -48,6 +51,8 @@ public final class OutboxNames {
         this.guardView = derived(schema, base, "_columns");
         this.deleteTrigger = derivedPart(base, "_delete");
         this.truncateTrigger = derivedPart(base, "_truncate");
+        this.wakeUp = derived(schema, base, "_wakeup");
+        this.armFunction = derived(schema, base, "_arm");
     }
 
     /**
@@ -141,5 +146,15 @@ public final class OutboxNames {
 
     public String truncateTrigger() {
         return truncateTrigger;
+    }
+
+    /** The one-row flag that says whether a reader waits for a notification (wake-ups on only). */
+    public PgName wakeUp() {
+        return wakeUp;
+    }
+
+    /** Sets the wake-up flag: a reader calls it when a read found nothing new, before it waits. */
+    public PgName armFunction() {
+        return armFunction;
     }
 }

@@ -277,6 +277,11 @@ final class OutboxPlan {
                 differences.add(new OutboxDifference("table " + names.state(), "missing",
                         "present (it says which changes the outbox no longer holds)"));
             }
+            if (requested.notifyChannel() != null && !installed.wakeUpExists()) {
+                // Every capturing write reads it: without it, writes fail.
+                differences.add(new OutboxDifference("table " + names.wakeUp(), "missing",
+                        "present (the capture reads it to decide whether to notify)"));
+            }
             if (compareBodies) {
                 functions();
             }

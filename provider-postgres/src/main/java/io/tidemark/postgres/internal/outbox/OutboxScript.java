@@ -97,6 +97,9 @@ public final class OutboxScript {
         bodies.put(names.requestFunction().quoted() + "(json)", body(ddl, "request"));
         bodies.put(changeFunctionSignature(names), body(ddl, "changes"));
         bodies.put(names.trimFunction().quoted() + "(bigint, integer)", body(ddl, "trim"));
+        if (channel != null) {
+            bodies.put(armSignature(names), body(ddl, "arm"));
+        }
         return bodies;
     }
 
@@ -114,6 +117,9 @@ public final class OutboxScript {
         attributes.put(names.requestFunction().quoted() + "(json)", attributes(ddl, "request"));
         attributes.put(changeFunctionSignature(names), attributes(ddl, "changes"));
         attributes.put(names.trimFunction().quoted() + "(bigint, integer)", attributes(ddl, "trim"));
+        if (channel != null) {
+            attributes.put(armSignature(names), attributes(ddl, "arm"));
+        }
         return attributes;
     }
 
@@ -135,6 +141,11 @@ public final class OutboxScript {
             }
         }
         return attributes;
+    }
+
+    /** The arm function's signature, as {@link #functionBodies} keys it. */
+    static String armSignature(OutboxNames names) {
+        return names.armFunction().quoted() + "()";
     }
 
     /** The change function's signature, as {@link #functionBodies} keys it. */
@@ -168,7 +179,7 @@ public final class OutboxScript {
     }
 
     private String ddl() {
-        return String.join("\n", header(), preflight(), outboxTables(), captureFunction(), triggers(),
+        return String.join("\n", header(), preflight(), outboxTables(), wakeUpSection(), captureFunction(), triggers(),
                 historyStart(), changeFunction(), trimFunction());
     }
 
@@ -230,7 +241,7 @@ public final class OutboxScript {
                         ? "refused with an error (TruncatePolicy.REFUSE)"
                         : "recorded as a delete of every row (TruncatePolicy.RECORD_DELETES)")
                 .with("wakeup", channel == null ? "none (the poll interval only)"
-                        : comment(SqlTemplate.of("pg_notify({{channel}}, {{payload}}) once per statement that changes rows")
+                        : comment(SqlTemplate.of("pg_notify({{channel}}, {{payload}}) once a reader waits for it (section 2b)")
                                 .with("channel", PgName.literal(channel)).with("payload", notifyPayload()).render()))
                 .render();
     }
@@ -563,7 +574,7 @@ public final class OutboxScript {
                 -- 5. The change function --------------------------------------------------------------------------------
                 -- Request:  {"fromVersion": N, "mode": "sync" | "seed", "maxRows": M}
                 -- Response: {"Metadata": {"Sync": {"Version", "Type", "ReasonCode"},
-                --                         "Outbox": {"Horizon", "HeldBack"}},
+                --                         "Outbox": {"Horizon", "HeldBack", "Arm" (wake-ups on)}},
                 --            "Data": [changes]}
                 -- In two parts: a PL/pgSQL function checks the request and decides what the answer holds, and the
                 -- change function itself, one SQL statement, builds the answer. Being one statement, everything it
@@ -681,7 +692,7 @@ public final class OutboxScript {
                                -- (max reads the end of the index; EXISTS may be planned as a heap scan.)
                                'Outbox', json_build_object('Horizon', (SELECT r.horizon FROM r), 'HeldBack',
                                    COALESCE((SELECT max(h.version) FROM {{outbox}} AS h) >= (SELECT r.horizon FROM r),
-                                            false))),
+                                            false){{arm_hint}})),
                            'Data', COALESCE(json_agg(o.change ORDER BY o.version, o.id), '[]'::json))
                   FROM {{outbox}} AS o
                  WHERE (SELECT r.kind FROM r) = 'diff'
@@ -702,6 +713,10 @@ public final class OutboxScript {
                         .collect(Collectors.joining(", ")))
                 .with("full_columns", projection(shape.columns(), "t", 23))
                 .with("outbox", names.outbox().quoted())
+                .with("arm_hint", channel == null ? "" : SqlTemplate.of(",\n"
+                        + "                   -- Wake-up: the function a reader calls before it waits (section 2b).\n"
+                        + "                   'Arm', {{arm}}")
+                        .with("arm", PgName.literal(FunctionNames.text(names.armFunction()))).render())
                 .with("function_comment", PgName.literal("Tidemark change function of " + names.table()
                         + ", reading " + names.outbox() + "."))
                 .render();
@@ -764,12 +779,108 @@ public final class OutboxScript {
         return PgName.literal(FunctionNames.text(names.changeFunction()));
     }
 
+    /**
+     * The wake-up of a capturing statement, at the indentation of the capture's {@code IF FOUND} branches (see
+     * {@link #wakeUpSection}): a notification only while a reader waits for one, and only from the writer that
+     * disarms the flag, so that writers do not queue on NOTIFY's commit-time lock. Writers at REPEATABLE READ or
+     * SERIALIZABLE would read a stale flag (and locking it could fail them with a serialization error): they
+     * notify every time, as every writer did before.
+     */
     private String notifyStatement() {
         if (channel == null) {
             return "NULL; -- notifications are off";
         }
-        return SqlTemplate.of("PERFORM pg_catalog.pg_notify({{channel}}, {{payload}});")
-                .with("channel", PgName.literal(channel)).with("payload", notifyPayload()).render();
+        return SqlTemplate.of("""
+                -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
+                            IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+                                {{notify}}
+                            ELSIF EXISTS (SELECT FROM {{wakeup}} AS w WHERE w.armed) THEN
+                                -- A writer that cannot take the lock leaves the notification to the one holding it.
+                                IF pg_catalog.pg_try_advisory_xact_lock({{lock_key}}) THEN
+                                    UPDATE {{wakeup}} AS w SET armed = false WHERE w.armed;
+                                    {{notify}}
+                                END IF;
+                            END IF;""")
+                .with("notify", SqlTemplate.of("PERFORM pg_catalog.pg_notify({{channel}}, {{payload}});")
+                        .with("channel", PgName.literal(channel)).with("payload", notifyPayload()).render())
+                .with("wakeup", names.wakeUp().quoted())
+                .with("lock_key", disarmLockKey())
+                .render();
+    }
+
+    /** The advisory lock the writer that disarms the flag holds until it ends. */
+    private String disarmLockKey() {
+        return SqlTemplate.of("pg_catalog.hashtextextended({{key}}, 0)")
+                .with("key", PgName.literal("tidemark wake-up " + names.outbox())).render();
+    }
+
+    /**
+     * Section 2b: the wake-up flag and the function that arms it, or, with notifications off, nothing (an earlier
+     * install's flag is dropped, so that {@code notifications(false)} leaves no object the capture no longer uses).
+     */
+    private String wakeUpSection() {
+        if (channel == null) {
+            return SqlTemplate.of("""
+                    -- 2b. Wake-up ------------------------------------------------------------------------------------------
+                    -- Notifications are off: readers find changes at their poll interval. Nothing of an earlier
+                    -- install's wake-up flag stays.
+                    DROP FUNCTION IF EXISTS {{arm}}();
+                    DROP TABLE IF EXISTS {{wakeup}};
+                    """)
+                    .with("arm", names.armFunction().quoted())
+                    .with("wakeup", names.wakeUp().quoted())
+                    .render();
+        }
+        return SqlTemplate.of("""
+                -- 2b. Wake-up ------------------------------------------------------------------------------------------
+                -- NOTIFY takes a database-wide lock while a notifying transaction commits, so writers that all
+                -- notified would commit one at a time. Instead the capture notifies only while a reader waits:
+                --   * a reader sets the flag, {{wakeup_text}}.armed, through {{arm_text}}()
+                --     when a read left nothing below its horizon unread, before it waits;
+                --   * the first capturing writer at READ COMMITTED that finds it set takes a transaction-level
+                --     advisory lock without waiting, clears it and notifies on commit. A writer that finds the lock
+                --     taken does nothing: the holder notifies when it commits, or, if it rolls back, its clearing
+                --     rolls back too and the next capturing writer notifies. Every other write reads the one-row
+                --     flag and goes on;
+                --   * writers at REPEATABLE READ or SERIALIZABLE notify every time (their snapshot may hold a
+                --     stale flag).
+                -- The gap: a writer that read the flag before the reader set it does not notify, and may commit
+                -- after the reader's read. So after arming, the reader reads the snapshot's xmax X (every
+                -- transaction that read the flag before it was set has an id below X) and keeps reading at a short,
+                -- growing interval until a read's horizon (pg_snapshot_xmin) reaches X: every such writer has then
+                -- ended and been read. Only then does it wait for a notification alone; its poll interval stays the
+                -- safety net. A rolled-back writer that held the lock while another captured is the one case left
+                -- to the next capturing write or the poll interval.
+                CREATE TABLE IF NOT EXISTS {{wakeup}} (
+                    singleton  boolean  PRIMARY KEY DEFAULT true CHECK (singleton),
+                    armed      boolean  NOT NULL
+                );
+                COMMENT ON TABLE {{wakeup}} IS {{wakeup_comment}};
+                INSERT INTO {{wakeup}} (singleton, armed) VALUES (true, true)
+                ON CONFLICT (singleton) DO NOTHING;
+
+                -- Arms the flag. Readers call it (PostgresProvider does) with no privilege on the flag. It never waits
+                -- for a writer: a writer locks the row only to clear a set flag, and a set flag is left as it is.
+                CREATE OR REPLACE FUNCTION {{arm}}()
+                RETURNS void
+                LANGUAGE sql
+                SECURITY DEFINER
+                SET search_path = pg_catalog, pg_temp
+                AS $arm$
+                UPDATE {{wakeup}} AS w SET armed = true WHERE NOT w.armed;
+                $arm$;
+                COMMENT ON FUNCTION {{arm}}() IS {{arm_comment}};
+                """)
+                .with("wakeup_text", comment(names.wakeUp().toString()))
+                .with("arm_text", comment(names.armFunction().toString()))
+                .with("wakeup", names.wakeUp().quoted())
+                .with("wakeup_comment", PgName.literal("Tidemark: whether a reader of " + names.outbox()
+                        + " waits for a notification; set by " + names.armFunction() + "(), cleared by the"
+                        + " capture that notifies."))
+                .with("arm", names.armFunction().quoted())
+                .with("arm_comment", PgName.literal("Tidemark: a reader of " + names.outbox() + " waits for a"
+                        + " notification; the next capturing writer notifies."))
+                .render();
     }
 
     /**

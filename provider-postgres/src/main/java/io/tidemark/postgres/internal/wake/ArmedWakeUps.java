@@ -1,0 +1,225 @@
+package io.tidemark.postgres.internal.wake;
+
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * The reader's half of a generated outbox's armed wake-ups, for the objects of one subscription (the capture's half
+ * and why it is safe: section 2b of the outbox script and provider-postgres/README.md, Wake-up).
+ *
+ * <p>The capture notifies only while the outbox's wake-up flag is set, and the writer that notifies clears it. So
+ * after each read of an object whose response names an arm function ({@link ArmHint}) and that returned every change
+ * below its horizon (a page cut short by {@code maxRows} is followed by the next one anyway):
+ * <ul>
+ *   <li>unless the flag is known to be set, it is set ({@code <outbox>_arm()}), then the xmax X of a snapshot taken
+ *       after that commit is read: a writer that read the flag before it was set has an id below X;</li>
+ *   <li>the object is then read again, at once and then at a short, growing interval, until a read's horizon
+ *       reaches X: every writer that may not have notified has ended and been read. From then on it waits for a
+ *       notification (or its poll interval).</li>
+ * </ul>
+ * The flag is "known to be set" from the arming until a notification naming the object arrives (every writer that
+ * clears it notifies, and every listener receives that), counted from before the arm call, so that one clearing
+ * the flag while it is being set is never missed. The listener's (re)connect counts as a notification.
+ */
+public final class ArmedWakeUps implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ArmedWakeUps.class);
+    private static final AtomicInteger THREADS = new AtomicInteger();
+
+    /** The first wait before a confirming read that found the horizon below X; doubled up to {@link #LONGEST}. */
+    static final Duration SHORTEST = Duration.ofMillis(1);
+    /**
+     * The longest wait between confirming reads. The horizon stays below X only while a transaction that was
+     * running when the flag was set runs on; a writer among them that did not notify is read within this long of
+     * its commit. Reads that return nothing cost little at this rate.
+     */
+    static final Duration LONGEST = Duration.ofMillis(100);
+    /** The longest wait before a read that tries again to arm after arming failed (a lasting cause, say). */
+    static final Duration LONGEST_AFTER_FAILURE = Duration.ofSeconds(10);
+
+    private static final String SNAPSHOT_XMAX = "SELECT pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())"
+            + "::text::bigint";
+
+    private final Consumer<String> wakeUp;
+    private final Map<String, ObjectState> states = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService timer;
+
+    private static final class ObjectState {
+        /** Notifications naming the object; bumped by the listener thread. */
+        final AtomicLong notifications = new AtomicLong();
+        // Guarded by "this".
+        /** {@link #notifications} when the flag was last set, or -1: the flag is set while the two are equal. */
+        long armedAt = -1;
+        long confirmAt;
+        boolean confirmed;
+        int confirmingReads;
+        /** Arm calls that failed in a row. */
+        int armFailures;
+    }
+
+    /**
+     * @param objects the subscription's objects
+     * @param wakeUp  the engine's wake-up: polls the named object at once, or right after the cycle it runs
+     */
+    public ArmedWakeUps(Collection<TrackedObject> objects, Consumer<String> wakeUp) {
+        this.wakeUp = wakeUp;
+        objects.forEach(o -> states.put(o.name(), new ObjectState()));
+        int n = THREADS.incrementAndGet();
+        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "tidemark-wake-confirm-" + n);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /** A notification named the object (or the listener connected): the flag may have been cleared since. */
+    public void notified(String objectName) {
+        ObjectState state = states.get(objectName);
+        if (state != null) {
+            state.notifications.incrementAndGet();
+        }
+        wakeUp.accept(objectName);
+    }
+
+    /**
+     * After a read of {@code object} that returned {@code response}, on the connection the read used (its
+     * transaction ended): sets the flag, or schedules the next read, as the class comment says. Never throws: when
+     * arming fails (the database went away between the read and the arm call, say), the flag stays "not known to be
+     * set" and the object is read again soon (10 ms, doubling up to 10 s), which tries again; the first failure in a
+     * row is logged at WARN.
+     */
+    public void afterRead(Connection connection, TrackedObject object, byte[] response) {
+        ObjectState state = states.get(object.name());
+        if (state == null) {
+            return;
+        }
+        Optional<ArmHint.Read> read = ArmHint.read(response);
+        if (read.isEmpty()) {
+            return;
+        }
+        synchronized (state) {
+            if (!read.get().reachedHorizon()) {
+                return;
+            }
+            boolean set = state.armedAt >= 0 && state.armedAt == state.notifications.get();
+            if (set) {
+                confirm(state, object.name(), read.get());
+            } else {
+                arm(state, connection, object, read.get().armFunction());
+            }
+        }
+    }
+
+    /** Caller holds the state's lock; the flag is set. */
+    private void confirm(ObjectState state, String objectName, ArmHint.Read read) {
+        if (state.confirmed) {
+            return;
+        }
+        if (read.horizon() >= state.confirmAt) {
+            state.confirmed = true; // every writer that may not have notified has ended and been read
+        } else {
+            later(objectName, delay(state.confirmingReads++));
+        }
+    }
+
+    /** Caller holds the state's lock; a read reached its horizon and the flag is not known to be set. */
+    private void arm(ObjectState state, Connection connection, TrackedObject object, String armFunction) {
+        long notifications = state.notifications.get();
+        try {
+            state.confirmAt = arm(connection, PgName.parse(armFunction, "arm function"));
+        } catch (SQLException | TidemarkException e) {
+            if (state.armFailures == 0) {
+                LOG.warn("[{}] Could not arm the wake-up of {} ({}); trying again at the next reads", object.name(),
+                        object.procedure(), e.toString());
+            } else {
+                LOG.debug("[{}] Arming failed again ({} in a row): {}", object.name(), state.armFailures + 1,
+                        e.toString());
+            }
+            later(object.name(), failureDelay(state.armFailures++));
+            return;
+        }
+        state.armFailures = 0;
+        state.armedAt = notifications;
+        state.confirmed = false;
+        state.confirmingReads = 0;
+        wakeUp.accept(object.name()); // the first confirming read
+    }
+
+    /**
+     * Sets the flag and ends that transaction, then returns the xmax of a snapshot taken after it: a writer that
+     * read the flag unset has an id below it.
+     */
+    private static long arm(Connection connection, PgName armFunction) throws SQLException {
+        boolean autoCommit = connection.getAutoCommit();
+        try (Statement s = connection.createStatement()) {
+            s.execute(SqlTemplate.of("SELECT {{arm}}()").with("arm", armFunction.quoted()).render());
+            if (!autoCommit) {
+                connection.commit();
+            }
+            long xmax;
+            try (ResultSet rs = s.executeQuery(SNAPSHOT_XMAX)) {
+                rs.next();
+                xmax = rs.getLong(1);
+            }
+            if (!autoCommit) {
+                connection.commit();
+            }
+            return xmax;
+        } catch (SQLException e) {
+            if (!autoCommit) {
+                try {
+                    connection.rollback();
+                } catch (SQLException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** 10, 20, 40, ... ms, at most {@link #LONGEST_AFTER_FAILURE}. */
+    static Duration failureDelay(int armFailures) {
+        long millis = 10L << Math.min(armFailures, 20);
+        return Duration.ofMillis(Math.min(millis, LONGEST_AFTER_FAILURE.toMillis()));
+    }
+
+    /** 1, 2, 4, ... ms, at most {@link #LONGEST}. */
+    static Duration delay(int confirmingReads) {
+        long millis = SHORTEST.toMillis() << Math.min(confirmingReads, 16);
+        return Duration.ofMillis(Math.min(millis, LONGEST.toMillis()));
+    }
+
+    private void later(String objectName, Duration delay) {
+        try {
+            timer.schedule(() -> wakeUp.accept(objectName), delay.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // Closed: the engine stops, nothing more to read.
+        }
+    }
+
+    @Override
+    public void close() {
+        timer.shutdownNow();
+    }
+}
