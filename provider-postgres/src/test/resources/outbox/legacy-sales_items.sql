@@ -118,29 +118,23 @@ CREATE TABLE IF NOT EXISTS "sales"."items_outbox_state" (
 COMMENT ON TABLE "sales"."items_outbox_state" IS 'What sales.items_outbox no longer holds (Tidemark).';
 
 -- 3. Capture ------------------------------------------------------------------------------------------
--- Runs once per writing statement, so every write pays for it. No SET search_path (a SET clause
--- saves and restores its setting on every call): every function, operator, type and cast below is
--- schema-qualified instead, so no search_path of the caller, not even one listing a schema ahead
--- of pg_catalog, changes what it runs; the transition tables (inserted, old_rows, ...) are found
--- before any table of those names. The four settings timestamptz, float, bytea and interval values
--- are rendered after stay pinned: this script does not know the columns' types, and the JSON a
--- destination receives must not depend on the writing session.
 CREATE OR REPLACE FUNCTION "sales"."items_outbox_capture"()
 RETURNS trigger
 LANGUAGE plpgsql
 SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
 SET "TimeZone" = 'UTC'
 SET extra_float_digits = 1
 SET bytea_output = 'hex'
 SET "IntervalStyle" = 'iso_8601'
 AS $capture$
 BEGIN
-    IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' THEN
+    IF TG_OP = 'INSERT' THEN
         -- Every inserted row, with one INSERT per statement.
         INSERT INTO "sales"."items_outbox" (version, xact_id, operation, change)
-        SELECT v.version, v.xact_id, 'I', pg_catalog.row_to_json(c)
-          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
-                       GREATEST(pg_catalog.pg_current_xact_id()::pg_catalog.text::bigint, pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::bigint OPERATOR(pg_catalog.-) 1) AS version) AS v,
+        SELECT v.version, v.xact_id, 'I', row_to_json(c)
+          FROM (SELECT pg_current_xact_id() AS xact_id,
+                       GREATEST(pg_current_xact_id()::text::bigint, pg_snapshot_xmax(pg_current_snapshot())::text::bigint - 1) AS version) AS v,
                inserted AS r,
                LATERAL (SELECT 'I' AS "$operation",
                                v.version AS "$version",
@@ -148,43 +142,39 @@ BEGIN
                                r."description" AS "Description",
                                r."attrs" AS "Attributes") AS c;
         IF FOUND THEN
-            PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
+            PERFORM pg_notify('tidemark', 'sales.items_changes');
         END IF;
 
-    ELSIF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
+    ELSIF TG_OP = 'UPDATE' THEN
         -- Old and new rows are paired by key (compared as text). A key that stays is an update when a
         -- captured column's text changed (never an error, whatever the type; an update that changes
         -- nothing is skipped); a key that goes is a delete, a key that appears an insert.
         INSERT INTO "sales"."items_outbox" (version, xact_id, operation, change)
         SELECT v.version, v.xact_id, k.operation, d.change
-          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
-                       GREATEST(pg_catalog.pg_current_xact_id()::pg_catalog.text::bigint, pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::bigint OPERATOR(pg_catalog.-) 1) AS version) AS v,
-               old_rows AS o FULL JOIN new_rows AS n ON (n."item_code")::pg_catalog.text OPERATOR(pg_catalog.=) (o."item_code")::pg_catalog.text,
+          FROM (SELECT pg_current_xact_id() AS xact_id,
+                       GREATEST(pg_current_xact_id()::text::bigint, pg_snapshot_xmax(pg_current_snapshot())::text::bigint - 1) AS version) AS v,
+               old_rows AS o FULL JOIN new_rows AS n ON (n."item_code")::text = (o."item_code")::text,
                LATERAL (SELECT CASE WHEN n."item_code" IS NULL THEN 'D'
                                     WHEN o."item_code" IS NULL THEN 'I'
                                     ELSE 'U' END AS operation) AS k,
-               LATERAL (SELECT pg_catalog.array_remove(ARRAY[
-                                    CASE WHEN COALESCE((o."description")::pg_catalog.text OPERATOR(pg_catalog.=) (n."description")::pg_catalog.text,
-                                                  (o."description")::pg_catalog.text IS NULL AND (n."description")::pg_catalog.text IS NULL)
-                                         THEN NULL ELSE 'Description' END,
-                                    CASE WHEN COALESCE((o."attrs")::pg_catalog.text OPERATOR(pg_catalog.=) (n."attrs")::pg_catalog.text,
-                                                  (o."attrs")::pg_catalog.text IS NULL AND (n."attrs")::pg_catalog.text IS NULL)
-                                         THEN NULL ELSE 'Attributes' END
+               LATERAL (SELECT array_remove(ARRAY[
+                                    CASE WHEN (o."description")::text IS DISTINCT FROM (n."description")::text
+                                         THEN 'Description' END,
+                                    CASE WHEN (o."attrs")::text IS DISTINCT FROM (n."attrs")::text
+                                         THEN 'Attributes' END
                                 ], NULL) AS changed) AS ch,
-               LATERAL (SELECT CASE
-                   WHEN k.operation OPERATOR(pg_catalog.=) 'D'
-                   THEN (SELECT pg_catalog.row_to_json(c)
-                           FROM (SELECT 'D' AS "$operation",
-                                        v.version AS "$version",
-                                        o."item_code" AS "ItemCode") AS c)
-                   WHEN k.operation OPERATOR(pg_catalog.=) 'I'
-                   THEN (SELECT pg_catalog.row_to_json(c)
-                           FROM (SELECT 'I' AS "$operation",
-                                        v.version AS "$version",
-                                        n."item_code" AS "ItemCode",
-                                        n."description" AS "Description",
-                                        n."attrs" AS "Attributes") AS c)
-                   ELSE (SELECT pg_catalog.row_to_json(c)
+               LATERAL (SELECT CASE k.operation
+                   WHEN 'D' THEN (SELECT row_to_json(c)
+                                    FROM (SELECT 'D' AS "$operation",
+                                                 v.version AS "$version",
+                                                 o."item_code" AS "ItemCode") AS c)
+                   WHEN 'I' THEN (SELECT row_to_json(c)
+                                    FROM (SELECT 'I' AS "$operation",
+                                                 v.version AS "$version",
+                                                 n."item_code" AS "ItemCode",
+                                                 n."description" AS "Description",
+                                                 n."attrs" AS "Attributes") AS c)
+                   ELSE (SELECT row_to_json(c)
                            FROM (SELECT 'U' AS "$operation",
                                         v.version AS "$version",
                                         ch.changed AS "$changed",
@@ -192,27 +182,26 @@ BEGIN
                                         n."description" AS "Description",
                                         n."attrs" AS "Attributes") AS c)
                    END AS change) AS d
-         WHERE k.operation OPERATOR(pg_catalog.<>) 'U'
-            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0;
+         WHERE k.operation <> 'U' OR cardinality(ch.changed) > 0;
         IF FOUND THEN
-            PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
+            PERFORM pg_notify('tidemark', 'sales.items_changes');
         END IF;
 
-    ELSIF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
+    ELSIF TG_OP = 'DELETE' THEN
         -- The key of every deleted row, with one INSERT per statement.
         INSERT INTO "sales"."items_outbox" (version, xact_id, operation, change)
-        SELECT v.version, v.xact_id, 'D', pg_catalog.row_to_json(c)
-          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
-                       GREATEST(pg_catalog.pg_current_xact_id()::pg_catalog.text::bigint, pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::bigint OPERATOR(pg_catalog.-) 1) AS version) AS v,
+        SELECT v.version, v.xact_id, 'D', row_to_json(c)
+          FROM (SELECT pg_current_xact_id() AS xact_id,
+                       GREATEST(pg_current_xact_id()::text::bigint, pg_snapshot_xmax(pg_current_snapshot())::text::bigint - 1) AS version) AS v,
                deleted AS r,
                LATERAL (SELECT 'D' AS "$operation",
                                v.version AS "$version",
                                r."item_code" AS "ItemCode") AS c;
         IF FOUND THEN
-            PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
+            PERFORM pg_notify('tidemark', 'sales.items_changes');
         END IF;
 
-    ELSIF TG_OP OPERATOR(pg_catalog.=) 'TRUNCATE' THEN
+    ELSIF TG_OP = 'TRUNCATE' THEN
         -- TruncatePolicy.REFUSE: a truncate fires no DELETE trigger; refuse it rather than lose it.
         RAISE EXCEPTION 'TRUNCATE of % is refused: it would bypass the capture into %', 'sales.items', 'sales.items_outbox'
             USING ERRCODE = 'feature_not_supported',

@@ -128,7 +128,7 @@ CREATE TABLE IF NOT EXISTS "sales"."items_outbox_state" (
 --     rolls back too and the next capturing writer notifies. Every other write reads the one-row
 --     flag and goes on;
 --   * writers at REPEATABLE READ or SERIALIZABLE notify every time (their snapshot may hold a
---     stale flag).
+--     stale flag); READ UNCOMMITTED is READ COMMITTED in PostgreSQL and is treated as such.
 -- The gap: a writer that read the flag before the reader set it does not notify, and may commit
 -- after the reader's read. So after arming, the reader reads the snapshot's xmax X (every
 -- transaction that read the flag before it was set has an id below X) and keeps reading at a short,
@@ -146,6 +146,7 @@ ON CONFLICT (singleton) DO NOTHING;
 
 -- Arms the flag. Readers call it (PostgresProvider does) with no privilege on the flag. It never waits
 -- for a writer: a writer locks the row only to clear a set flag, and a set flag is left as it is.
+-- A flag row deleted by hand (or lost in a data-only copy) is put back, else no writer would notify.
 CREATE OR REPLACE FUNCTION "sales"."items_outbox_arm"()
 RETURNS void
 LANGUAGE sql
@@ -153,6 +154,9 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $arm$
 UPDATE "sales"."items_outbox_wakeup" AS w SET armed = true WHERE NOT w.armed;
+INSERT INTO "sales"."items_outbox_wakeup" (singleton, armed)
+SELECT true, true WHERE NOT EXISTS (SELECT FROM "sales"."items_outbox_wakeup")
+ON CONFLICT (singleton) DO NOTHING;
 $arm$;
 COMMENT ON FUNCTION "sales"."items_outbox_arm"() IS 'Tidemark: a reader of sales.items_outbox waits for a notification; the next capturing writer notifies.';
 
@@ -188,7 +192,8 @@ BEGIN
                                r."attrs" AS "Attributes") AS c;
         IF FOUND THEN
             -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
-            IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+            IF pg_catalog.current_setting('transaction_isolation')
+                   OPERATOR(pg_catalog.=) ANY (ARRAY['repeatable read', 'serializable']) THEN
                 PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
             ELSIF EXISTS (SELECT FROM "sales"."items_outbox_wakeup" AS w WHERE w.armed) THEN
                 -- A writer that cannot take the lock leaves the notification to the one holding it.
@@ -244,7 +249,8 @@ BEGIN
             OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0;
         IF FOUND THEN
             -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
-            IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+            IF pg_catalog.current_setting('transaction_isolation')
+                   OPERATOR(pg_catalog.=) ANY (ARRAY['repeatable read', 'serializable']) THEN
                 PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
             ELSIF EXISTS (SELECT FROM "sales"."items_outbox_wakeup" AS w WHERE w.armed) THEN
                 -- A writer that cannot take the lock leaves the notification to the one holding it.
@@ -267,7 +273,8 @@ BEGIN
                                r."item_code" AS "ItemCode") AS c;
         IF FOUND THEN
             -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
-            IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+            IF pg_catalog.current_setting('transaction_isolation')
+                   OPERATOR(pg_catalog.=) ANY (ARRAY['repeatable read', 'serializable']) THEN
                 PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
             ELSIF EXISTS (SELECT FROM "sales"."items_outbox_wakeup" AS w WHERE w.armed) THEN
                 -- A writer that cannot take the lock leaves the notification to the one holding it.
@@ -513,4 +520,4 @@ COMMENT ON FUNCTION "sales"."items_outbox_trim"(bigint, integer) IS 'Tidemark: d
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "sales"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items","outboxTable":"sales.items_outbox","changeFunction":"sales.items_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"da4af9dd62f22ba38cb33f0b3bc428ffb2d8a07805b4c2e6b119999f44abcc86"}';
+COMMENT ON TABLE "sales"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items","outboxTable":"sales.items_outbox","changeFunction":"sales.items_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"bd36b591e69a027e2ed6c9ae50bdb2bc112bd96676b0eee2f62a2767e79d1523"}';

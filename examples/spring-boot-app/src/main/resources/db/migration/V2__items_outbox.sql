@@ -129,7 +129,7 @@ CREATE TABLE IF NOT EXISTS "public"."items_outbox_state" (
 --     rolls back too and the next capturing writer notifies. Every other write reads the one-row
 --     flag and goes on;
 --   * writers at REPEATABLE READ or SERIALIZABLE notify every time (their snapshot may hold a
---     stale flag).
+--     stale flag); READ UNCOMMITTED is READ COMMITTED in PostgreSQL and is treated as such.
 -- The gap: a writer that read the flag before the reader set it does not notify, and may commit
 -- after the reader's read. So after arming, the reader reads the snapshot's xmax X (every
 -- transaction that read the flag before it was set has an id below X) and keeps reading at a short,
@@ -147,6 +147,7 @@ ON CONFLICT (singleton) DO NOTHING;
 
 -- Arms the flag. Readers call it (PostgresProvider does) with no privilege on the flag. It never waits
 -- for a writer: a writer locks the row only to clear a set flag, and a set flag is left as it is.
+-- A flag row deleted by hand (or lost in a data-only copy) is put back, else no writer would notify.
 CREATE OR REPLACE FUNCTION "public"."items_outbox_arm"()
 RETURNS void
 LANGUAGE sql
@@ -154,6 +155,9 @@ SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $arm$
 UPDATE "public"."items_outbox_wakeup" AS w SET armed = true WHERE NOT w.armed;
+INSERT INTO "public"."items_outbox_wakeup" (singleton, armed)
+SELECT true, true WHERE NOT EXISTS (SELECT FROM "public"."items_outbox_wakeup")
+ON CONFLICT (singleton) DO NOTHING;
 $arm$;
 COMMENT ON FUNCTION "public"."items_outbox_arm"() IS 'Tidemark: a reader of public.items_outbox waits for a notification; the next capturing writer notifies.';
 
@@ -188,7 +192,8 @@ BEGIN
                                r."description" AS "description") AS c;
         IF FOUND THEN
             -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
-            IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+            IF pg_catalog.current_setting('transaction_isolation')
+                   OPERATOR(pg_catalog.=) ANY (ARRAY['repeatable read', 'serializable']) THEN
                 PERFORM pg_catalog.pg_notify('tidemark', 'public.items_changes');
             ELSIF EXISTS (SELECT FROM "public"."items_outbox_wakeup" AS w WHERE w.armed) THEN
                 -- A writer that cannot take the lock leaves the notification to the one holding it.
@@ -239,7 +244,8 @@ BEGIN
             OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0;
         IF FOUND THEN
             -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
-            IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+            IF pg_catalog.current_setting('transaction_isolation')
+                   OPERATOR(pg_catalog.=) ANY (ARRAY['repeatable read', 'serializable']) THEN
                 PERFORM pg_catalog.pg_notify('tidemark', 'public.items_changes');
             ELSIF EXISTS (SELECT FROM "public"."items_outbox_wakeup" AS w WHERE w.armed) THEN
                 -- A writer that cannot take the lock leaves the notification to the one holding it.
@@ -262,7 +268,8 @@ BEGIN
                                r."item_code" AS "item_code") AS c;
         IF FOUND THEN
             -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
-            IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+            IF pg_catalog.current_setting('transaction_isolation')
+                   OPERATOR(pg_catalog.=) ANY (ARRAY['repeatable read', 'serializable']) THEN
                 PERFORM pg_catalog.pg_notify('tidemark', 'public.items_changes');
             ELSIF EXISTS (SELECT FROM "public"."items_outbox_wakeup" AS w WHERE w.armed) THEN
                 -- A writer that cannot take the lock leaves the notification to the one holding it.
@@ -506,4 +513,4 @@ COMMENT ON FUNCTION "public"."items_outbox_trim"(bigint, integer) IS 'Tidemark: 
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "public"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.items","outboxTable":"public.items_outbox","changeFunction":"public.items_changes","key":[{"column":"item_code","payloadKey":"item_code"}],"columns":[{"column":"item_code","payloadKey":"item_code"},{"column":"description","payloadKey":"description"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"786193f257a9994a269f19fbfd592c1d68f7c30da02b4638c8699a2b1e2206fd"}';
+COMMENT ON TABLE "public"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.items","outboxTable":"public.items_outbox","changeFunction":"public.items_changes","key":[{"column":"item_code","payloadKey":"item_code"}],"columns":[{"column":"item_code","payloadKey":"item_code"},{"column":"description","payloadKey":"description"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"bff46d52023dcf78df2d7720b12a4308aba1275b192f537b6e7e80a5d2a0dab3"}';

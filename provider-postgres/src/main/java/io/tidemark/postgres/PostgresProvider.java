@@ -258,7 +258,7 @@ public final class PostgresProvider implements ChangeProvider {
         if (!listen || objects.isEmpty()) {
             return () -> { };
         }
-        ArmedWakeUps armed = new ArmedWakeUps(objects, wakeUp);
+        ArmedWakeUps armed = new ArmedWakeUps(objects, wakeUp, timeoutSeconds);
         wakeUps.add(armed);
         NotificationListener listener = NotificationListener.start(dataSource, channel, LISTEN_HEALTH_CHECK, objects,
                 armed::notified);

@@ -112,11 +112,12 @@ public final class WakeUpBenchmark {
 
     /** The capture of the version before armed wake-ups: every capturing statement notifies. */
     private static String notifyAlways(String script) {
-        int start = script.indexOf("            IF current_setting('transaction_isolation')");
+        int start = script.indexOf("            IF pg_catalog.current_setting('transaction_isolation')");
         if (start < 0) {
-            throw new IllegalStateException("the capture has no armed wake-up to replace");
+            throw new IllegalStateException("the capture has no armed wake-up to replace: the generated capture"
+                    + " function changed, adapt WakeUpBenchmark.notifyAlways to it");
         }
-        String notify = script.substring(script.indexOf("PERFORM pg_notify(", start));
+        String notify = script.substring(script.indexOf("PERFORM pg_catalog.pg_notify(", start));
         notify = notify.substring(0, notify.indexOf(';') + 1);
         String end = "\n            END IF;\n"; // the block's own END IF, at its indentation
         String armed = script.substring(start, script.indexOf(end, start) + end.length() - 1);

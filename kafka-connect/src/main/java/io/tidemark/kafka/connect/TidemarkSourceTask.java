@@ -126,8 +126,11 @@ public class TidemarkSourceTask extends SourceTask {
             for (int tried = 0; tried < slots.size() && !stopping; tried++) {
                 Slot slot = slots.get(next);
                 next = (next + 1) % slots.size();
-                boolean woken = wakeUps.take(slot.cursor.object().name());
-                if (!slot.cursor.inResponse() && !woken && now < slot.dueNanos) {
+                // A wake-up is taken only by the step that calls the provider: one arriving while a response is
+                // handed out stays for the call after it (the outbox notifies once per arming, not per commit).
+                boolean inResponse = slot.cursor.inResponse();
+                boolean woken = !inResponse && wakeUps.take(slot.cursor.object().name());
+                if (!inResponse && !woken && now < slot.dueNanos) {
                     continue;
                 }
                 List<SourceRecord> records = step(slot);

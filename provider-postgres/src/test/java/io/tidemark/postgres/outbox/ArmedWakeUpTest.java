@@ -22,7 +22,6 @@ import org.postgresql.PGNotification;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -51,8 +50,6 @@ class ArmedWakeUpTest {
     /** How long a notification that is not expected is waited for. */
     private static final int QUIET_MILLIS = 300;
 
-    /** The script of {@code sales.items} as generated before armed wake-ups: every capture notifies. */
-    private static final Path NOTIFY_ALWAYS_SCRIPT = Path.of("src/test/resources/outbox/notify-always-sales_items.sql");
 
     private final TestDatabase database;
     private Connection listening;
@@ -96,6 +93,31 @@ class ArmedWakeUpTest {
         assertThat(notifications(PATIENCE.toMillis())).hasSize(1);
         assertThat(armed(t)).isFalse();
         assertThat(t.capturedText()).hasSize(6); // the update changed two rows
+    }
+
+    @Test
+    void arming_puts_back_a_flag_row_deleted_by_hand_and_writers_notify_again() throws Exception {
+        OutboxTables t = OutboxTables.create(database, "armed_row", "id int PRIMARY KEY, name text");
+        t.execute("DELETE FROM public." + t.table + "_outbox_wakeup");
+        t.execute("INSERT INTO $T VALUES (1, 'a')");
+        assertThat(notifications(QUIET_MILLIS)).as("no flag row, no notification").isEmpty();
+
+        t.execute("SELECT public." + t.table + "_outbox_arm()");
+        t.execute("SELECT public." + t.table + "_outbox_arm()"); // a set flag is left as it is: still one row
+        assertThat(armed(t)).isTrue();
+        t.execute("INSERT INTO $T VALUES (2, 'b')");
+        assertThat(notifications(PATIENCE.toMillis())).containsExactly("public." + t.table + "_changes");
+        assertThat(armed(t)).isFalse();
+    }
+
+    @Test
+    void writers_at_read_uncommitted_run_at_read_committed_and_take_the_armed_path() throws Exception {
+        OutboxTables t = OutboxTables.create(database, "armed_ru", "id int PRIMARY KEY, name text");
+        t.execute("BEGIN ISOLATION LEVEL READ UNCOMMITTED; INSERT INTO $T VALUES (1, 'a'); COMMIT");
+        assertThat(notifications(PATIENCE.toMillis())).hasSize(1);
+        assertThat(armed(t)).as("cleared by the writer that notified").isFalse();
+        t.execute("BEGIN ISOLATION LEVEL READ UNCOMMITTED; INSERT INTO $T VALUES (2, 'b'); COMMIT");
+        assertThat(notifications(QUIET_MILLIS)).as("the flag is clear").isEmpty();
     }
 
     @Test
@@ -232,7 +254,8 @@ class ArmedWakeUpTest {
                 + " description text, attrs json, price numeric)");
         try (Connection c = database.dataSource().getConnection(); Statement s = c.createStatement()) {
             c.setAutoCommit(false);
-            s.execute(Files.readString(NOTIFY_ALWAYS_SCRIPT, StandardCharsets.UTF_8).replace("sales", "notifying"));
+            s.execute(Files.readString(OutboxUpgradeTest.PREVIOUS_SCRIPT, StandardCharsets.UTF_8)
+                    .replace("sales", "notifying"));
             c.commit();
         }
         database.execute("INSERT INTO notifying.items VALUES ('A-1', 'before', '{}', 1)");

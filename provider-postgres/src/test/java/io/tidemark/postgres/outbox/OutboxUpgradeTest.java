@@ -49,10 +49,10 @@ class OutboxUpgradeTest {
     private static final Path LEGACY_SCRIPT = Path.of("src/test/resources/outbox/legacy-sales_items.sql");
 
     /**
-     * The script of {@code sales.items} exactly as the version before the capture function dropped its
-     * {@code SET search_path} clause generated it (with its record, and names unqualified).
+     * The script of {@code sales.items} exactly as the previous version generated it (with its record): a capture
+     * function that pins {@code SET search_path} and leaves names unqualified, and notifies on every write.
      */
-    private static final Path PINNED_SCRIPT = Path.of("src/test/resources/outbox/search-path-pinned-sales_items.sql");
+    static final Path PREVIOUS_SCRIPT = Path.of("src/test/resources/outbox/before-armed-wake-ups-sales_items.sql");
 
     private final TestDatabase database;
 
@@ -269,7 +269,9 @@ class OutboxUpgradeTest {
         String before = CatalogSnapshot.of(database, "sales");
 
         assertThat(items.differences(database.dataSource())).extracting(OutboxDifference::option).containsExactly(
-                "table sales.items_outbox_wakeup", "function \"sales\".\"items_outbox_capture\"()", "function \"sales\".\"items_changes\"(json)",
+                // The capture function twice: its body and its settings (it pinned search_path then).
+                "table sales.items_outbox_wakeup", "function \"sales\".\"items_outbox_capture\"()",
+                "function \"sales\".\"items_outbox_capture\"()", "function \"sales\".\"items_changes\"(json)",
                 "function \"sales\".\"items_outbox_arm\"()");
         assertThatThrownBy(() -> items.install(database.dataSource()))
                 .hasMessageContaining("carries no record of its options")
@@ -361,14 +363,15 @@ class OutboxUpgradeTest {
             throws IOException {
         database.execute("CREATE SCHEMA pinned; CREATE TABLE pinned.items (item_code text PRIMARY KEY,"
                 + " description text, attrs json, price numeric)");
-        runInOneTransaction(Files.readString(PINNED_SCRIPT, StandardCharsets.UTF_8).replace("sales", "pinned"));
+        runInOneTransaction(Files.readString(PREVIOUS_SCRIPT, StandardCharsets.UTF_8).replace("sales", "pinned"));
         database.execute("INSERT INTO pinned.items VALUES ('A-1', 'Widget', '{}', 1)");
         PostgresOutbox items = legacyConfiguration("pinned").build();
-        // The record names the same options; the SQL hash is what tells the installed capture function apart.
-        assertThat(items.differences(database.dataSource())).singleElement().satisfies(d -> {
+        // The record names the same options; the SQL hash is what tells the installed capture function apart (and
+        // the wake-up flag that script did not create yet).
+        assertThat(items.differences(database.dataSource())).anySatisfy(d -> {
             assertThat(d.option()).isEqualTo("generated SQL");
             assertThat(d.installed()).isEqualTo("sha256 1b902faa560a...");
-        });
+        }).anySatisfy(d -> assertThat(d.option()).isEqualTo("table pinned.items_outbox_wakeup")).hasSize(2);
         assertThatThrownBy(() -> items.install(database.dataSource()))
                 .hasMessageContaining("generated SQL: installed sha256 1b902faa560a...")
                 .hasMessageContaining("upgrade")

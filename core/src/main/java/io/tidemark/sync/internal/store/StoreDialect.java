@@ -69,8 +69,8 @@ public interface StoreDialect {
      * has none and the store reads {@link #selectState()} and {@link #selectPositions()} in one transaction. The
      * engine reads them at the start of every cycle (a pause or reset made from outside it takes effect at its next
      * cycle), so this is a cost paid per cycle: one statement is one round trip and one snapshot, where the pair
-     * in a transaction takes three (the first statement carries the BEGIN; then the second, and the COMMIT). Its rows: the state's columns as {@link #selectState()} names them (all null when the object has only
-     * positions), and {@code destination}, {@code position_version} and {@code position_paused} (null when it has
+     * in a transaction takes three (the first statement carries the BEGIN; then the second, and the COMMIT). Its
+     * rows: the state's columns as {@link #selectState()} names them (all null when the object has only positions), and {@code destination}, {@code position_version} and {@code position_paused} (null when it has
      * no position); one row per destination, ordered by destination, and no row when neither exists.
      */
     default Optional<String> selectStateWithPositions() {

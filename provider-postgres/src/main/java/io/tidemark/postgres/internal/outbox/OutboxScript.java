@@ -792,7 +792,8 @@ public final class OutboxScript {
         }
         return SqlTemplate.of("""
                 -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
-                            IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+                            IF pg_catalog.current_setting('transaction_isolation')
+                                   OPERATOR(pg_catalog.=) ANY (ARRAY['repeatable read', 'serializable']) THEN
                                 {{notify}}
                             ELSIF EXISTS (SELECT FROM {{wakeup}} AS w WHERE w.armed) THEN
                                 -- A writer that cannot take the lock leaves the notification to the one holding it.
@@ -843,7 +844,7 @@ public final class OutboxScript {
                 --     rolls back too and the next capturing writer notifies. Every other write reads the one-row
                 --     flag and goes on;
                 --   * writers at REPEATABLE READ or SERIALIZABLE notify every time (their snapshot may hold a
-                --     stale flag).
+                --     stale flag); READ UNCOMMITTED is READ COMMITTED in PostgreSQL and is treated as such.
                 -- The gap: a writer that read the flag before the reader set it does not notify, and may commit
                 -- after the reader's read. So after arming, the reader reads the snapshot's xmax X (every
                 -- transaction that read the flag before it was set has an id below X) and keeps reading at a short,
@@ -861,6 +862,7 @@ public final class OutboxScript {
 
                 -- Arms the flag. Readers call it (PostgresProvider does) with no privilege on the flag. It never waits
                 -- for a writer: a writer locks the row only to clear a set flag, and a set flag is left as it is.
+                -- A flag row deleted by hand (or lost in a data-only copy) is put back, else no writer would notify.
                 CREATE OR REPLACE FUNCTION {{arm}}()
                 RETURNS void
                 LANGUAGE sql
@@ -868,6 +870,9 @@ public final class OutboxScript {
                 SET search_path = pg_catalog, pg_temp
                 AS $arm$
                 UPDATE {{wakeup}} AS w SET armed = true WHERE NOT w.armed;
+                INSERT INTO {{wakeup}} (singleton, armed)
+                SELECT true, true WHERE NOT EXISTS (SELECT FROM {{wakeup}})
+                ON CONFLICT (singleton) DO NOTHING;
                 $arm$;
                 COMMENT ON FUNCTION {{arm}}() IS {{arm_comment}};
                 """)

@@ -2,6 +2,7 @@ package io.tidemark.postgres.internal.wake;
 
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.jdbc.ConnectionWatchdog;
 import io.tidemark.sync.internal.sql.PgName;
 import io.tidemark.sync.internal.sql.SqlTemplate;
 import org.slf4j.Logger;
@@ -62,10 +63,13 @@ public final class ArmedWakeUps implements AutoCloseable {
             + "::text::bigint";
 
     private final Consumer<String> wakeUp;
+    private final int timeoutSeconds;
     private final Map<String, ObjectState> states = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timer;
 
     private static final class ObjectState {
+        /** The function the object calls: another object of the same name (another engine's) is not this one. */
+        final String procedure;
         /** Notifications naming the object; bumped by the listener thread. */
         final AtomicLong notifications = new AtomicLong();
         // Guarded by "this".
@@ -76,15 +80,21 @@ public final class ArmedWakeUps implements AutoCloseable {
         int confirmingReads;
         /** Arm calls that failed in a row. */
         int armFailures;
+
+        ObjectState(String procedure) {
+            this.procedure = procedure;
+        }
     }
 
     /**
      * @param objects the subscription's objects
      * @param wakeUp  the engine's wake-up: polls the named object at once, or right after the cycle it runs
+     * @param timeoutSeconds the provider's statement timeout, which the arm statements keep too
      */
-    public ArmedWakeUps(Collection<TrackedObject> objects, Consumer<String> wakeUp) {
+    public ArmedWakeUps(Collection<TrackedObject> objects, Consumer<String> wakeUp, int timeoutSeconds) {
         this.wakeUp = wakeUp;
-        objects.forEach(o -> states.put(o.name(), new ObjectState()));
+        this.timeoutSeconds = timeoutSeconds;
+        objects.forEach(o -> states.put(o.name(), new ObjectState(o.procedure())));
         int n = THREADS.incrementAndGet();
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "tidemark-wake-confirm-" + n);
@@ -111,8 +121,8 @@ public final class ArmedWakeUps implements AutoCloseable {
      */
     public void afterRead(Connection connection, TrackedObject object, byte[] response) {
         ObjectState state = states.get(object.name());
-        if (state == null) {
-            return;
+        if (state == null || !state.procedure.equals(object.procedure())) {
+            return; // not an object of this subscription (a provider may serve several engines)
         }
         Optional<ArmHint.Read> read = ArmHint.read(response);
         if (read.isEmpty()) {
@@ -147,7 +157,7 @@ public final class ArmedWakeUps implements AutoCloseable {
     private void arm(ObjectState state, Connection connection, TrackedObject object, String armFunction) {
         long notifications = state.notifications.get();
         try {
-            state.confirmAt = arm(connection, PgName.parse(armFunction, "arm function"));
+            state.confirmAt = arm(connection, PgName.parse(armFunction, "arm function"), timeoutSeconds);
         } catch (SQLException | TidemarkException e) {
             if (state.armFailures == 0) {
                 LOG.warn("[{}] Could not arm the wake-up of {} ({}); trying again at the next reads", object.name(),
@@ -170,9 +180,13 @@ public final class ArmedWakeUps implements AutoCloseable {
      * Sets the flag and ends that transaction, then returns the xmax of a snapshot taken after it: a writer that
      * read the flag unset has an id below it.
      */
-    private static long arm(Connection connection, PgName armFunction) throws SQLException {
+    @SuppressWarnings("try") // the watchdog is held for the two statements, never read
+    private static long arm(Connection connection, PgName armFunction, int timeoutSeconds) throws SQLException {
         boolean autoCommit = connection.getAutoCommit();
-        try (Statement s = connection.createStatement()) {
+        // As bounded as the read before it: a connection that went half-open in between must not hold the poll.
+        try (Statement s = connection.createStatement();
+             ConnectionWatchdog.Guard watch = ConnectionWatchdog.watch(connection, Duration.ofSeconds(timeoutSeconds))) {
+            s.setQueryTimeout(timeoutSeconds);
             s.execute(SqlTemplate.of("SELECT {{arm}}()").with("arm", armFunction.quoted()).render());
             if (!autoCommit) {
                 connection.commit();
