@@ -6,6 +6,7 @@ import io.tidemark.postgres.internal.horizon.HorizonHolder;
 import io.tidemark.postgres.internal.horizon.HorizonWatch;
 import io.tidemark.postgres.internal.horizon.ResponseHints;
 import io.tidemark.postgres.internal.listen.NotificationListener;
+import io.tidemark.postgres.internal.wake.ArmHint;
 import io.tidemark.postgres.internal.wake.ArmedWakeUps;
 import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.Diagnostic;
@@ -34,6 +35,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -164,7 +166,10 @@ public final class PostgresProvider implements ChangeProvider {
                     connection.commit();
                 }
                 horizon.observe(object.name(), ResponseHints.read(response), clock.instant());
-                wakeUps.forEach(w -> w.afterRead(connection, object, response));
+                if (!wakeUps.isEmpty()) {
+                    Optional<ArmHint.Read> armHint = ArmHint.read(response);
+                    wakeUps.forEach(w -> w.afterRead(connection, object, armHint));
+                }
                 return ResponsePayload.ofUtf8(response == null ? new byte[0] : response);
             } catch (SQLException | RuntimeException e) {
                 if (ownTransaction) {

@@ -113,18 +113,17 @@ public final class ArmedWakeUps implements AutoCloseable {
     }
 
     /**
-     * After a read of {@code object} that returned {@code response}, on the connection the read used (its
-     * transaction ended): sets the flag, or schedules the next read, as the class comment says. Never throws: when
+     * After a read of {@code object} whose response said {@code read} ({@link ArmHint#read}, parsed once per read
+     * by the caller however many subscriptions it has), on the connection the read used (its transaction ended): sets the flag, or schedules the next read, as the class comment says. Never throws: when
      * arming fails (the database went away between the read and the arm call, say), the flag stays "not known to be
      * set" and the object is read again soon (10 ms, doubling up to 10 s), which tries again; the first failure in a
      * row is logged at WARN.
      */
-    public void afterRead(Connection connection, TrackedObject object, byte[] response) {
+    public void afterRead(Connection connection, TrackedObject object, Optional<ArmHint.Read> read) {
         ObjectState state = states.get(object.name());
         if (state == null || !state.procedure.equals(object.procedure())) {
             return; // not an object of this subscription (a provider may serve several engines)
         }
-        Optional<ArmHint.Read> read = ArmHint.read(response);
         if (read.isEmpty()) {
             return;
         }
