@@ -1,5 +1,6 @@
 package io.tidemark.benchmarks.capture;
 
+import io.tidemark.benchmarks.ProcStat;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -57,7 +58,7 @@ final class BackendCpu {
         processes.clear();
         endedPids.clear();
         for (int pid : pids()) {
-            long cpu = CaptureBench.cpuMillis(pid);
+            long cpu = ProcStat.cpuMillis(pid);
             processes.put(pid, new long[] {cpu, cpu});
         }
         startedNanos = System.nanoTime();
@@ -73,7 +74,7 @@ final class BackendCpu {
         }
         for (int pid : now) {
             try {
-                long cpu = CaptureBench.cpuMillis(pid);
+                long cpu = ProcStat.cpuMillis(pid);
                 processes.computeIfAbsent(pid, p -> new long[] {0, 0})[1] = cpu;
             } catch (IOException ended) {
                 endedPids.add(pid);
@@ -128,7 +129,7 @@ final class BackendCpu {
             entries.map(p -> p.getFileName().toString()).filter(n -> n.chars().allMatch(Character::isDigit))
                     .map(Integer::parseInt).forEach(pid -> {
                         try {
-                            if (CaptureBench.parentPid(pid) == postmaster) {
+                            if (ProcStat.parentPid(pid) == postmaster) {
                                 pids.add(pid);
                             }
                         } catch (IOException | RuntimeException gone) {

@@ -15,7 +15,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 
-/** What the capture-cost benchmarks share: the benchmark row, running SQL, /proc readings and percentiles. */
+/** What the capture-cost benchmarks share: the benchmark row, running SQL and percentiles (/proc: ProcStat). */
 final class CaptureBench {
 
     /**
@@ -82,23 +82,6 @@ final class CaptureBench {
 
     static int backendPid(Connection c) throws SQLException {
         return Integer.parseInt(text(c, "SELECT pg_backend_pid()"));
-    }
-
-    /** CPU time (user + system) a local process has used, in milliseconds, from /proc. Clock ticks are 10 ms. */
-    static long cpuMillis(int pid) throws IOException {
-        String[] fields = stat(pid);
-        return (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) * 10;
-    }
-
-    /** The parent of a local process: for a backend, the postmaster. */
-    static int parentPid(int pid) throws IOException {
-        return Integer.parseInt(stat(pid)[1]);
-    }
-
-    /** The fields of /proc/pid/stat after the command name, the first being the state (field 3 of proc(5)). */
-    private static String[] stat(int pid) throws IOException {
-        String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
-        return stat.substring(stat.lastIndexOf(')') + 2).split(" ");
     }
 
     /** The machine's 1-minute load average, to say how loaded a run was. */

@@ -1,5 +1,6 @@
 package io.tidemark.benchmarks.capture;
 
+import io.tidemark.benchmarks.ProcStat;
 import io.tidemark.postgres.PostgresOutbox;
 import io.tidemark.postgres.PostgresProvider;
 import io.tidemark.sync.Change;
@@ -93,7 +94,7 @@ public final class PollerCostBenchmark {
 
                 int writerPid = CaptureBench.backendPid(writer);
                 BackendCpu engineCpu = BackendCpu.backendsOf(monitor, ENGINE_APPLICATION);
-                BackendCpu serverCpu = BackendCpu.wholeServer(CaptureBench.parentPid(writerPid));
+                BackendCpu serverCpu = BackendCpu.wholeServer(ProcStat.parentPid(writerPid));
                 BackendCpu writerCpu = BackendCpu.backendsOf(monitor, WRITER_APPLICATION);
 
                 Window idleBefore = Window.measure(seconds, engineCpu, serverCpu, writerCpu, () -> { });

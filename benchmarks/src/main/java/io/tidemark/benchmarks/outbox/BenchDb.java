@@ -42,30 +42,6 @@ final class BenchDb {
         }
     }
 
-    /**
-     * CPU time (user + system) a local process has used, in milliseconds, from /proc (Linux; the embedded server
-     * runs on this machine). Clock ticks are 10 ms.
-     */
-    static long cpuMillis(int pid) throws IOException {
-        String[] fields = stat(pid);
-        return (Long.parseLong(fields[11]) + Long.parseLong(fields[12])) * 10;
-    }
-
-    /**
-     * Minor page faults a local process has taken: each is a first touch of a fresh page. They are counted because
-     * on this project's sandboxed machines one costs about 14 microseconds, against well under one on a plain
-     * Linux kernel, so a benchmark that allocates large values measures mostly the sandbox unless they are shown.
-     */
-    static long minorFaults(int pid) throws IOException {
-        return Long.parseLong(stat(pid)[7]);
-    }
-
-    /** The fields of /proc/pid/stat after the command name, the first being the state (field 3 of proc(5)). */
-    private static String[] stat(int pid) throws IOException {
-        String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/" + pid + "/stat"));
-        return stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-    }
-
     /** The q-quantile (0..1) of the values, nearest rank. */
     static double quantile(List<? extends Number> values, double q) {
         List<Double> sorted = new ArrayList<>();

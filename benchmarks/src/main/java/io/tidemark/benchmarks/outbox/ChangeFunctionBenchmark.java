@@ -1,5 +1,6 @@
 package io.tidemark.benchmarks.outbox;
 
+import io.tidemark.benchmarks.ProcStat;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
@@ -229,15 +230,15 @@ public final class ChangeFunctionBenchmark {
              PreparedStatement s = c.prepareStatement("SELECT length(" + function + "(?::json)::text)")) {
             int pid = backendPid(c);
             s.setString(1, request);
-            long cpu = BenchDb.cpuMillis(pid);
-            long faults = BenchDb.minorFaults(pid);
+            long cpu = ProcStat.cpuMillis(pid);
+            long faults = ProcStat.minorFaults(pid);
             long started = System.nanoTime();
             try (ResultSet rs = s.executeQuery()) {
                 rs.next();
                 rs.getLong(1);
             }
-            return new long[] {System.nanoTime() - started, BenchDb.cpuMillis(pid) - cpu,
-                    BenchDb.minorFaults(pid) - faults};
+            return new long[] {System.nanoTime() - started, ProcStat.cpuMillis(pid) - cpu,
+                    ProcStat.minorFaults(pid) - faults};
         }
     }
 
@@ -259,12 +260,12 @@ public final class ChangeFunctionBenchmark {
         /** {nanoseconds, backend CPU ms, backend minor page faults, changes} of one call read whole. */
         long[] call(String request) throws SQLException, IOException {
             statement.setString(1, request);
-            long cpu = BenchDb.cpuMillis(pid);
-            long faults = BenchDb.minorFaults(pid);
+            long cpu = ProcStat.cpuMillis(pid);
+            long faults = ProcStat.minorFaults(pid);
             long started = System.nanoTime();
             byte[] answer = answer(statement);
             long nanos = System.nanoTime() - started;
-            return new long[] {nanos, BenchDb.cpuMillis(pid) - cpu, BenchDb.minorFaults(pid) - faults,
+            return new long[] {nanos, ProcStat.cpuMillis(pid) - cpu, ProcStat.minorFaults(pid) - faults,
                     countChanges(answer)};
         }
 
