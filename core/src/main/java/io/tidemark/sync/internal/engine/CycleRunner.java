@@ -8,6 +8,7 @@ import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.Outcome;
 import io.tidemark.sync.SyncEngine;
+import io.tidemark.sync.SyncType;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.internal.contract.ChangeReader;
@@ -69,6 +70,13 @@ final class CycleRunner {
      * to the store (a write per poll per object would cost a transaction, and on PostgreSQL a transaction id).
      */
     private final Map<String, Instant> lastPolled = new ConcurrentHashMap<>();
+    /**
+     * When this engine last wrote each object's positions. A version that moved without changes is stored at most
+     * this often: often enough that a lag computed from the stored version stays current and that a source whose
+     * old versions expire (SQL Server's change tracking retention) never sees the stored one expire while idle.
+     */
+    static final Duration EMPTY_MOVE_INTERVAL = Duration.ofSeconds(10);
+    private final Map<String, Instant> lastWritten = new ConcurrentHashMap<>();
     /** The error each object's row is known to hold (as last read or written), so an unchanged one is not rewritten. */
     private final Map<String, String> storedErrors = new ConcurrentHashMap<>();
 
@@ -263,10 +271,7 @@ final class CycleRunner {
                 report.sync(summary.syncType(), summary.reasonCode());
             }
             if (summary.rowCount() == 0) {
-                boolean moves = position.isEmpty() || next != position.getAsLong()
-                        || adopt || group.stream().anyMatch(e -> e.stored.isEmpty())
-                        || plan.watermarkAfter(group, next) != plan.watermark().orElse(next); // one was removed
-                if (moves) {
+                if (mustStoreWithoutChanges(object, plan, group, position, next, adopt, summary)) {
                     advance(object, source, plan, group, next);
                 }
                 group.forEach(e -> reports.put(e.name(), destinationReport(e, before, Outcome.NO_CHANGES, null,
@@ -314,6 +319,31 @@ final class CycleRunner {
             LOG.debug("[{}] delivered {} changes ({} {} reason {}) from {} to {} for {}", object.name(),
                     summary.rowCount(), summary.syncType(), summary.reasonCode(), from, next, names(accepted));
         }
+    }
+
+    /**
+     * Whether a call that returned no changes still writes the positions: when something must be recorded (a first
+     * position, an adopted source, a removed destination's hold released, a full snapshot's version, which the next
+     * call would otherwise ask for again), or when its version moved and this engine has not written the object for
+     * {@link #EMPTY_MOVE_INTERVAL}. Otherwise nothing is written: a version that moves without changes (a generated
+     * outbox's horizon moves with every transaction of the database, the store's own writes included) is read again
+     * from the stored one at no loss, and a write per such call would cost a transaction each time.
+     */
+    private boolean mustStoreWithoutChanges(TrackedObject object, PositionPlan plan, List<PositionPlan.Entry> group,
+                                            OptionalLong position, long next, boolean adopt, ResponseSummary summary) {
+        if (position.isEmpty() || adopt || group.stream().anyMatch(e -> e.stored.isEmpty())
+                || plan.watermarkAfter(group, next) != plan.watermark().orElse(next)) { // one was removed
+            return true;
+        }
+        if (next == position.getAsLong()) {
+            return false;
+        }
+        if (summary.syncType() != SyncType.DIFF || summary.reasonCode() != 0) {
+            return true;
+        }
+        Instant written = lastWritten.get(object.name());
+        return written == null
+                || !config.clock().instant().isBefore(written.plus(EMPTY_MOVE_INTERVAL));
     }
 
     /**
@@ -413,6 +443,7 @@ final class CycleRunner {
         config.watermarks().advance(object.name(), source, plan.watermark(), watermark,
                 plan.advances(moved, version), config.clock().instant());
         plan.moved(moved, version, watermark);
+        lastWritten.put(object.name(), config.clock().instant());
         storedErrors.remove(object.name());
         moved.forEach(e -> delivery.moved(object, e.name(), version));
     }

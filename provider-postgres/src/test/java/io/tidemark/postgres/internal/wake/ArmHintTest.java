@@ -20,8 +20,18 @@ class ArmHintTest {
                 + "\"Outbox\":{\"Horizon\":100,\"HeldBack\":false,\"Arm\":\"public.items_outbox_arm\"}},"
                 + "\"Data\":[{\"$operation\":\"I\"}]}");
 
-        assertThat(read).contains(new ArmHint.Read("public.items_outbox_arm", 100, 99));
+        assertThat(read).contains(new ArmHint.Read("public.items_outbox_arm", 100, 99, true));
         assertThat(read.get().reachedHorizon()).isTrue();
+    }
+
+    @Test
+    void an_answer_with_no_change_says_so_whatever_comes_between_metadata_and_data() {
+        assertThat(read("{\"Metadata\":{\"Sync\":{\"Version\":99},\"Outbox\":{\"Horizon\":100,\"Arm\":\"a.b\"}},"
+                + "\"Data\":[]}")).contains(new ArmHint.Read("a.b", 100, 99, false));
+        assertThat(read("{\"Metadata\":{\"Sync\":{\"Version\":99},\"Outbox\":{\"Horizon\":100,\"Arm\":\"a.b\"}},"
+                + "\"Other\":{\"x\":[1]},\"Data\":[{\"$version\":7}]}")).map(ArmHint.Read::changes).contains(true);
+        assertThat(read("{\"Metadata\":{\"Sync\":{\"Version\":99},\"Outbox\":{\"Horizon\":100,\"Arm\":\"a.b\"}}}"))
+                .as("no Data at all: nothing returned").map(ArmHint.Read::changes).contains(false);
     }
 
     @Test
