@@ -18,6 +18,7 @@ import io.tidemark.sync.internal.coordination.InFlightPage;
 import io.tidemark.sync.internal.contract.ResponseSummary;
 import io.tidemark.sync.internal.store.WatermarkConflicts;
 import io.tidemark.sync.spi.CallContext;
+import io.tidemark.sync.spi.PositionAdvance;
 import io.tidemark.sync.spi.ResponsePayload;
 import io.tidemark.sync.spi.SyncListener;
 import io.tidemark.sync.spi.WatermarkState;
@@ -77,6 +78,10 @@ final class CycleRunner {
      */
     static final Duration EMPTY_MOVE_INTERVAL = Duration.ofSeconds(10);
     private final Map<String, Instant> lastWritten = new ConcurrentHashMap<>();
+    /** The stored state as this engine last read and wrote it, for polled cycles that may skip the read. */
+    private final KnownStates known = new KnownStates();
+    /** The {@link KnownStates#generation} each object's running cycle started in (one cycle per object at a time). */
+    private final Map<String, Long> cycleGenerations = new ConcurrentHashMap<>();
     /** The error each object's row is known to hold (as last read or written), so an unchanged one is not rewritten. */
     private final Map<String, String> storedErrors = new ConcurrentHashMap<>();
 
@@ -100,7 +105,26 @@ final class CycleRunner {
         return Optional.ofNullable(lastPolled.get(objectName));
     }
 
+    /** What this engine's cycles may forget: the engine's own pause, resume, reset or adoption changed the row. */
+    void forget(String objectName) {
+        known.forget(objectName);
+    }
+
+    /** The engine's objects or destinations changed live: every object's next cycle reads the store. */
+    void forgetAll() {
+        known.forgetAll();
+    }
+
+    /** A cycle that reads the stored state first. */
     ObjectReport run(TrackedObject object) {
+        return run(object, false);
+    }
+
+    /**
+     * A cycle; with {@code mayReuseState} (a polled cycle without coordination) it starts from the state this engine
+     * last read and wrote itself when that is fresh enough ({@link KnownStates}), without reading the store.
+     */
+    ObjectReport run(TrackedObject object, boolean mayReuseState) {
         Instant startedAt = config.clock().instant();
         long started = System.nanoTime();
         ObjectReport.Builder report = ObjectReport.builder(object.name(), startedAt);
@@ -108,8 +132,14 @@ final class CycleRunner {
         OptionalLong after = OptionalLong.empty();
         Optional<Instant> lastMove = Optional.empty();
         lastPolled.put(object.name(), startedAt);
+        long generation = known.generation(object.name());
+        cycleGenerations.put(object.name(), generation);
         try {
-            Optional<WatermarkState> state = store.load(object.name());
+            Optional<WatermarkState> state = mayReuseState ? known.fresh(object.name(), startedAt) : Optional.empty();
+            if (state.isEmpty()) {
+                state = store.load(object.name());
+                state.ifPresent(s -> known.read(object.name(), s, startedAt, generation));
+            }
             lastMove = state.flatMap(WatermarkState::lastMovedAt);
             rememberStoredError(object.name(), state.flatMap(WatermarkState::lastError).orElse(null));
             OptionalLong stored = state.map(WatermarkState::version).orElse(OptionalLong.empty());
@@ -135,6 +165,9 @@ final class CycleRunner {
         }
         report.diagnostics(diagnose(object, after));
         ObjectReport finished = finish(report, started);
+        if (!finished.isSuccess()) {
+            known.forget(object.name()); // the next cycle reads what the store holds
+        }
         positions.observe(object, finished, lastMove);
         return finished;
     }
@@ -440,16 +473,20 @@ final class CycleRunner {
     private void advance(TrackedObject object, String source, PositionPlan plan, List<PositionPlan.Entry> moved,
                          long version) {
         long watermark = plan.watermarkAfter(moved, version);
-        config.watermarks().advance(object.name(), source, plan.watermark(), watermark,
-                plan.advances(moved, version), config.clock().instant());
+        List<PositionAdvance> advances = plan.advances(moved, version);
+        Instant at = config.clock().instant();
+        config.watermarks().advance(object.name(), source, plan.watermark(), watermark, advances, at);
+        known.advanced(object.name(), source, watermark, advances, at,
+                cycleGenerations.getOrDefault(object.name(), -1L));
         plan.moved(moved, version, watermark);
-        lastWritten.put(object.name(), config.clock().instant());
+        lastWritten.put(object.name(), at);
         storedErrors.remove(object.name());
         moved.forEach(e -> delivery.moved(object, e.name(), version));
     }
 
     /** Records a blocked destination's error on the object's row, unless the row says so already. */
     private void recordError(TrackedObject object, TidemarkException e) {
+        known.forget(object.name()); // the row's error is the store's to tell
         String error = e.code() + ": " + e.getMessage();
         if (!error.equals(storedErrors.get(object.name()))) {
             config.watermarks().recordPoll(object.name(), config.clock().instant(), error);
