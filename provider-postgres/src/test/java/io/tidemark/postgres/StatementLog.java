@@ -40,6 +40,11 @@ final class StatementLog implements DataSource {
         return List.copyOf(entries);
     }
 
+    /** How many statements were recorded since {@link #start()}. */
+    synchronized int size() {
+        return entries.size();
+    }
+
     private synchronized void record(String entry) {
         if (recording) {
             entries.add(entry);
