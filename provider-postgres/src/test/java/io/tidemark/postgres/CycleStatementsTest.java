@@ -111,11 +111,16 @@ class CycleStatementsTest {
                 database.execute("INSERT INTO public.flowing VALUES (" + i + ", 'row')");
                 assertThat(out.awaitOffered(i, Duration.ofSeconds(30))).isEqualTo(i);
             }
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (count(log.recorded(), UPDATE_WATERMARK) < DELIVERIES) { // the last delivery's write follows it
+                assertThat(System.nanoTime()).as("the last delivery is stored").isLessThan(deadline);
+                Thread.sleep(10);
+            }
             List<String> sent = log.stop();
             long seconds = Duration.ofNanos(System.nanoTime() - started).toSeconds();
 
             long calls = count(sent, "SELECT \"public\".\"flowing_changes\"(?::json)");
-            assertThat(calls).as("a call per delivery, and more between them").isGreaterThan(DELIVERIES);
+            assertThat(calls).as("a call per delivery at least").isGreaterThanOrEqualTo(DELIVERIES);
             assertThat(count(sent, READ)).as("store reads in %d s and %d cycles", seconds, calls)
                     .isLessThanOrEqualTo(seconds + 1);
             assertThat(count(sent, UPDATE_WATERMARK)).as("one write per delivery: the cycles between them wrote"
@@ -135,17 +140,24 @@ class CycleStatementsTest {
         PostgresOutbox outbox = PostgresOutbox.forTable("public.idle").build();
         outbox.install(database.dataSource());
         StatementLog log = new StatementLog(database.dataSource());
-        try (SyncEngine engine = engine(log, outbox.track("Idle").initialSync(InitialSync.INCREMENTAL))) {
+        try (SyncEngine engine = SyncEngine.builder()
+                .name("idle")
+                .provider(PostgresProvider.create(log)) // LISTEN, as by default
+                .watermarks(JdbcWatermarkStore.create(log))
+                .track(outbox.track("Idle").initialSync(InitialSync.INCREMENTAL))
+                .destination("out", new RecordingDestination())
+                .build()) {
             engine.runOnce("Idle"); // seeds
             database.execute("INSERT INTO public.idle VALUES (1, 'wakes it')");
             log.start();
             engine.start();
             // Settled: it delivered, found nothing new, armed the flag and sent nothing for a while.
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            int seen = -1;
-            while (!(armed("public.idle_outbox_wakeup") && log.size() == seen)) {
-                assertThat(System.nanoTime()).as("the engine settles").isLessThan(deadline);
-                seen = log.size();
+            List<String> seen = List.of("not yet");
+            while (!(armed("public.idle_outbox_wakeup") && log.recorded().equals(seen))) {
+                List<String> tail = seen.subList(Math.max(0, seen.size() - 12), seen.size());
+                assertThat(System.nanoTime()).as("the engine settles; it sent last: %s", tail).isLessThan(deadline);
+                seen = log.recorded();
                 Thread.sleep(300);
             }
             log.stop();

@@ -40,9 +40,9 @@ final class StatementLog implements DataSource {
         return List.copyOf(entries);
     }
 
-    /** How many statements were recorded since {@link #start()}. */
-    synchronized int size() {
-        return entries.size();
+    /** What was recorded since {@link #start()} so far, recording on. */
+    synchronized List<String> recorded() {
+        return List.copyOf(entries);
     }
 
     private synchronized void record(String entry) {

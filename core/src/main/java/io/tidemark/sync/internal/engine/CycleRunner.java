@@ -364,11 +364,14 @@ final class CycleRunner {
      */
     private boolean mustStoreWithoutChanges(TrackedObject object, PositionPlan plan, List<PositionPlan.Entry> group,
                                             OptionalLong position, long next, boolean adopt, ResponseSummary summary) {
-        if (position.isEmpty() || adopt || group.stream().anyMatch(e -> e.stored.isEmpty())
-                || plan.watermarkAfter(group, next) != plan.watermark().orElse(next)) { // one was removed
+        if (position.isEmpty() || adopt || group.stream().anyMatch(e -> e.stored.isEmpty())) {
             return true;
         }
-        if (next == position.getAsLong()) {
+        long standing = position.getAsLong();
+        if (plan.watermarkAfter(group, standing) != plan.watermark().orElse(standing)) {
+            return true; // a removed destination no longer holds the watermark back
+        }
+        if (next == standing) {
             return false;
         }
         if (summary.syncType() != SyncType.DIFF || summary.reasonCode() != 0) {

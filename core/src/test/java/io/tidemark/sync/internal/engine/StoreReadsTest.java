@@ -55,8 +55,18 @@ class StoreReadsTest {
             List.of(ITEMS), List.of(new NamedDestination("out", out, DeliveryPolicy.block())), List.of(),
             Duration.ofSeconds(30), 100, null, Duration.ofSeconds(30), clock), new EngineCallContext());
 
+    /** The object stands at version 1, with a position for its destination, as after its first cycles. */
+    private void storedAtOne() {
+        store.advance("Items", SOURCE, OptionalLong.empty(), 1,
+                List.of(new PositionAdvance("out", OptionalLong.empty(), 1)), clock.instant());
+        writes.set(0);
+    }
+
+    private static final String SOURCE = "scripted:public.items_changes";
+
     @Test
     void polled_cycles_start_from_the_state_the_engine_wrote_and_read_the_store_again_after_the_refresh() {
+        storedAtOne();
         scripted.object("Items")
                 .thenReturn(response(3, "Diff", 0, row("I", 3, "\"Id\":1")))
                 .thenReturn(response(5, "Diff", 0, row("I", 5, "\"Id\":2")))
@@ -74,13 +84,14 @@ class StoreReadsTest {
         assertThat(loads).as("a second after the last read: read again").hasValue(2);
 
         assertThat(scripted.requests("Items")).extracting(ChangeRequest::fromVersion)
-                .containsExactly(0L, 3L, 5L, 7L);
+                .containsExactly(1L, 3L, 5L, 7L);
         assertThat(store.load("Items").orElseThrow().version()).hasValue(9);
         assertThat(store.load("Items").orElseThrow().positions().get("out").position()).hasValue(9);
     }
 
     @Test
     void a_cycle_the_application_runs_always_reads_the_store() {
+        storedAtOne();
         scripted.object("Items")
                 .thenReturn(response(3, "Diff", 0, row("I", 3, "\"Id\":1")))
                 .thenReturn(response(5, "Diff", 0, row("I", 5, "\"Id\":2")));
@@ -93,6 +104,7 @@ class StoreReadsTest {
 
     @Test
     void a_pause_from_outside_the_engine_is_read_within_the_refresh_and_the_engines_own_at_the_next_cycle() {
+        storedAtOne();
         scripted.object("Items")
                 .thenReturn(response(3, "Diff", 0, row("I", 3, "\"Id\":1")))
                 .thenReturn(response(3, "Diff", 0));
@@ -111,13 +123,14 @@ class StoreReadsTest {
 
     @Test
     void a_write_by_someone_else_fails_the_compare_and_set_and_the_next_cycle_reads_the_store() {
+        storedAtOne();
         scripted.object("Items")
                 .thenReturn(response(3, "Diff", 0, row("I", 3, "\"Id\":1")))
                 .thenReturn(response(5, "Diff", 0, row("I", 5, "\"Id\":2")))
                 .thenReturn(response(9, "Diff", 0, row("I", 9, "\"Id\":3")));
         runner.run(ITEMS, true);
         // Another instance moved the object on meanwhile.
-        store.advance("Items", "scripted:public.items_changes", OptionalLong.of(3), 4,
+        store.advance("Items", SOURCE, OptionalLong.of(3), 4,
                 List.of(new PositionAdvance("out", OptionalLong.of(3), 4)), clock.instant());
 
         ObjectReport conflicted = runner.run(ITEMS, true);
@@ -130,6 +143,7 @@ class StoreReadsTest {
 
     @Test
     void a_call_whose_version_moved_without_changes_writes_nothing_until_the_interval_passed() {
+        storedAtOne();
         scripted.object("Items")
                 .thenReturn(response(3, "Diff", 0, row("I", 3, "\"Id\":1")))
                 .thenReturn(response(4, "Diff", 0))
@@ -154,6 +168,7 @@ class StoreReadsTest {
 
     @Test
     void a_full_answer_without_rows_stores_its_version_at_once() {
+        storedAtOne();
         scripted.object("Items")
                 .thenReturn(response(3, "Diff", 0, row("I", 3, "\"Id\":1")))
                 .thenReturn(response(8, "Full", 1));
