@@ -45,7 +45,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *       says {@code "initial":true}); a stored 0 is asked for as {@code fromVersion: 0} like any other;</li>
  *   <li>an incremental first cycle records the server's (or the seeding procedure's) version and delivers
  *       nothing, discarding seed rows with a warning;</li>
- *   <li>after success the highest {@code $version} is stored, else {@code Metadata.Sync.Version};</li>
+ *   <li>after success the highest {@code $version} is stored, else {@code Metadata.Sync.Version}; a diff that
+ *       returned no changes writes nothing unless something must be recorded, and stores a moved version at most
+ *       every {@link #EMPTY_MOVE_INTERVAL};</li>
  *   <li>each destination has its own position, stored only after it accepted every page of a response; the
  *       object's watermark is the lowest position. Destinations at the same position share one call; a
  *       destination that blocks holds back only itself, and catches up from its own position;</li>

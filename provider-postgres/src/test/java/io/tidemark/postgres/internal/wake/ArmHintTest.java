@@ -64,4 +64,22 @@ class ArmHintTest {
         assertThat(ArmedWakeUps.failureDelay(10)).isEqualTo(Duration.ofSeconds(10));
         assertThat(ArmedWakeUps.failureDelay(1_000)).isEqualTo(Duration.ofSeconds(10));
     }
+
+    @Test
+    void the_wait_while_changes_flow_doubles_after_a_wait_that_found_nothing_and_halves_after_eight_that_found_some() {
+        ArmedWakeUps.FlowWait flow = new ArmedWakeUps.FlowWait();
+        assertThat(flow.found()).isEqualTo(Duration.ofMillis(1));
+        flow.foundNothing();
+        assertThat(flow.found()).isEqualTo(Duration.ofMillis(2));
+        flow.foundNothing();
+        flow.foundNothing(); // no wait came before it: says nothing about the pace
+        assertThat(flow.found()).isEqualTo(Duration.ofMillis(4));
+        flow.foundNothing();
+        assertThat(flow.found()).as("at most FLOW_LONGEST").isEqualTo(ArmedWakeUps.FLOW_LONGEST);
+        for (int i = 1; i < ArmedWakeUps.FlowWait.PROBE_AFTER; i++) {
+            assertThat(flow.found()).isEqualTo(Duration.ofMillis(4));
+        }
+        assertThat(flow.found()).as("eight waits in a row found changes: try a shorter one")
+                .isEqualTo(Duration.ofMillis(2));
+    }
 }
