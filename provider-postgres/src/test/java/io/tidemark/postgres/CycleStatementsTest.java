@@ -10,6 +10,7 @@ import io.tidemark.testing.RecordingDestination;
 import io.tidemark.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -17,8 +18,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * What one cycle costs the database, statement by statement: the engine runs a cycle per notified commit while
  * changes flow, so each statement here is paid up to hundreds of times a second (see the README's "What an engine
- * costs the database"). A cycle reads the store in one statement and no transaction, calls the change function
- * once, and writes positions and watermark in one transaction, only when they move.
+ * costs the database"). A cycle reads the store in one statement and no transaction (a polled one only once a second:
+ * it starts from the state it stored itself), calls the change function once, and writes positions and watermark in
+ * one transaction, only when it delivered (or must record something).
  */
 @EmbeddedPostgresTest
 class CycleStatementsTest {
@@ -79,6 +81,104 @@ class CycleStatementsTest {
             assertThat(sent).satisfiesExactly(
                     read -> assertThat(read).startsWith(READ),
                     call -> assertThat(call).isEqualTo("SELECT \"public\".\"still_changes\"(?::json)"));
+        }
+    }
+
+    /**
+     * While changes flow, the poller's cycles start from the state the engine stored itself: each delivery costs the
+     * call and one write transaction, the store is read at most once a second, and the cycles between deliveries,
+     * which find nothing new, write nothing although the outbox's version (its horizon) moved.
+     */
+    @Test
+    void polled_cycles_while_changes_flow_call_and_write_and_read_the_store_at_most_once_a_second() throws Exception {
+        database.execute("CREATE TABLE public.flowing (id bigint PRIMARY KEY, note text NOT NULL)");
+        PostgresOutbox outbox = PostgresOutbox.forTable("public.flowing").build();
+        outbox.install(database.dataSource());
+        StatementLog log = new StatementLog(database.dataSource());
+        RecordingDestination out = new RecordingDestination();
+        try (SyncEngine engine = SyncEngine.builder()
+                .name("flowing")
+                .provider(PostgresProvider.builder(log).listen(false).build())
+                .watermarks(JdbcWatermarkStore.create(log))
+                .track(outbox.track("Flowing").initialSync(InitialSync.INCREMENTAL).pollInterval(POLL))
+                .destination("out", out)
+                .build()) {
+            engine.runOnce("Flowing"); // seeds
+            log.start();
+            long started = System.nanoTime();
+            engine.start();
+            for (int i = 1; i <= DELIVERIES; i++) {
+                database.execute("INSERT INTO public.flowing VALUES (" + i + ", 'row')");
+                assertThat(out.awaitOffered(i, Duration.ofSeconds(30))).isEqualTo(i);
+            }
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (count(log.recorded(), UPDATE_WATERMARK) < DELIVERIES) { // the last delivery's write follows it
+                assertThat(System.nanoTime()).as("the last delivery is stored").isLessThan(deadline);
+                Thread.sleep(10);
+            }
+            List<String> sent = log.stop();
+            long seconds = Duration.ofNanos(System.nanoTime() - started).toSeconds();
+
+            long calls = count(sent, "SELECT \"public\".\"flowing_changes\"(?::json)");
+            assertThat(calls).as("a call per delivery at least").isGreaterThanOrEqualTo(DELIVERIES);
+            assertThat(count(sent, READ)).as("store reads in %d s and %d cycles", seconds, calls)
+                    .isLessThanOrEqualTo(seconds + 1);
+            assertThat(count(sent, UPDATE_WATERMARK)).as("one write per delivery: the cycles between them wrote"
+                    + " nothing (unless one came 10 s after the last write)").isBetween((long) DELIVERIES,
+                    DELIVERIES + seconds / 10);
+            assertThat(count(sent, "BEGIN")).isEqualTo(count(sent, UPDATE_WATERMARK));
+        }
+    }
+
+    /**
+     * An engine with nothing to read, once it armed the outbox's wake-up and confirmed it, sends nothing until a
+     * notification or its poll interval: it only waits on its LISTEN connection.
+     */
+    @Test
+    void an_idle_engine_sends_nothing_while_it_waits() throws Exception {
+        database.execute("CREATE TABLE public.idle (id bigint PRIMARY KEY, note text NOT NULL)");
+        PostgresOutbox outbox = PostgresOutbox.forTable("public.idle").build();
+        outbox.install(database.dataSource());
+        StatementLog log = new StatementLog(database.dataSource());
+        try (SyncEngine engine = SyncEngine.builder()
+                .name("idle")
+                .provider(PostgresProvider.create(log)) // LISTEN, as by default
+                .watermarks(JdbcWatermarkStore.create(log))
+                .track(outbox.track("Idle").initialSync(InitialSync.INCREMENTAL))
+                .destination("out", new RecordingDestination())
+                .build()) {
+            engine.runOnce("Idle"); // seeds
+            database.execute("INSERT INTO public.idle VALUES (1, 'wakes it')");
+            log.start();
+            engine.start();
+            // Settled: it delivered, found nothing new, armed the flag and sent nothing for a while.
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            List<String> seen = List.of("not yet");
+            while (!(armed("public.idle_outbox_wakeup") && log.recorded().equals(seen))) {
+                List<String> tail = seen.subList(Math.max(0, seen.size() - 12), seen.size());
+                assertThat(System.nanoTime()).as("the engine settles; it sent last: %s", tail).isLessThan(deadline);
+                seen = log.recorded();
+                Thread.sleep(300);
+            }
+            log.stop();
+
+            log.start();
+            Thread.sleep(1_000); // the window observed, not a wait for a condition
+            assertThat(log.stop()).isEmpty();
+        }
+    }
+
+    private static final Duration POLL = Duration.ofMillis(20);
+    private static final int DELIVERIES = 10;
+
+    private static long count(List<String> sent, String prefix) {
+        return sent.stream().filter(s -> s.startsWith(prefix)).count();
+    }
+
+    private boolean armed(String flagTable) throws Exception {
+        try (var c = database.dataSource().getConnection(); var s = c.createStatement();
+             var rs = s.executeQuery("SELECT armed FROM " + flagTable)) {
+            return rs.next() && rs.getBoolean(1);
         }
     }
 

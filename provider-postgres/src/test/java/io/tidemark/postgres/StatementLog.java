@@ -40,6 +40,11 @@ final class StatementLog implements DataSource {
         return List.copyOf(entries);
     }
 
+    /** What was recorded since {@link #start()} so far, recording on. */
+    synchronized List<String> recorded() {
+        return List.copyOf(entries);
+    }
+
     private synchronized void record(String entry) {
         if (recording) {
             entries.add(entry);

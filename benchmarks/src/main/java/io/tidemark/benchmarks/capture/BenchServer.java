@@ -50,6 +50,26 @@ final class BenchServer implements AutoCloseable {
                 postgres);
     }
 
+    /**
+     * As {@link #fast()}, on a server of its own that loads {@code pg_stat_statements} (it needs a restart to
+     * load, which the shared test server cannot have): for a breakdown of what each statement costs.
+     */
+    static BenchServer withStatementStats() throws Exception {
+        EmbeddedPostgres postgres = EmbeddedPostgres.builder()
+                .setPGStartupWait(Duration.ofSeconds(60))
+                .setServerConfig("fsync", "off")
+                .setServerConfig("full_page_writes", "off")
+                .setServerConfig("max_connections", "300")
+                .setServerConfig("shared_buffers", "256MB")
+                .setServerConfig("log_min_messages", "warning")
+                .setServerConfig("shared_preload_libraries", "pg_stat_statements")
+                .setServerConfig("pg_stat_statements.track", "top")
+                .setServerConfig("pg_stat_statements.track_utility", "on")
+                .start();
+        return new BenchServer(postgres.getJdbcUrl("postgres", "postgres"), postgres.getPostgresDatabase(),
+                postgres);
+    }
+
     /** Connections as the superuser; each call opens a new one. */
     DataSource admin() {
         return admin;

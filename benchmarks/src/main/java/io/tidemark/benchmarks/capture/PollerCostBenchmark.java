@@ -46,6 +46,9 @@ import java.util.concurrent.locks.LockSupport;
  * <pre>java -cp benchmarks/target/benchmarks.jar io.tidemark.benchmarks.capture.PollerCostBenchmark [commitsPerSecond] [secondsPerWindow]</pre>
  *
  * Defaults {@code 200 60} take a little over three minutes; {@code 200 5} is a quick check that everything runs.
+ * A third argument {@code statements} runs on a server of its own with {@code pg_stat_statements} loaded and adds,
+ * for the window with writes, every statement the server ran: calls per delivered commit and execution time (the
+ * time inside the executor, without parsing and the protocol's round trip, so it adds up to less than the CPU).
  */
 public final class PollerCostBenchmark {
 
@@ -62,9 +65,10 @@ public final class PollerCostBenchmark {
     public static void main(String[] args) throws Exception {
         int rate = args.length > 0 ? Integer.parseInt(args[0]) : 200;
         int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 60;
+        boolean statements = args.length > 2 && args[2].equals("statements");
         String loadBefore = CaptureBench.loadAverage();
         Instant started = Instant.now();
-        try (BenchServer server = BenchServer.fast();
+        try (BenchServer server = statements ? BenchServer.withStatementStats() : BenchServer.fast();
              PooledDataSource pool = PooledDataSource.of(server.dataSource(ENGINE_APPLICATION), 8);
              Connection monitor = server.admin().getConnection();
              Connection writer = server.dataSource(WRITER_APPLICATION).getConnection()) {
@@ -72,6 +76,9 @@ public final class PollerCostBenchmark {
             CaptureBench.execute(admin, "CREATE TABLE public.pc_items (" + CaptureBench.COLUMNS + ")");
             PostgresOutbox outbox = PostgresOutbox.forTable("public.pc_items").build();
             outbox.install(admin);
+            if (statements) {
+                CaptureBench.execute(admin, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+            }
 
             Map<Long, Long> sent = new ConcurrentHashMap<>();
             Map<Long, Long> delivered = new ConcurrentHashMap<>();
@@ -103,11 +110,15 @@ public final class PollerCostBenchmark {
                         String.format(CaptureBench.INSERT_ONE, "public.pc_items"))) {
                     write(insert, rate, 5, 1, null);
                     long[] achieved = new long[2]; // rows, nanos
+                    if (statements) {
+                        CaptureBench.execute(admin, "SELECT pg_stat_statements_reset()");
+                    }
                     Window busy = Window.measure(seconds, engineCpu, serverCpu, writerCpu, () -> {
                         long t0 = System.nanoTime();
                         achieved[0] = write(insert, rate, seconds, 1_000_000, sent);
                         achieved[1] = System.nanoTime() - t0;
                     });
+                    List<StatementStat> stats = statements ? StatementStat.read(admin) : List.of();
                     awaitDelivery(sent, delivered);
                     Window idleAfter = Window.measure(seconds, engineCpu, serverCpu, writerCpu, () -> { });
 
@@ -121,6 +132,9 @@ public final class PollerCostBenchmark {
                             achieved[0] / (achieved[1] / 1e9), seconds, listening ? "yes" : "NOT SEEN", loadBefore,
                             CaptureBench.loadAverage(), Duration.between(started, Instant.now()).toSeconds());
                     report(rate, idleBefore, busy, idleAfter, latencies);
+                    if (statements) {
+                        StatementStat.print(stats, achieved[0], busy.engine(), rate);
+                    }
                     System.out.printf(Locale.ROOT, "%nEngine: %d backends seen, %d ended inside a window (their"
                                     + " CPU after the last sample is missing); %d changes delivered.%n",
                             engineCpu.processes(), engineCpu.ended(), changes.get());

@@ -8,6 +8,7 @@ import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.Outcome;
 import io.tidemark.sync.SyncEngine;
+import io.tidemark.sync.SyncType;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.internal.contract.ChangeReader;
@@ -17,6 +18,7 @@ import io.tidemark.sync.internal.coordination.InFlightPage;
 import io.tidemark.sync.internal.contract.ResponseSummary;
 import io.tidemark.sync.internal.store.WatermarkConflicts;
 import io.tidemark.sync.spi.CallContext;
+import io.tidemark.sync.spi.PositionAdvance;
 import io.tidemark.sync.spi.ResponsePayload;
 import io.tidemark.sync.spi.SyncListener;
 import io.tidemark.sync.spi.WatermarkState;
@@ -43,7 +45,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *       says {@code "initial":true}); a stored 0 is asked for as {@code fromVersion: 0} like any other;</li>
  *   <li>an incremental first cycle records the server's (or the seeding procedure's) version and delivers
  *       nothing, discarding seed rows with a warning;</li>
- *   <li>after success the highest {@code $version} is stored, else {@code Metadata.Sync.Version};</li>
+ *   <li>after success the highest {@code $version} is stored, else {@code Metadata.Sync.Version}; a diff that
+ *       returned no changes writes nothing unless something must be recorded, and stores a moved version at most
+ *       every {@link #EMPTY_MOVE_INTERVAL};</li>
  *   <li>each destination has its own position, stored only after it accepted every page of a response; the
  *       object's watermark is the lowest position. Destinations at the same position share one call; a
  *       destination that blocks holds back only itself, and catches up from its own position;</li>
@@ -69,6 +73,17 @@ final class CycleRunner {
      * to the store (a write per poll per object would cost a transaction, and on PostgreSQL a transaction id).
      */
     private final Map<String, Instant> lastPolled = new ConcurrentHashMap<>();
+    /**
+     * When this engine last wrote each object's positions. A version that moved without changes is stored at most
+     * this often: often enough that a lag computed from the stored version stays current and that a source whose
+     * old versions expire (SQL Server's change tracking retention) never sees the stored one expire while idle.
+     */
+    static final Duration EMPTY_MOVE_INTERVAL = Duration.ofSeconds(10);
+    private final Map<String, Instant> lastWritten = new ConcurrentHashMap<>();
+    /** The stored state as this engine last read and wrote it, for polled cycles that may skip the read. */
+    private final KnownStates known = new KnownStates();
+    /** The {@link KnownStates#generation} each object's running cycle started in (one cycle per object at a time). */
+    private final Map<String, Long> cycleGenerations = new ConcurrentHashMap<>();
     /** The error each object's row is known to hold (as last read or written), so an unchanged one is not rewritten. */
     private final Map<String, String> storedErrors = new ConcurrentHashMap<>();
 
@@ -92,7 +107,26 @@ final class CycleRunner {
         return Optional.ofNullable(lastPolled.get(objectName));
     }
 
+    /** What this engine's cycles may forget: the engine's own pause, resume, reset or adoption changed the row. */
+    void forget(String objectName) {
+        known.forget(objectName);
+    }
+
+    /** The engine's objects or destinations changed live: every object's next cycle reads the store. */
+    void forgetAll() {
+        known.forgetAll();
+    }
+
+    /** A cycle that reads the stored state first. */
     ObjectReport run(TrackedObject object) {
+        return run(object, false);
+    }
+
+    /**
+     * A cycle; with {@code mayReuseState} (a polled cycle without coordination) it starts from the state this engine
+     * last read and wrote itself when that is fresh enough ({@link KnownStates}), without reading the store.
+     */
+    ObjectReport run(TrackedObject object, boolean mayReuseState) {
         Instant startedAt = config.clock().instant();
         long started = System.nanoTime();
         ObjectReport.Builder report = ObjectReport.builder(object.name(), startedAt);
@@ -100,8 +134,14 @@ final class CycleRunner {
         OptionalLong after = OptionalLong.empty();
         Optional<Instant> lastMove = Optional.empty();
         lastPolled.put(object.name(), startedAt);
+        long generation = known.generation(object.name());
+        cycleGenerations.put(object.name(), generation);
         try {
-            Optional<WatermarkState> state = store.load(object.name());
+            Optional<WatermarkState> state = mayReuseState ? known.fresh(object.name(), startedAt) : Optional.empty();
+            if (state.isEmpty()) {
+                state = store.load(object.name());
+                state.ifPresent(s -> known.read(object.name(), s, startedAt, generation));
+            }
             lastMove = state.flatMap(WatermarkState::lastMovedAt);
             rememberStoredError(object.name(), state.flatMap(WatermarkState::lastError).orElse(null));
             OptionalLong stored = state.map(WatermarkState::version).orElse(OptionalLong.empty());
@@ -127,6 +167,9 @@ final class CycleRunner {
         }
         report.diagnostics(diagnose(object, after));
         ObjectReport finished = finish(report, started);
+        if (!finished.isSuccess()) {
+            known.forget(object.name()); // the next cycle reads what the store holds
+        }
         positions.observe(object, finished, lastMove);
         return finished;
     }
@@ -263,10 +306,7 @@ final class CycleRunner {
                 report.sync(summary.syncType(), summary.reasonCode());
             }
             if (summary.rowCount() == 0) {
-                boolean moves = position.isEmpty() || next != position.getAsLong()
-                        || adopt || group.stream().anyMatch(e -> e.stored.isEmpty())
-                        || plan.watermarkAfter(group, next) != plan.watermark().orElse(next); // one was removed
-                if (moves) {
+                if (mustStoreWithoutChanges(object, plan, group, position, next, adopt, summary)) {
                     advance(object, source, plan, group, next);
                 }
                 group.forEach(e -> reports.put(e.name(), destinationReport(e, before, Outcome.NO_CHANGES, null,
@@ -314,6 +354,34 @@ final class CycleRunner {
             LOG.debug("[{}] delivered {} changes ({} {} reason {}) from {} to {} for {}", object.name(),
                     summary.rowCount(), summary.syncType(), summary.reasonCode(), from, next, names(accepted));
         }
+    }
+
+    /**
+     * Whether a call that returned no changes still writes the positions: when something must be recorded (a first
+     * position, an adopted source, a removed destination's hold released, a full snapshot's version, which the next
+     * call would otherwise ask for again), or when its version moved and this engine has not written the object for
+     * {@link #EMPTY_MOVE_INTERVAL}. Otherwise nothing is written: a version that moves without changes (a generated
+     * outbox's horizon moves with every transaction of the database, the store's own writes included) is read again
+     * from the stored one at no loss, and a write per such call would cost a transaction each time.
+     */
+    private boolean mustStoreWithoutChanges(TrackedObject object, PositionPlan plan, List<PositionPlan.Entry> group,
+                                            OptionalLong position, long next, boolean adopt, ResponseSummary summary) {
+        if (position.isEmpty() || adopt || group.stream().anyMatch(e -> e.stored.isEmpty())) {
+            return true;
+        }
+        long standing = position.getAsLong();
+        if (plan.watermarkAfter(group, standing) != plan.watermark().orElse(standing)) {
+            return true; // a removed destination no longer holds the watermark back
+        }
+        if (next == standing) {
+            return false;
+        }
+        if (summary.syncType() != SyncType.DIFF || summary.reasonCode() != 0) {
+            return true;
+        }
+        Instant written = lastWritten.get(object.name());
+        return written == null
+                || !config.clock().instant().isBefore(written.plus(EMPTY_MOVE_INTERVAL));
     }
 
     /**
@@ -410,15 +478,20 @@ final class CycleRunner {
     private void advance(TrackedObject object, String source, PositionPlan plan, List<PositionPlan.Entry> moved,
                          long version) {
         long watermark = plan.watermarkAfter(moved, version);
-        config.watermarks().advance(object.name(), source, plan.watermark(), watermark,
-                plan.advances(moved, version), config.clock().instant());
+        List<PositionAdvance> advances = plan.advances(moved, version);
+        Instant at = config.clock().instant();
+        config.watermarks().advance(object.name(), source, plan.watermark(), watermark, advances, at);
+        known.advanced(object.name(), source, watermark, advances, at,
+                cycleGenerations.getOrDefault(object.name(), -1L));
         plan.moved(moved, version, watermark);
+        lastWritten.put(object.name(), at);
         storedErrors.remove(object.name());
         moved.forEach(e -> delivery.moved(object, e.name(), version));
     }
 
     /** Records a blocked destination's error on the object's row, unless the row says so already. */
     private void recordError(TrackedObject object, TidemarkException e) {
+        known.forget(object.name()); // the row's error is the store's to tell
         String error = e.code() + ": " + e.getMessage();
         if (!error.equals(storedErrors.get(object.name()))) {
             config.watermarks().recordPoll(object.name(), config.clock().instant(), error);

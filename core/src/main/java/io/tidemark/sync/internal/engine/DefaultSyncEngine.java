@@ -107,6 +107,7 @@ public final class DefaultSyncEngine implements SyncEngine {
 
     /** A lease given back or lost: what this instance remembers of the object's cycles is no longer its to judge. */
     private void forgetLeased(String objectName) {
+        runner.forget(objectName);
         lastReports.remove(objectName);
         activity.forget(objectName);
     }
@@ -157,8 +158,17 @@ public final class DefaultSyncEngine implements SyncEngine {
         return report;
     }
 
-    /** Null when the object was untracked or changed before its cycle got the lock: that cycle must not run. */
+    /** A cycle of the background poller: without coordination it may start from the state it knows it stored. */
+    private ObjectReport runPolled(TrackedObject object) {
+        return runCycle(object, true);
+    }
+
     private ObjectReport runCycle(TrackedObject object) {
+        return runCycle(object, false);
+    }
+
+    /** Null when the object was untracked or changed before its cycle got the lock: that cycle must not run. */
+    private ObjectReport runCycle(TrackedObject object, boolean polled) {
         ReentrantLock lock = locks.get(object.name());
         lock.lock();
         try (LogContext logContext = LogContext.cycle(config.name(), object.name())) {
@@ -176,7 +186,7 @@ public final class DefaultSyncEngine implements SyncEngine {
                 }
                 return report;
             }
-            ObjectReport report = runner.run(object);
+            ObjectReport report = runner.run(object, polled);
             lastReports.put(object.name(), report);
             activity.record(report);
             return report;
@@ -197,7 +207,7 @@ public final class DefaultSyncEngine implements SyncEngine {
         scheduler.setRemoveOnCancelPolicy(true);
         scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         for (TrackedObject object : objects.values()) {
-            Poller poller = new Poller(object, config.pollInterval(object), scheduler, this::runCycle,
+            Poller poller = new Poller(object, config.pollInterval(object), scheduler, this::runPolled,
                     failureLogs.get(object.name()));
             pollers.put(object.name(), poller);
         }
@@ -265,6 +275,7 @@ public final class DefaultSyncEngine implements SyncEngine {
     public void pause(String objectName) {
         object(objectName);
         config.watermarks().setPaused(objectName, true, config.clock().instant());
+        runner.forget(objectName);
         LOG.info("[{}] paused", objectName);
     }
 
@@ -272,6 +283,7 @@ public final class DefaultSyncEngine implements SyncEngine {
     public void resume(String objectName) {
         object(objectName);
         config.watermarks().setPaused(objectName, false, config.clock().instant());
+        runner.forget(objectName);
         LOG.info("[{}] resumed", objectName);
         wake(objectName);
     }
@@ -281,6 +293,7 @@ public final class DefaultSyncEngine implements SyncEngine {
         object(objectName);
         destination(destination);
         config.watermarks().setDestinationPaused(objectName, destination, true, config.clock().instant());
+        runner.forget(objectName);
         LOG.info("[{}] destination '{}' paused", objectName, destination);
     }
 
@@ -289,6 +302,7 @@ public final class DefaultSyncEngine implements SyncEngine {
         object(objectName);
         destination(destination);
         config.watermarks().setDestinationPaused(objectName, destination, false, config.clock().instant());
+        runner.forget(objectName);
         LOG.info("[{}] destination '{}' resumed", objectName, destination);
         wake(objectName);
     }
@@ -300,6 +314,7 @@ public final class DefaultSyncEngine implements SyncEngine {
         lock.lock();
         try {
             config.watermarks().reset(objectName, config.clock().instant());
+            runner.forget(objectName);
         } finally {
             lock.unlock();
         }
@@ -315,6 +330,7 @@ public final class DefaultSyncEngine implements SyncEngine {
         lock.lock();
         try {
             config.watermarks().adoptSource(objectName, source, config.clock().instant());
+            runner.forget(objectName);
         } finally {
             lock.unlock();
         }
@@ -439,6 +455,7 @@ public final class DefaultSyncEngine implements SyncEngine {
             ReconfigurationRules.checkObject(config, objects, object, false);
             install(object);
         }
+        runner.forgetAll();
         resubscribe();
         LOG.info("[{}] tracked live: {}", object.name(), object);
     }
@@ -458,6 +475,7 @@ public final class DefaultSyncEngine implements SyncEngine {
         if (!former.equals(object)) {
             config.forgetSource(former);
         }
+        runner.forgetAll();
         resubscribe();
         LOG.info("[{}] changed live: {} (was {})", object.name(), object, former);
     }
@@ -478,6 +496,7 @@ public final class DefaultSyncEngine implements SyncEngine {
         config.forgetSource(former);
         activity.forget(objectName);
         lastReports.remove(objectName); // tracked again, it starts as NOT_RUN
+        runner.forgetAll();
         resubscribe();
         LOG.info("[{}] untracked live; its watermark and positions stay in the store", objectName);
     }
@@ -492,6 +511,7 @@ public final class DefaultSyncEngine implements SyncEngine {
             next.add(added);
             config.destinations(next);
         }
+        runner.forgetAll();
         LOG.info("Engine '{}': destination '{}' added live ({}, {})", config.name(), name, policy, start);
         objects.keySet().forEach(n -> poller(n).ifPresent(Poller::wake));
     }
@@ -508,6 +528,7 @@ public final class DefaultSyncEngine implements SyncEngine {
             config.destinations(config.destinations().stream().map(d -> d.name().equals(name) ? replacement : d)
                     .toList());
         }
+        runner.forgetAll();
         awaitCycles(List.copyOf(locks.keySet()));
         LOG.info("Engine '{}': destination '{}' replaced live ({}); its positions stay", config.name(), name, policy);
     }
@@ -520,6 +541,7 @@ public final class DefaultSyncEngine implements SyncEngine {
             ReconfigurationRules.checkRemoval(config, name);
             config.destinations(config.destinations().stream().filter(d -> !d.name().equals(name)).toList());
         }
+        runner.forgetAll();
         awaitCycles(List.copyOf(locks.keySet()));
         LOG.info("Engine '{}': destination '{}' removed live; its positions stay in the store", config.name(), name);
     }
@@ -534,7 +556,7 @@ public final class DefaultSyncEngine implements SyncEngine {
         if (state.get() == State.STARTED) {
             // A cycle of the object's former poller may still run: this one's first cycle queues behind it on
             // the object's lock, and then finds itself the current object; the former one would not.
-            Poller poller = new Poller(object, config.pollInterval(object), scheduler, this::runCycle,
+            Poller poller = new Poller(object, config.pollInterval(object), scheduler, this::runPolled,
                     failureLogs.get(object.name()));
             pollers.put(object.name(), poller);
             poller.start();

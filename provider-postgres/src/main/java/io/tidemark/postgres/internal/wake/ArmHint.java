@@ -10,8 +10,9 @@ import java.util.Optional;
 /**
  * Reads what a generated outbox with wake-ups says about arming, from the start of a change function's response:
  * {@code Metadata.Outbox.Arm} (the function a reader calls before it waits), {@code Metadata.Outbox.Horizon} and
- * {@code Metadata.Sync.Version}. Only a response that starts with {@code Metadata} is looked at, and reading stops
- * at its end, so the cost does not grow with the response.
+ * {@code Metadata.Sync.Version}, and whether {@code Data}, which follows, holds a change. Only a response that starts
+ * with {@code Metadata} is looked at, and reading stops at {@code Data}'s first element, so the cost does not grow
+ * with the response.
  */
 public final class ArmHint {
 
@@ -19,8 +20,9 @@ public final class ArmHint {
      * @param armFunction the arm function as the response names it ({@code public.items_outbox_arm})
      * @param horizon     the transaction horizon the read used: every transaction below it had ended
      * @param version     the version the read ends at
+     * @param changes     whether the read returned a change ({@code Data} not empty)
      */
-    public record Read(String armFunction, long horizon, long version) {
+    public record Read(String armFunction, long horizon, long version, boolean changes) {
 
         /** Whether the read returned every change below its horizon (no page was cut short by maxRows). */
         public boolean reachedHorizon() {
@@ -65,9 +67,22 @@ public final class ArmHint {
                 }
             }
             return arm == null || horizon == null || version == null ? Optional.empty()
-                    : Optional.of(new Read(arm, horizon, version));
+                    : Optional.of(new Read(arm, horizon, version, dataHoldsAChange(p)));
         } catch (IOException e) {
             return Optional.empty(); // the engine reports malformed responses; this is only a hint
         }
+    }
+
+    /** After {@code Metadata}: whether the {@code Data} array that follows has a first element. */
+    private static boolean dataHoldsAChange(JsonParser p) throws IOException {
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            boolean data = "Data".equals(p.currentName());
+            JsonToken value = p.nextToken();
+            if (data) {
+                return value == JsonToken.START_ARRAY && p.nextToken() != JsonToken.END_ARRAY;
+            }
+            p.skipChildren();
+        }
+        return false;
     }
 }

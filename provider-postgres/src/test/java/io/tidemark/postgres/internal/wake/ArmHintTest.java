@@ -20,8 +20,18 @@ class ArmHintTest {
                 + "\"Outbox\":{\"Horizon\":100,\"HeldBack\":false,\"Arm\":\"public.items_outbox_arm\"}},"
                 + "\"Data\":[{\"$operation\":\"I\"}]}");
 
-        assertThat(read).contains(new ArmHint.Read("public.items_outbox_arm", 100, 99));
+        assertThat(read).contains(new ArmHint.Read("public.items_outbox_arm", 100, 99, true));
         assertThat(read.get().reachedHorizon()).isTrue();
+    }
+
+    @Test
+    void an_answer_with_no_change_says_so_whatever_comes_between_metadata_and_data() {
+        assertThat(read("{\"Metadata\":{\"Sync\":{\"Version\":99},\"Outbox\":{\"Horizon\":100,\"Arm\":\"a.b\"}},"
+                + "\"Data\":[]}")).contains(new ArmHint.Read("a.b", 100, 99, false));
+        assertThat(read("{\"Metadata\":{\"Sync\":{\"Version\":99},\"Outbox\":{\"Horizon\":100,\"Arm\":\"a.b\"}},"
+                + "\"Other\":{\"x\":[1]},\"Data\":[{\"$version\":7}]}")).map(ArmHint.Read::changes).contains(true);
+        assertThat(read("{\"Metadata\":{\"Sync\":{\"Version\":99},\"Outbox\":{\"Horizon\":100,\"Arm\":\"a.b\"}}}"))
+                .as("no Data at all: nothing returned").map(ArmHint.Read::changes).contains(false);
     }
 
     @Test
@@ -53,5 +63,23 @@ class ArmHintTest {
         assertThat(ArmedWakeUps.failureDelay(2)).isEqualTo(Duration.ofMillis(40));
         assertThat(ArmedWakeUps.failureDelay(10)).isEqualTo(Duration.ofSeconds(10));
         assertThat(ArmedWakeUps.failureDelay(1_000)).isEqualTo(Duration.ofSeconds(10));
+    }
+
+    @Test
+    void the_wait_while_changes_flow_doubles_after_a_wait_that_found_nothing_and_halves_after_eight_that_found_some() {
+        ArmedWakeUps.FlowWait flow = new ArmedWakeUps.FlowWait();
+        assertThat(flow.found()).isEqualTo(Duration.ofMillis(1));
+        flow.foundNothing();
+        assertThat(flow.found()).isEqualTo(Duration.ofMillis(2));
+        flow.foundNothing();
+        flow.foundNothing(); // no wait came before it: says nothing about the pace
+        assertThat(flow.found()).isEqualTo(Duration.ofMillis(4));
+        flow.foundNothing();
+        assertThat(flow.found()).as("at most FLOW_LONGEST").isEqualTo(ArmedWakeUps.FLOW_LONGEST);
+        for (int i = 1; i < ArmedWakeUps.FlowWait.PROBE_AFTER; i++) {
+            assertThat(flow.found()).isEqualTo(Duration.ofMillis(4));
+        }
+        assertThat(flow.found()).as("eight waits in a row found changes: try a shorter one")
+                .isEqualTo(Duration.ofMillis(2));
     }
 }
