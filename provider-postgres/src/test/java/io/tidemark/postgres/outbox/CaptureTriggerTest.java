@@ -1,5 +1,6 @@
 package io.tidemark.postgres.outbox;
 
+import io.tidemark.postgres.CaptureShape;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.tidemark.postgres.TruncatePolicy;
 import io.tidemark.testing.EmbeddedPostgresServer;
@@ -32,8 +33,13 @@ class CaptureTriggerTest {
         this.database = database;
     }
 
+    /** The capture shape of every outbox this class installs; a subclass runs every test on another one. */
+    CaptureShape shape() {
+        return CaptureShape.FULL_IMAGE;
+    }
+
     private OutboxTables items() {
-        return OutboxTables.create(database, "items", ITEMS);
+        return OutboxTables.create(shape(), database, "items", ITEMS);
     }
 
     @Test
@@ -150,7 +156,7 @@ class CaptureTriggerTest {
 
     @Test
     void a_multi_row_key_update_deletes_the_old_keys_and_inserts_the_new_ones() {
-        OutboxTables t = OutboxTables.create(database, "shift", "id int PRIMARY KEY, name text");
+        OutboxTables t = OutboxTables.create(shape(), database, "shift", "id int PRIMARY KEY, name text");
         t.execute("INSERT INTO $T VALUES (1, 'one'), (2, 'two'), (3, 'three')");
 
         t.execute("UPDATE $T SET id = id + 10 WHERE id < 3; UPDATE $T SET name = 'drei' WHERE id = 3");
@@ -163,7 +169,7 @@ class CaptureTriggerTest {
 
     @Test
     void a_composite_key_is_captured_whole() {
-        OutboxTables t = OutboxTables.create(database, "lines", "order_id int, line int, qty int,"
+        OutboxTables t = OutboxTables.create(shape(), database, "lines", "order_id int, line int, qty int,"
                 + " PRIMARY KEY (order_id, line)");
         t.execute("INSERT INTO $T VALUES (7, 1, 5)");
 
@@ -220,7 +226,7 @@ class CaptureTriggerTest {
 
     @Test
     void truncate_is_recorded_as_a_delete_of_every_row_when_asked() {
-        OutboxTables t = OutboxTables.create(database, "items", ITEMS, b -> b.truncate(TruncatePolicy.RECORD_DELETES));
+        OutboxTables t = OutboxTables.create(shape(), database, "items", ITEMS, b -> b.truncate(TruncatePolicy.RECORD_DELETES));
         t.execute("INSERT INTO $T (item_code) SELECT 'K-' || g FROM generate_series(1, 50) g");
 
         t.execute("TRUNCATE $T");
@@ -248,7 +254,7 @@ class CaptureTriggerTest {
 
     @Test
     void a_chosen_subset_is_captured_under_its_payload_keys_and_other_columns_do_not_count() {
-        OutboxTables t = OutboxTables.create(database, "items", ITEMS, b -> b
+        OutboxTables t = OutboxTables.create(shape(), database, "items", ITEMS, b -> b
                 .columns("description", "qty")
                 .payloadKey("item_code", "ItemCode")
                 .payloadKey("description", "Description"));
@@ -266,7 +272,7 @@ class CaptureTriggerTest {
 
     @Test
     void the_json_does_not_depend_on_the_writing_sessions_settings() {
-        OutboxTables t = OutboxTables.create(database, "fmt", "id int PRIMARY KEY, at timestamptz, ratio float8,"
+        OutboxTables t = OutboxTables.create(shape(), database, "fmt", "id int PRIMARY KEY, at timestamptz, ratio float8,"
                 + " blob bytea, span interval, ats timestamptz[]");
 
         t.execute("SET TimeZone = 'Asia/Tokyo'; SET extra_float_digits = -10; SET bytea_output = 'escape';"
@@ -290,7 +296,7 @@ class CaptureTriggerTest {
         // Virtual generated columns exist from PostgreSQL 18; an older server has the stored one only.
         String virtual = EmbeddedPostgresServer.shared().serverMajor() >= 18
                 ? ", thrice int GENERATED ALWAYS AS (a * 3) VIRTUAL" : "";
-        OutboxTables t = OutboxTables.create(database, "gen", "id int PRIMARY KEY, a int,"
+        OutboxTables t = OutboxTables.create(shape(), database, "gen", "id int PRIMARY KEY, a int,"
                 + " twice int GENERATED ALWAYS AS (a * 2) STORED" + virtual);
 
         t.execute("INSERT INTO $T (id, a) VALUES (1, 5)");

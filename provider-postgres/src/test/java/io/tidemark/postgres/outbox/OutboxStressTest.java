@@ -1,5 +1,6 @@
 package io.tidemark.postgres.outbox;
 
+import io.tidemark.postgres.CaptureShape;
 import io.tidemark.postgres.PostgresProvider;
 import io.tidemark.sync.Change;
 import io.tidemark.sync.InitialSync;
@@ -64,6 +65,11 @@ class OutboxStressTest {
         this.database = database;
     }
 
+    /** The capture shape of every outbox this class installs; a subclass runs every test on another one. */
+    CaptureShape shape() {
+        return CaptureShape.FULL_IMAGE;
+    }
+
     /** What one writer committed and what it rolled back. */
     private static final class Ledger {
         final List<String> committed = new ArrayList<>();
@@ -77,7 +83,7 @@ class OutboxStressTest {
         int transactions = Integer.getInteger("tidemark.stress.transactions", 20_000);
         long seed = Long.getLong("tidemark.stress.seed", System.nanoTime());
         LOG.info("Outbox stress: {} transactions, {} writers, seed {}", transactions, WRITERS, seed);
-        OutboxTables t = OutboxTables.create(database, "stress", "id int PRIMARY KEY, tag text NOT NULL, n int NOT NULL");
+        OutboxTables t = OutboxTables.create(shape(), database, "stress", "id int PRIMARY KEY, tag text NOT NULL, n int NOT NULL");
 
         // The engine's connections come from a pool, as in an application: the test measures the outbox, not
         // connection set-up.

@@ -2,6 +2,7 @@ package io.tidemark.postgres.outbox;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.tidemark.postgres.CaptureShape;
 import io.tidemark.postgres.PostgresOutbox;
 import io.tidemark.postgres.PostgresProvider;
 import io.tidemark.sync.SyncEngine;
@@ -32,11 +33,13 @@ final class OutboxTables {
     final TestDatabase database;
     final String table;
     final PostgresOutbox outbox;
+    final CaptureShape shape;
 
-    private OutboxTables(TestDatabase database, String table, PostgresOutbox outbox) {
+    private OutboxTables(TestDatabase database, String table, PostgresOutbox outbox, CaptureShape shape) {
         this.database = database;
         this.table = table;
         this.outbox = outbox;
+        this.shape = shape;
     }
 
     /**
@@ -46,15 +49,25 @@ final class OutboxTables {
      */
     static OutboxTables create(TestDatabase database, String prefix, String columns,
                                UnaryOperator<PostgresOutbox.Builder> configure) {
-        String table = prefix + "_" + NAMES.incrementAndGet();
-        database.execute("CREATE TABLE public." + table + " (" + columns + ")");
-        PostgresOutbox outbox = configure.apply(PostgresOutbox.forTable("public." + table)).build();
-        outbox.install(database.dataSource());
-        return new OutboxTables(database, table, outbox);
+        return create(CaptureShape.FULL_IMAGE, database, prefix, columns, configure);
     }
 
     static OutboxTables create(TestDatabase database, String prefix, String columns) {
-        return create(database, prefix, columns, b -> b);
+        return create(CaptureShape.FULL_IMAGE, database, prefix, columns, b -> b);
+    }
+
+    /** {@link #create(TestDatabase, String, String, UnaryOperator)} with an outbox of that capture shape. */
+    static OutboxTables create(CaptureShape shape, TestDatabase database, String prefix, String columns,
+                               UnaryOperator<PostgresOutbox.Builder> configure) {
+        String table = prefix + "_" + NAMES.incrementAndGet();
+        database.execute("CREATE TABLE public." + table + " (" + columns + ")");
+        PostgresOutbox outbox = configure.apply(PostgresOutbox.forTable("public." + table).capture(shape)).build();
+        outbox.install(database.dataSource());
+        return new OutboxTables(database, table, outbox, shape);
+    }
+
+    static OutboxTables create(CaptureShape shape, TestDatabase database, String prefix, String columns) {
+        return create(shape, database, prefix, columns, b -> b);
     }
 
     DataSource dataSource() {
@@ -75,10 +88,18 @@ final class OutboxTables {
         database.execute(sql.replace("$T", "public." + table));
     }
 
-    /** The captured changes, exactly as stored (and returned), in the order the change function returns them. */
+    /**
+     * The captured changes in capture order: full images exactly as stored (and returned); for an outbox of keys,
+     * each row as {@code {"$operation", "$version", "$changed" (updates), "key_1", ...}}.
+     */
     List<String> capturedText() {
         List<String> changes = new ArrayList<>();
-        query("SELECT change::text FROM " + outbox.outboxTable() + " ORDER BY version, id",
+        String change = shape == CaptureShape.KEYS
+                ? "(jsonb_strip_nulls(jsonb_build_object('$operation', o.operation, '$version', o.version,"
+                        + " '$changed', o.changed))"
+                        + " || (to_jsonb(o) - 'version' - 'id' - 'xact_id' - 'operation' - 'changed'))::text"
+                : "o.change::text";
+        query("SELECT " + change + " FROM " + outbox.outboxTable() + " AS o ORDER BY o.version, o.id",
                 rs -> changes.add(rs.getString(1)));
         return changes;
     }
