@@ -148,7 +148,19 @@ class OutboxStressTest {
         threads.shutdown();
         long written = System.nanoTime();
 
-        out.awaitChanges(committed.size(), Duration.ofMinutes(5));
+        boolean keys = shape() == CaptureShape.KEYS;
+        if (keys) {
+            // Net changes: fewer than committed, and a key read early (its row newer than its page) comes again.
+            // Caught up once the stored watermark passed every captured change.
+            long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
+            long lastCaptured = t.scalar("SELECT coalesce(max(version), 0) FROM " + t.outbox.outboxTable());
+            while (engine.status("Stress").stored().version().orElse(0) < lastCaptured
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+        } else {
+            out.awaitChanges(committed.size(), Duration.ofMinutes(5));
+        }
         engine.close();
         long caughtUp = System.nanoTime();
         try (SyncEngine after = SyncEngine.builder().name("stress-after")
@@ -173,8 +185,27 @@ class OutboxStressTest {
         List<String> rolledBackTagged = rolledBack.stream().filter(c -> !c.startsWith("D:")).toList();
         assertThat(received).as("nothing delivered from a rolled-back transaction (seed %d)", seed)
                 .doesNotContainAnyElementsOf(rolledBackTagged);
-        assertThat(received).as("delivered changes vs committed ones (seed %d)", seed)
-                .containsExactlyInAnyOrderElementsOf(committed);
+        if (keys) {
+            // One net change per key and read, the row as read: every insert or update delivered carries the tag
+            // of a committed statement, a key's changes come with versions that never go down, and the replay below
+            // ends on the table.
+            java.util.Set<String> committedTags = committed.stream().filter(c -> !c.startsWith("D:"))
+                    .map(c -> c.substring(c.lastIndexOf(':') + 1)).collect(java.util.stream.Collectors.toSet());
+            assertThat(received.stream().filter(c -> !c.startsWith("D:")).map(c -> c.substring(c.lastIndexOf(':') + 1)))
+                    .as("every row image delivered was committed (seed %d)", seed).allMatch(committedTags::contains);
+            assertThat(received.size()).as("net changes are at most the committed ones").isLessThanOrEqualTo(
+                    committed.size());
+            Map<Integer, Long> lastVersion = new HashMap<>();
+            for (Change c : delivered) {
+                long version = c.version().orElseThrow();
+                Long before = lastVersion.put(c.fields().get("id").asInt(), version);
+                assertThat(before == null || before <= version).as("versions of key %s go up (seed %d)",
+                        c.fields().get("id"), seed).isTrue();
+            }
+        } else {
+            assertThat(received).as("delivered changes vs committed ones (seed %d)", seed)
+                    .containsExactlyInAnyOrderElementsOf(committed);
+        }
         assertThat(replay(delivered)).as("the delivered changes replayed in order give the table (seed %d)", seed)
                 .isEqualTo(table(t));
     }

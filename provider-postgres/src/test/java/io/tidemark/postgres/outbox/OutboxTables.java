@@ -34,12 +34,18 @@ final class OutboxTables {
     final String table;
     final PostgresOutbox outbox;
     final CaptureShape shape;
+    /** KEYS: what a reader reading after every {@link #execute} received, and the version it read through. */
+    private final List<String> delivered = new ArrayList<>();
+    private long readThrough;
 
     private OutboxTables(TestDatabase database, String table, PostgresOutbox outbox, CaptureShape shape) {
         this.database = database;
         this.table = table;
         this.outbox = outbox;
         this.shape = shape;
+        if (shape == CaptureShape.KEYS) {
+            readThrough = seed();
+        }
     }
 
     /**
@@ -89,19 +95,63 @@ final class OutboxTables {
     }
 
     /**
-     * The captured changes in capture order: full images exactly as stored (and returned); for an outbox of keys,
-     * each row as {@code {"$operation", "$version", "$changed" (updates), "key_1", ...}}.
+     * {@link #execute}, then, with an outbox of keys, a reader reads what it changed: {@link #capturedText} then
+     * holds one change per row and statement, as a full-image outbox captures them.
+     */
+    void write(String sql) {
+        execute(sql);
+        if (shape == CaptureShape.KEYS) {
+            readPending();
+        }
+    }
+
+    /**
+     * The captured changes in capture order, each as the change function returns it. Full images: exactly as
+     * stored. Keys: the outbox stores no change as returned, and returns one net change per key and read; so these
+     * are the changes a reader received reading after every {@link #write} (and once more now).
      */
     List<String> capturedText() {
+        if (shape == CaptureShape.KEYS) {
+            readPending();
+            return List.copyOf(delivered);
+        }
         List<String> changes = new ArrayList<>();
-        String change = shape == CaptureShape.KEYS
-                ? "(jsonb_strip_nulls(jsonb_build_object('$operation', o.operation, '$version', o.version,"
-                        + " '$changed', o.changed))"
-                        + " || (to_jsonb(o) - 'version' - 'id' - 'xact_id' - 'operation' - 'changed'))::text"
-                : "o.change::text";
-        query("SELECT " + change + " FROM " + outbox.outboxTable() + " AS o ORDER BY o.version, o.id",
+        query("SELECT change::text FROM " + outbox.outboxTable() + " ORDER BY version, id",
                 rs -> changes.add(rs.getString(1)));
         return changes;
+    }
+
+    /** How many changes the outbox holds (rows, whatever the shape). */
+    long outboxRows() {
+        return scalar("SELECT count(*) FROM " + outbox.outboxTable());
+    }
+
+    /**
+     * KEYS: reads everything after {@link #readThrough} into {@link #delivered}, each change's text exactly as
+     * returned (json_array_elements keeps it; a JSON library would reformat numbers and spaces).
+     */
+    private void readPending() {
+        List<String> page = new ArrayList<>();
+        long[] version = new long[1];
+        String[] type = new String[1];
+        query("SELECT (a.r -> 'Metadata' -> 'Sync' ->> 'Version')::bigint, a.r -> 'Metadata' -> 'Sync' ->> 'Type',"
+                        + " e.change::text"
+                        + " FROM (SELECT " + outbox.changeFunction() + "('{\"mode\":\"sync\",\"fromVersion\":"
+                        + readThrough + "}'::json) AS r) AS a"
+                        + " LEFT JOIN LATERAL json_array_elements(a.r -> 'Data') WITH ORDINALITY AS e(change, n) ON true"
+                        + " ORDER BY e.n",
+                rs -> {
+                    version[0] = rs.getLong(1);
+                    type[0] = rs.getString(2);
+                    if (rs.getString(3) != null) {
+                        page.add(rs.getString(3));
+                    }
+                });
+        if (!"Diff".equals(type[0])) {
+            throw new IllegalStateException("expected a diff after version " + readThrough + ", got " + type[0]);
+        }
+        delivered.addAll(page);
+        readThrough = version[0];
     }
 
     /** {@link #capturedText()}, parsed. */
