@@ -323,7 +323,7 @@ class CaptureTriggerTest {
         } catch (SQLException e) {
             throw new AssertionError(e);
         }
-        assertThat(t.captured()).extracting(c -> c.get("$operation").asText()).containsExactly("I", "U", "D");
+        assertThat(t.outboxOperations()).containsExactly("I", "U", "D");
     }
 
     @Test

@@ -121,6 +121,29 @@ final class OutboxTables {
         return changes;
     }
 
+    /**
+     * The outbox's rows in capture order, without what depends on the writer (version, id, xact_id): the stored
+     * change of a full image without its {@code $version}; for keys, the row as JSON. Unlike {@link #capturedText},
+     * nothing is read through the change function, so several writes of one key stay several rows.
+     */
+    List<String> outboxRowsText() {
+        if (shape != CaptureShape.KEYS) {
+            return capturedWithoutVersions();
+        }
+        List<String> rows = new ArrayList<>();
+        query("SELECT (to_jsonb(o) - 'version' - 'id' - 'xact_id')::text FROM " + outbox.outboxTable()
+                + " AS o ORDER BY o.version, o.id", rs -> rows.add(rs.getString(1)));
+        return rows;
+    }
+
+    /** The operation of every change the outbox holds, in capture order. */
+    List<String> outboxOperations() {
+        List<String> operations = new ArrayList<>();
+        query("SELECT operation FROM " + outbox.outboxTable() + " ORDER BY version, id",
+                rs -> operations.add(rs.getString(1)));
+        return operations;
+    }
+
     /** How many changes the outbox holds (rows, whatever the shape). */
     long outboxRows() {
         return scalar("SELECT count(*) FROM " + outbox.outboxTable());

@@ -596,11 +596,11 @@ public final class OutboxScript {
                 );
                 """)
                 .with("outbox", names.outbox().quoted())
-                .with("key_columns", String.join(",\n" + " ".repeat(23), keyColumns))
+                .with("key_columns", String.join(",\n" + " ".repeat(7), keyColumns))
                 .with("table", names.table().quoted())
                 .with("outbox_literal", PgName.literal(names.outbox().quoted()))
                 .with("pkey_literal", PgName.literal(names.primaryKey()))
-                .with("not_null", String.join(",\n" + " ".repeat(16), notNull))
+                .with("not_null", String.join(",\n" + " ".repeat(12), notNull))
                 .with("pkey", PgName.quote(names.primaryKey()))
                 .with("outbox_comment", PgName.literal("Keys of the rows of " + names.table() + " changed, captured by"
                         + " Tidemark. Read the changes with " + names.changeFunction() + "(json); trim them with "
@@ -613,15 +613,18 @@ public final class OutboxScript {
     private String keysCaptureFunction() {
         return SqlTemplate.of("""
                 -- 3. Capture ------------------------------------------------------------------------------------------
-                -- Runs once per writing statement, so every write pays for it. It records keys only, so it renders
-                -- nothing and has no SET clause at all (a SET clause saves and restores its setting on every call):
-                -- every function, operator, type and cast below is schema-qualified instead, so no search_path of
-                -- the caller, not even one listing a schema ahead of pg_catalog, changes what it runs; the
-                -- transition tables (inserted, old_rows, ...) are found before any table of those names.
+                -- Runs once per writing statement, so every write pays for it. It records keys only and renders no
+                -- JSON, so of the settings a SET clause would pin (each saves and restores its setting on every
+                -- call) it keeps one: extra_float_digits, without which a session at a negative value compares two
+                -- different floats as the same text and misses an update. No SET search_path: every function,
+                -- operator, type and cast below is schema-qualified instead, so no search_path of the caller, not
+                -- even one listing a schema ahead of pg_catalog, changes what it runs; the transition tables
+                -- (inserted, old_rows, ...) are found before any table of those names.
                 CREATE OR REPLACE FUNCTION {{capture}}()
                 RETURNS trigger
                 LANGUAGE plpgsql
                 SECURITY DEFINER
+                SET extra_float_digits = 1
                 AS $capture$
                 BEGIN
                     IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' THEN
