@@ -94,6 +94,22 @@ BEGIN
             '"public"."order_lines_k_outbox"'
             USING HINT = 'Name another table with PostgresOutbox.Builder.outboxTable(...), or drop this one.';
     END IF;
+    -- Keys only: the outbox's key_1, key_2, ... are the key's columns, of the key's types.
+    IF outbox IS NOT NULL AND EXISTS (
+        SELECT FROM unnest(ARRAY['order_id', 'line']::text[]) WITH ORDINALITY AS k(name, n)
+         WHERE NOT EXISTS (
+            SELECT FROM pg_attribute o, pg_attribute a
+             WHERE o.attrelid = outbox AND o.attname = 'key_' || k.n AND NOT o.attisdropped
+               AND a.attrelid = tbl AND a.attname = k.name AND NOT a.attisdropped
+               AND format_type(o.atttypid, o.atttypmod) = format_type(a.atttypid, a.atttypmod))
+            OR (SELECT count(*) FROM pg_attribute o WHERE o.attrelid = outbox AND NOT o.attisdropped
+                  AND o.attname LIKE 'key\_%') <> 2)
+    THEN
+        RAISE EXCEPTION 'The outbox % holds other key columns than the key (%) of %',
+            '"public"."order_lines_k_outbox"', 'order_id, line', '"public"."Order Lines K"'
+            USING HINT = 'The key or its type changed since the outbox was created: once every reader'
+                         ' has caught up, uninstall the outbox (PostgresOutbox.uninstall) and install it again.';
+    END IF;
 END
 $preflight$;
 
@@ -504,4 +520,4 @@ COMMENT ON FUNCTION "public"."order_lines_k_outbox_trim"(bigint, integer) IS 'Ti
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "public"."order_lines_k_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.\"Order Lines K\"","outboxTable":"public.order_lines_k_outbox","changeFunction":"public.order_lines_k_changes","key":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"}],"columns":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"},{"column":"sku","payloadKey":"sku"},{"column":"qty","payloadKey":"qty"}],"truncate":"RECORD_DELETES","capture":"KEYS","notifyChannel":null,"scriptHash":"e45c94d5a74794c18e49aeb3de537d073b9766044511a10cd3313224a04903d0"}';
+COMMENT ON TABLE "public"."order_lines_k_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.\"Order Lines K\"","outboxTable":"public.order_lines_k_outbox","changeFunction":"public.order_lines_k_changes","key":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"}],"columns":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"},{"column":"sku","payloadKey":"sku"},{"column":"qty","payloadKey":"qty"}],"truncate":"RECORD_DELETES","capture":"KEYS","notifyChannel":null,"scriptHash":"f5f2d8a7064943ba736209744791a287acdbbb0f2f8b1ff0d8d70056ae5f3283"}';

@@ -94,6 +94,22 @@ BEGIN
             '"sales"."items_k_outbox"'
             USING HINT = 'Name another table with PostgresOutbox.Builder.outboxTable(...), or drop this one.';
     END IF;
+    -- Keys only: the outbox's key_1, key_2, ... are the key's columns, of the key's types.
+    IF outbox IS NOT NULL AND EXISTS (
+        SELECT FROM unnest(ARRAY['item_code']::text[]) WITH ORDINALITY AS k(name, n)
+         WHERE NOT EXISTS (
+            SELECT FROM pg_attribute o, pg_attribute a
+             WHERE o.attrelid = outbox AND o.attname = 'key_' || k.n AND NOT o.attisdropped
+               AND a.attrelid = tbl AND a.attname = k.name AND NOT a.attisdropped
+               AND format_type(o.atttypid, o.atttypmod) = format_type(a.atttypid, a.atttypmod))
+            OR (SELECT count(*) FROM pg_attribute o WHERE o.attrelid = outbox AND NOT o.attisdropped
+                  AND o.attname LIKE 'key\_%') <> 1)
+    THEN
+        RAISE EXCEPTION 'The outbox % holds other key columns than the key (%) of %',
+            '"sales"."items_k_outbox"', 'item_code as ItemCode', '"sales"."items_k"'
+            USING HINT = 'The key or its type changed since the outbox was created: once every reader'
+                         ' has caught up, uninstall the outbox (PostgresOutbox.uninstall) and install it again.';
+    END IF;
 END
 $preflight$;
 
@@ -559,4 +575,4 @@ COMMENT ON FUNCTION "sales"."items_k_outbox_trim"(bigint, integer) IS 'Tidemark:
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "sales"."items_k_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items_k","outboxTable":"sales.items_k_outbox","changeFunction":"sales.items_k_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","capture":"KEYS","notifyChannel":"tidemark","scriptHash":"7895e47e37d8b5d14b916dedbc40bca677fde481cead4e52da42d4eb2708d81a"}';
+COMMENT ON TABLE "sales"."items_k_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items_k","outboxTable":"sales.items_k_outbox","changeFunction":"sales.items_k_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","capture":"KEYS","notifyChannel":"tidemark","scriptHash":"a962c34ffe08933cbee01a656f7ad9073a1238f022fc549a96245f383149520f"}';

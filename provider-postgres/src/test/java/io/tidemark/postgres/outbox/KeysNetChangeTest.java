@@ -168,6 +168,40 @@ class KeysNetChangeTest {
     }
 
     @Test
+    void the_key_of_an_outbox_of_keys_is_not_changed_by_upgrade_nor_by_running_the_new_script() {
+        database.execute("CREATE TABLE public.rekeyed (id int PRIMARY KEY, code text NOT NULL UNIQUE, name text)");
+        PostgresOutbox byId = PostgresOutbox.forTable("public.rekeyed").capture(CaptureShape.KEYS).build();
+        byId.install(database.dataSource());
+        PostgresOutbox byCode = PostgresOutbox.forTable("public.rekeyed").key("code").columns("id", "name")
+                .capture(CaptureShape.KEYS).build();
+
+        assertThatThrownBy(() -> byCode.upgrade(database.dataSource()))
+                .hasMessageContaining("does not change the key of an outbox of keys")
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.SCHEMA_CHANGE_REFUSED);
+        String script = byCode.script();
+        assertThatThrownBy(() -> database.execute("BEGIN; " + script + " COMMIT;"))
+                .hasMessageContaining("holds other key columns than the key (code)");
+
+        // Nothing was changed: writes are still captured, by id.
+        database.execute("INSERT INTO public.rekeyed VALUES (7, 'a', 'still captured by id')");
+        assertThat(keyOfTheOnlyChange(byId)).isEqualTo("7");
+    }
+
+    private String keyOfTheOnlyChange(PostgresOutbox outbox) {
+        List<String> keys = new ArrayList<>();
+        try (var c = database.dataSource().getConnection(); var st = c.createStatement();
+             var rs = st.executeQuery("SELECT key_1::text FROM " + outbox.outboxTable())) {
+            while (rs.next()) {
+                keys.add(rs.getString(1));
+            }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        assertThat(keys).hasSize(1);
+        return keys.get(0);
+    }
+
+    @Test
     void the_script_of_keys_run_over_a_full_image_outbox_is_refused_by_its_preflight() {
         database.execute("CREATE TABLE public.shapes_sql (id int PRIMARY KEY, name text)");
         PostgresOutbox.forTable("public.shapes_sql").build().install(database.dataSource());

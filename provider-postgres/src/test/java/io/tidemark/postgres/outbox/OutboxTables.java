@@ -157,10 +157,11 @@ final class OutboxTables {
         List<String> page = new ArrayList<>();
         long[] version = new long[1];
         String[] type = new String[1];
-        query("SELECT (a.r -> 'Metadata' -> 'Sync' ->> 'Version')::bigint, a.r -> 'Metadata' -> 'Sync' ->> 'Type',"
-                        + " e.change::text"
-                        + " FROM (SELECT " + outbox.changeFunction() + "('{\"mode\":\"sync\",\"fromVersion\":"
-                        + readThrough + "}'::json) AS r) AS a"
+        // MATERIALIZED: one call; a subquery in FROM is pulled up, and the function called per reference and row.
+        query("WITH a AS MATERIALIZED (SELECT " + outbox.changeFunction() + "('{\"mode\":\"sync\",\"fromVersion\":"
+                        + readThrough + "}'::json) AS r)"
+                        + " SELECT (a.r -> 'Metadata' -> 'Sync' ->> 'Version')::bigint, a.r -> 'Metadata' -> 'Sync' ->> 'Type',"
+                        + " e.change::text FROM a"
                         + " LEFT JOIN LATERAL json_array_elements(a.r -> 'Data') WITH ORDINALITY AS e(change, n) ON true"
                         + " ORDER BY e.n",
                 rs -> {

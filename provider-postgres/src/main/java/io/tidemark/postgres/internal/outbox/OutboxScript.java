@@ -321,7 +321,7 @@ public final class OutboxScript {
                         RAISE EXCEPTION 'Table % already exists and is not a Tidemark outbox{{shape_text}} (it lacks version, id, xact_id, operation or {{shape_column_name}})',
                             {{outbox_literal}}
                             USING HINT = 'Name another table with PostgresOutbox.Builder.outboxTable(...), or drop this one.';
-                    END IF;
+                    END IF;{{keys_check}}
                 END
                 $preflight$;
                 """)
@@ -335,6 +335,7 @@ public final class OutboxScript {
                 .with("shape_column", capture == CaptureShape.KEYS ? "('changed', 'text[]')" : "('change', 'json')")
                 .with("shape_column_name", capture == CaptureShape.KEYS ? "changed" : "change")
                 .with("shape_text", capture == CaptureShape.KEYS ? " of keys (CaptureShape.KEYS)" : "")
+                .with("keys_check", capture == CaptureShape.KEYS ? keysPreflight() : "")
                 .render();
     }
 
@@ -533,6 +534,38 @@ public final class OutboxScript {
             columns.add(row.isEmpty() ? keyColumn(i) : row + "." + keyColumn(i));
         }
         return String.join(", ", columns);
+    }
+
+    /**
+     * KEYS: an existing outbox's key columns must be the key's, of the same types; else the capture would write
+     * another key into them (a key changed since the outbox was created: it needs a new outbox).
+     */
+    private String keysPreflight() {
+        return SqlTemplate.of("""
+
+                    -- Keys only: the outbox's key_1, key_2, ... are the key's columns, of the key's types.
+                    IF outbox IS NOT NULL AND EXISTS (
+                        SELECT FROM unnest(ARRAY[{{key_literals}}]::text[]) WITH ORDINALITY AS k(name, n)
+                         WHERE NOT EXISTS (
+                            SELECT FROM pg_attribute o, pg_attribute a
+                             WHERE o.attrelid = outbox AND o.attname = 'key_' || k.n AND NOT o.attisdropped
+                               AND a.attrelid = tbl AND a.attname = k.name AND NOT a.attisdropped
+                               AND format_type(o.atttypid, o.atttypmod) = format_type(a.atttypid, a.atttypmod))
+                            OR (SELECT count(*) FROM pg_attribute o WHERE o.attrelid = outbox AND NOT o.attisdropped
+                                  AND o.attname LIKE 'key\\_%') <> {{key_count}})
+                    THEN
+                        RAISE EXCEPTION 'The outbox % holds other key columns than the key (%) of %',
+                            {{outbox_literal}}, {{key_text}}, {{table_literal}}
+                            USING HINT = 'The key or its type changed since the outbox was created: once every reader'
+                                         ' has caught up, uninstall the outbox (PostgresOutbox.uninstall) and install it again.';
+                    END IF;\
+                """)
+                .with("key_literals", literals(shape.key(), OutboxColumn::name))
+                .with("key_count", Integer.toString(shape.key().size()))
+                .with("outbox_literal", PgName.literal(names.outbox().quoted()))
+                .with("key_text", PgName.literal(columnList(shape.key())))
+                .with("table_literal", PgName.literal(names.table().quoted()))
+                .render();
     }
 
     private String keysOutboxTables() {
