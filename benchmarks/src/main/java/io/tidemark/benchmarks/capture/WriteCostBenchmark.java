@@ -49,7 +49,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <pre>java -cp benchmarks/target/benchmarks.jar io.tidemark.benchmarks.capture.WriteCostBenchmark [secondsPerCell] [rounds] [walStatements] [none|engine] [fast|durable]</pre>
  *
- * Defaults {@code 2 3 50 none fast} take four to five minutes; {@code 1 1 5} is a quick check that everything runs.
+ * Defaults {@code 2 3 50 none fast} take about eight minutes (five tables); {@code 1 1 5} is a quick check that everything runs.
  */
 public final class WriteCostBenchmark {
 
