@@ -62,6 +62,7 @@ public final class PostgresOutbox {
     private final List<String> columns;
     private final Map<String, String> payloadKeys;
     private final TruncatePolicy truncate;
+    private final CaptureShape capture;
     private final String channel;
     private final long trimMargin;
     private final int trimBatchSize;
@@ -72,6 +73,7 @@ public final class PostgresOutbox {
         this.columns = b.columns == null ? null : List.copyOf(b.columns);
         this.payloadKeys = Map.copyOf(b.payloadKeys);
         this.truncate = b.truncate;
+        this.capture = b.capture;
         this.channel = b.notifications ? b.channel : null;
         this.trimMargin = b.trimMargin;
         this.trimBatchSize = b.trimBatchSize;
@@ -247,8 +249,8 @@ public final class PostgresOutbox {
     }
 
     private OutboxMaintenance maintenance() {
-        return new OutboxMaintenance(names, connection -> new OutboxScript(names, resolve(connection), truncate,
-                channel));
+        return new OutboxMaintenance(names, connection -> new OutboxScript(names, resolve(connection), capture,
+                truncate, channel));
     }
 
     private String resolveAndRender(Connection connection) throws SQLException {
@@ -260,7 +262,7 @@ public final class PostgresOutbox {
     }
 
     private String render(OutboxShape shape) {
-        return new OutboxScript(names, shape, truncate, channel).render();
+        return new OutboxScript(names, shape, capture, truncate, channel).render();
     }
 
     /** The shape declared with key(...) and columns(...); checks it is consistent (duplicates, reserved keys). */
@@ -282,6 +284,7 @@ public final class PostgresOutbox {
         private String outboxTable;
         private String changeFunction;
         private TruncatePolicy truncate = TruncatePolicy.REFUSE;
+        private CaptureShape capture = CaptureShape.FULL_IMAGE;
         private boolean notifications = true;
         private String channel = DEFAULT_CHANNEL;
         private long trimMargin = 10_000;
@@ -337,6 +340,16 @@ public final class PostgresOutbox {
             return this;
         }
 
+        /**
+         * What the outbox records per change; default {@link CaptureShape#FULL_IMAGE} (the row as it was at each
+         * change). {@link CaptureShape#KEYS} records only keys and delivers each changed row once per read, as it is
+         * at read time: cheaper writes, no intermediate states (see the README, Capture shapes).
+         */
+        public Builder capture(CaptureShape shape) {
+            this.capture = shape;
+            return this;
+        }
+
         /** The notification channel; default {@value PostgresOutbox#DEFAULT_CHANNEL}. */
         public Builder notifyChannel(String channel) {
             this.channel = channel;
@@ -385,6 +398,7 @@ public final class PostgresOutbox {
                         "payloadKey names column \"" + e.getKey() + "\", which is not captured");
             }
             checks.that(truncate != null, "truncate policy must not be null");
+            checks.that(capture != null, "capture shape must not be null");
             if (notifications) {
                 if (channel == null) {
                     checks.add("notifyChannel must not be null; use notifications(false) to turn them off");

@@ -77,6 +77,7 @@ public final class ProcedureContractVerifier {
         private RowAction delete;
         private Supplier<?> keys;
         private Duration timeout = Duration.ofSeconds(30);
+        private boolean netChanges;
 
         private Builder(DataSource dataSource, String function) {
             this.dataSource = dataSource;
@@ -144,6 +145,19 @@ public final class ProcedureContractVerifier {
             return this;
         }
 
+        /**
+         * The function returns one net change per key per read, with the row as it is when read (as SQL Server
+         * Change Tracking does, and the PostgreSQL outbox with {@code CaptureShape.KEYS}): several writes of one
+         * key between two reads are one change. The scenarios that follow a key through several writes then read
+         * after each write, and the one whose writes cannot be told apart by a read (a delete and an insert
+         * committed between two reads) checks that what is delivered ends with the row existing. Every other
+         * check is the same. Default: off, every change is expected.
+         */
+        public Builder netChanges() {
+            this.netChanges = true;
+            return this;
+        }
+
         /** How long one statement may take before the scenario gives up on it; default 30 seconds. */
         public Builder timeout(Duration timeout) {
             this.timeout = timeout;
@@ -165,7 +179,7 @@ public final class ProcedureContractVerifier {
             checks.throwIfAny();
             Supplier<?> keySource = keys != null ? keys : defaultKeys();
             return new ProcedureContractVerifier(new ContractScenarios.Setup(dataSource, function, keyField,
-                    clearedField, insert, update, clear, delete, keySource, (int) timeout.toSeconds()));
+                    clearedField, insert, update, clear, delete, keySource, (int) timeout.toSeconds(), netChanges));
         }
 
         /** Builds and runs. */

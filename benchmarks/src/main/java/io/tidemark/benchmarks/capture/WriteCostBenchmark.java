@@ -1,5 +1,6 @@
 package io.tidemark.benchmarks.capture;
 
+import io.tidemark.postgres.CaptureShape;
 import io.tidemark.postgres.PostgresOutbox;
 import io.tidemark.postgres.PostgresProvider;
 import io.tidemark.sync.ChangeBatch;
@@ -25,7 +26,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <ul>
  *   <li>{@code plain}: no trigger, the baseline;</li>
  *   <li>{@code capture}: {@link PostgresOutbox} with its defaults (wake-ups on);</li>
- *   <li>{@code capture, no wake-ups}: {@link PostgresOutbox} with {@code notifications(false)}.</li>
+ *   <li>{@code capture, no wake-ups}: {@link PostgresOutbox} with {@code notifications(false)};</li>
+ *   <li>{@code keys} and {@code keys, no wake-ups}: the same two with {@code capture(CaptureShape.KEYS)}.</li>
  * </ul>
  * Throughput, pgbench style ({@link ClientCell}): single-row INSERT, UPDATE by key and DELETE by key at 1 and 8
  * clients, and a 1,000-row INSERT and UPDATE statement at 1 client, every statement its own auto-committed
@@ -47,7 +49,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <pre>java -cp benchmarks/target/benchmarks.jar io.tidemark.benchmarks.capture.WriteCostBenchmark [secondsPerCell] [rounds] [walStatements] [none|engine] [fast|durable]</pre>
  *
- * Defaults {@code 2 3 50 none fast} take four to five minutes; {@code 1 1 5} is a quick check that everything runs.
+ * Defaults {@code 2 3 50 none fast} take about eight minutes (five tables); {@code 1 1 5} is a quick check that everything runs.
  */
 public final class WriteCostBenchmark {
 
@@ -105,7 +107,12 @@ public final class WriteCostBenchmark {
                     table(admin, "plain", "public.wc_plain", null),
                     table(admin, "capture", "public.wc_capture", PostgresOutbox.forTable("public.wc_capture").build()),
                     table(admin, "capture, no wake-ups", "public.wc_quiet",
-                            PostgresOutbox.forTable("public.wc_quiet").notifications(false).build()));
+                            PostgresOutbox.forTable("public.wc_quiet").notifications(false).build()),
+                    table(admin, "keys", "public.wc_keys",
+                            PostgresOutbox.forTable("public.wc_keys").capture(CaptureShape.KEYS).build()),
+                    table(admin, "keys, no wake-ups", "public.wc_keys_quiet",
+                            PostgresOutbox.forTable("public.wc_keys_quiet").capture(CaptureShape.KEYS)
+                                    .notifications(false).build()));
             // Enough seeded rows that the single-row DELETE cells rarely run out (a cell that does is noted).
             long deleteRows = 20_000 + 60_000L * seconds;
             WriteCostBenchmark bench = new WriteCostBenchmark(admin,
@@ -213,16 +220,22 @@ public final class WriteCostBenchmark {
     }
 
     private void report() {
+        report("CaptureShape.FULL_IMAGE (the default)", tables.get(1).label(), tables.get(2).label());
+        report("CaptureShape.KEYS", tables.get(3).label(), tables.get(4).label());
+        notes.forEach(n -> System.out.println("note: " + n));
+    }
+
+    /** The tables of one capture shape, with wake-ups ({@code capture}) and without ({@code quiet}), against plain. */
+    private void report(String shape, String capture, String quiet) {
         String plain = tables.get(0).label();
-        String capture = tables.get(1).label();
-        String quiet = tables.get(2).label();
         int met = 0;
         int checked = 0;
 
+        System.out.printf(Locale.ROOT, "%n## %s: \"%s\" and \"%s\" against \"%s\"%n", shape, capture, quiet, plain);
         System.out.printf(Locale.ROOT, "%nThroughput, statements per second (median over the rounds). A fraction is the"
                 + " median of the per-round ratios, [lowest, highest] beside it.%n%n");
-        System.out.println("| statement | clients | plain /s | capture /s | capture ÷ plain | target | |"
-                + " no wake-ups /s | no wake-ups ÷ plain | | wake-ups on ÷ off | target | |");
+        System.out.println("| statement | clients | plain /s | " + capture + " /s | " + capture + " ÷ plain | target | |"
+                + " " + quiet + " /s | " + quiet + " ÷ plain | | wake-ups on ÷ off | target | |");
         System.out.println("|---|---:|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---|");
         for (Map.Entry<Cell, Map<String, List<Double>>> e : throughput.entrySet()) {
             Cell cell = e.getKey();
@@ -254,8 +267,8 @@ public final class WriteCostBenchmark {
 
         System.out.printf(Locale.ROOT, "%nWAL per changed row, bytes (median over the rounds; ratio: median of the"
                 + " per-round ratios). Target: at most %.1fx the plain table's.%n%n", WAL_TARGET);
-        System.out.println("| workload | plain B/row | capture B/row | capture ÷ plain | |"
-                + " no wake-ups B/row | no wake-ups ÷ plain | |");
+        System.out.println("| workload | plain B/row | " + capture + " B/row | " + capture + " ÷ plain | |"
+                + " " + quiet + " B/row | " + quiet + " ÷ plain | |");
         System.out.println("|---|---:|---:|---:|---|---:|---:|---|");
         for (Map.Entry<String, Map<String, List<Double>>> e : wal.entrySet()) {
             Map<String, List<Double>> by = e.getValue();
@@ -269,9 +282,8 @@ public final class WriteCostBenchmark {
                     CaptureBench.verdict(captureMet), CaptureBench.median(by.get(quiet)), fraction(quietRatio),
                     CaptureBench.verdict(CaptureBench.median(quietRatio) <= WAL_TARGET));
         }
-        System.out.printf(Locale.ROOT, "%nTargets of the default configuration (capture, wake-ups on) met: %d of %d%n",
+        System.out.printf(Locale.ROOT, "%nTargets of %s with wake-ups on (\"%s\") met: %d of %d%n", shape, capture,
                 met, checked);
-        notes.forEach(n -> System.out.println("note: " + n));
     }
 
     /** Per-round ratios of two figures measured in the same rounds. */

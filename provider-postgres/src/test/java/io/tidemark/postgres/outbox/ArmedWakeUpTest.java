@@ -1,5 +1,6 @@
 package io.tidemark.postgres.outbox;
 
+import io.tidemark.postgres.CaptureShape;
 import io.tidemark.postgres.OutboxDifference;
 import io.tidemark.postgres.PostgresOutbox;
 import io.tidemark.postgres.PostgresProvider;
@@ -58,6 +59,11 @@ class ArmedWakeUpTest {
         this.database = database;
     }
 
+    /** The capture shape of every outbox this class installs; a subclass runs every test on another one. */
+    CaptureShape shape() {
+        return CaptureShape.FULL_IMAGE;
+    }
+
     @BeforeEach
     void listen() throws SQLException {
         listening = database.dataSource().getConnection();
@@ -75,7 +81,7 @@ class ArmedWakeUpTest {
     @Test
     void a_write_notifies_while_the_flag_is_set_and_clears_it_then_writes_do_not_notify_until_it_is_armed()
             throws Exception {
-        OutboxTables t = OutboxTables.create(database, "armed", "id int PRIMARY KEY, name text");
+        OutboxTables t = OutboxTables.create(shape(), database, "armed", "id int PRIMARY KEY, name text");
         assertThat(armed(t)).as("set at install").isTrue();
 
         t.execute("INSERT INTO $T VALUES (1, 'a')");
@@ -92,12 +98,12 @@ class ArmedWakeUpTest {
         t.execute("DELETE FROM $T");
         assertThat(notifications(PATIENCE.toMillis())).hasSize(1);
         assertThat(armed(t)).isFalse();
-        assertThat(t.capturedText()).hasSize(6); // the update changed two rows
+        assertThat(t.outboxRows()).isEqualTo(6); // the update changed two rows
     }
 
     @Test
     void arming_puts_back_a_flag_row_deleted_by_hand_and_writers_notify_again() throws Exception {
-        OutboxTables t = OutboxTables.create(database, "armed_row", "id int PRIMARY KEY, name text");
+        OutboxTables t = OutboxTables.create(shape(), database, "armed_row", "id int PRIMARY KEY, name text");
         t.execute("DELETE FROM public." + t.table + "_outbox_wakeup");
         t.execute("INSERT INTO $T VALUES (1, 'a')");
         assertThat(notifications(QUIET_MILLIS)).as("no flag row, no notification").isEmpty();
@@ -112,7 +118,7 @@ class ArmedWakeUpTest {
 
     @Test
     void writers_at_read_uncommitted_run_at_read_committed_and_take_the_armed_path() throws Exception {
-        OutboxTables t = OutboxTables.create(database, "armed_ru", "id int PRIMARY KEY, name text");
+        OutboxTables t = OutboxTables.create(shape(), database, "armed_ru", "id int PRIMARY KEY, name text");
         t.execute("BEGIN ISOLATION LEVEL READ UNCOMMITTED; INSERT INTO $T VALUES (1, 'a'); COMMIT");
         assertThat(notifications(PATIENCE.toMillis())).hasSize(1);
         assertThat(armed(t)).as("cleared by the writer that notified").isFalse();
@@ -123,7 +129,7 @@ class ArmedWakeUpTest {
     @Test
     void a_writer_that_cannot_take_the_lock_leaves_the_notification_to_the_holder_and_a_rollback_leaves_it_set()
             throws Exception {
-        OutboxTables t = OutboxTables.create(database, "armed_lock", "id int PRIMARY KEY, name text");
+        OutboxTables t = OutboxTables.create(shape(), database, "armed_lock", "id int PRIMARY KEY, name text");
         try (OpenTransaction holder = OpenTransaction.begin(database.dataSource())) {
             holder.execute("INSERT INTO public." + t.table + " VALUES (1, 'holder')");
             t.execute("INSERT INTO $T VALUES (2, 'other')"); // does not wait for the holder, does not notify
@@ -146,7 +152,7 @@ class ArmedWakeUpTest {
 
     @Test
     void writers_at_repeatable_read_or_serializable_notify_every_time_and_leave_the_flag_alone() throws Exception {
-        OutboxTables t = OutboxTables.create(database, "armed_rr", "id int PRIMARY KEY, name text");
+        OutboxTables t = OutboxTables.create(shape(), database, "armed_rr", "id int PRIMARY KEY, name text");
         t.execute("INSERT INTO $T VALUES (0, 'clears the flag')");
         assertThat(notifications(PATIENCE.toMillis())).hasSize(1);
 
@@ -163,7 +169,7 @@ class ArmedWakeUpTest {
 
     @Test
     void with_notifications_off_there_is_no_flag_and_upgrading_to_them_off_drops_it() throws Exception {
-        OutboxTables quiet = OutboxTables.create(database, "armed_off", "id int PRIMARY KEY, name text",
+        OutboxTables quiet = OutboxTables.create(shape(), database, "armed_off", "id int PRIMARY KEY, name text",
                 b -> b.notifications(false));
         assertThat(quiet.scalar("SELECT count(*) FROM pg_class WHERE relname = '" + quiet.table + "_outbox_wakeup'"))
                 .isZero();
@@ -174,8 +180,8 @@ class ArmedWakeUpTest {
         quiet.execute("INSERT INTO $T VALUES (1, 'a')");
         assertThat(notifications(QUIET_MILLIS)).isEmpty();
 
-        OutboxTables t = OutboxTables.create(database, "armed_on", "id int PRIMARY KEY, name text");
-        PostgresOutbox off = PostgresOutbox.forTable("public." + t.table).notifications(false).build();
+        OutboxTables t = OutboxTables.create(shape(), database, "armed_on", "id int PRIMARY KEY, name text");
+        PostgresOutbox off = PostgresOutbox.forTable("public." + t.table).capture(shape()).notifications(false).build();
         off.upgrade(database.dataSource());
         assertThat(off.differences(database.dataSource())).isEmpty();
         assertThat(t.scalar("SELECT count(*) FROM pg_class WHERE relname = '" + t.table + "_outbox_wakeup'"))
@@ -198,7 +204,7 @@ class ArmedWakeUpTest {
     @Test
     void a_writer_that_read_the_flag_clear_and_commits_after_the_readers_read_is_delivered_without_a_notification()
             throws Exception {
-        OutboxTables t = OutboxTables.create(database, "armed_gap", "id int PRIMARY KEY, name text");
+        OutboxTables t = OutboxTables.create(shape(), database, "armed_gap", "id int PRIMARY KEY, name text");
         List<Change> delivered = new CopyOnWriteArrayList<>();
         List<Outcome> outcomes = new CopyOnWriteArrayList<>();
         CountDownLatch seeded = new CountDownLatch(1);
@@ -286,7 +292,7 @@ class ArmedWakeUpTest {
 
     @Test
     void a_dropped_flag_is_a_difference_and_upgrade_creates_it_again() {
-        OutboxTables t = OutboxTables.create(database, "armed_drop", "id int PRIMARY KEY, name text");
+        OutboxTables t = OutboxTables.create(shape(), database, "armed_drop", "id int PRIMARY KEY, name text");
         t.execute("DROP TABLE public." + t.table + "_outbox_wakeup");
 
         assertThat(t.outbox.differences(database.dataSource())).extracting(OutboxDifference::toString)
@@ -295,7 +301,7 @@ class ArmedWakeUpTest {
         t.outbox.upgrade(database.dataSource());
         assertThat(t.outbox.differences(database.dataSource())).isEmpty();
         t.execute("INSERT INTO $T VALUES (1, 'a')");
-        assertThat(t.capturedText()).hasSize(1);
+        assertThat(t.outboxRows()).isEqualTo(1);
     }
 
     /** Waits until a cycle found nothing new after one delivered. */

@@ -1,5 +1,6 @@
 package io.tidemark.postgres.outbox;
 
+import io.tidemark.postgres.CaptureShape;
 import io.tidemark.postgres.TrimResult;
 import io.tidemark.sync.ChangeBatch;
 import io.tidemark.sync.InMemoryWatermarkStore;
@@ -29,8 +30,13 @@ class TrimTest {
         this.database = database;
     }
 
+    /** The capture shape of every outbox this class installs; a subclass runs every test on another one. */
+    CaptureShape shape() {
+        return CaptureShape.FULL_IMAGE;
+    }
+
     private OutboxTables table(String prefix, long margin, int batch) {
-        return OutboxTables.create(database, prefix, "id int PRIMARY KEY, name text",
+        return OutboxTables.create(shape(), database, prefix, "id int PRIMARY KEY, name text",
                 b -> b.trimMargin(margin).trimBatchSize(batch));
     }
 

@@ -1,5 +1,6 @@
 package io.tidemark.postgres.outbox;
 
+import io.tidemark.postgres.CaptureShape;
 import io.tidemark.postgres.PostgresProvider;
 import io.tidemark.sync.InMemoryWatermarkStore;
 import io.tidemark.sync.InitialSync;
@@ -46,6 +47,11 @@ class WakeUpTest {
         this.database = database;
     }
 
+    /** The capture shape of every outbox this class installs; a subclass runs every test on another one. */
+    CaptureShape shape() {
+        return CaptureShape.FULL_IMAGE;
+    }
+
     private SyncEngine engine(String name, PostgresProvider provider, TrackedObject object, RecordingDestination out,
                               CountDownLatch seeded) {
         return SyncEngine.builder()
@@ -67,7 +73,7 @@ class WakeUpTest {
 
     @Test
     void a_commit_wakes_the_object_at_once() throws Exception {
-        OutboxTables t = OutboxTables.create(database, "wake", "id int PRIMARY KEY, name text");
+        OutboxTables t = OutboxTables.create(shape(), database, "wake", "id int PRIMARY KEY, name text");
         RecordingDestination out = new RecordingDestination();
         CountDownLatch seeded = new CountDownLatch(1);
         try (SyncEngine engine = engine("wake", PostgresProvider.create(database.dataSource()), t.outbox.track("Wake"),
@@ -90,7 +96,7 @@ class WakeUpTest {
     @Test
     void commits_do_not_retry_a_blocked_object_once_each_but_wake_does_and_then_commits_wake_it_again()
             throws Exception {
-        OutboxTables t = OutboxTables.create(database, "wake_blocked", "id int PRIMARY KEY, name text");
+        OutboxTables t = OutboxTables.create(shape(), database, "wake_blocked", "id int PRIMARY KEY, name text");
         RecordingDestination out = new RecordingDestination().refuseAll();
         CountDownLatch seeded = new CountDownLatch(1);
         try (SyncEngine engine = engine("blocked", PostgresProvider.create(database.dataSource()),
@@ -118,7 +124,7 @@ class WakeUpTest {
 
     @Test
     void a_successful_run_once_ends_the_retry_wait_so_commits_wake_the_object_again() throws Exception {
-        OutboxTables t = OutboxTables.create(database, "wake_manual", "id int PRIMARY KEY, name text");
+        OutboxTables t = OutboxTables.create(shape(), database, "wake_manual", "id int PRIMARY KEY, name text");
         RecordingDestination out = new RecordingDestination().refuseAll();
         CountDownLatch seeded = new CountDownLatch(1);
         try (SyncEngine engine = engine("manual", PostgresProvider.create(database.dataSource()),
@@ -138,7 +144,7 @@ class WakeUpTest {
 
     @Test
     void the_listener_reconnects_after_its_connection_is_killed() throws Exception {
-        OutboxTables t = OutboxTables.create(database, "wake_again", "id int PRIMARY KEY, name text");
+        OutboxTables t = OutboxTables.create(shape(), database, "wake_again", "id int PRIMARY KEY, name text");
         RecordingDestination out = new RecordingDestination();
         CountDownLatch seeded = new CountDownLatch(1);
         try (SyncEngine engine = engine("reconnect", PostgresProvider.create(database.dataSource()),
@@ -161,7 +167,7 @@ class WakeUpTest {
 
     @Test
     void a_commit_made_before_the_first_listen_is_delivered_once_the_listener_connects() throws Exception {
-        OutboxTables t = OutboxTables.create(database, "wake_early", "id int PRIMARY KEY, name text");
+        OutboxTables t = OutboxTables.create(shape(), database, "wake_early", "id int PRIMARY KEY, name text");
         RecordingDestination out = new RecordingDestination();
         CountDownLatch seeded = new CountDownLatch(1);
         CountDownLatch listenerMayConnect = new CountDownLatch(1);
@@ -195,7 +201,7 @@ class WakeUpTest {
 
     @Test
     void listen_false_opens_no_connection_and_starts_no_thread() throws Exception {
-        OutboxTables t = OutboxTables.create(database, "no_wake", "id int PRIMARY KEY, name text");
+        OutboxTables t = OutboxTables.create(shape(), database, "no_wake", "id int PRIMARY KEY, name text");
         CountDownLatch seeded = new CountDownLatch(1);
         try (SyncEngine engine = engine("quiet", PostgresProvider.builder(database.dataSource()).listen(false).build(),
                 t.outbox.track("Quiet"), new RecordingDestination(), seeded)) {

@@ -51,14 +51,17 @@ final class InstalledOutbox {
     private static final String RELATION = """
             SELECT to_regclass(?) IS NOT NULL""";
 
-    /** The columns CREATE TABLE of an outbox makes; the install script's preflight checks the same five. */
+    /**
+     * The columns CREATE TABLE of an outbox makes, of either capture shape (change json: full images; changed
+     * text[]: keys); the install script's preflight checks the same five.
+     */
     private static final String IS_OUTBOX = """
             SELECT count(*) = 5
               FROM pg_catalog.pg_attribute a
              WHERE a.attrelid = to_regclass(?) AND a.attnum > 0 AND NOT a.attisdropped
                AND (a.attname::text, pg_catalog.format_type(a.atttypid, a.atttypmod)) IN
                    (('version', 'bigint'), ('id', 'bigint'), ('xact_id', 'xid8'),
-                    ('operation', 'character(1)'), ('change', 'json'))""";
+                    ('operation', 'character(1)'), ('change', 'json'), ('changed', 'text[]'))""";
 
     private static final String COMMENT = """
             SELECT pg_catalog.obj_description(to_regclass(?), 'pg_class')""";

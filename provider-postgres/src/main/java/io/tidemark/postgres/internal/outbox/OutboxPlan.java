@@ -1,5 +1,6 @@
 package io.tidemark.postgres.internal.outbox;
 
+import io.tidemark.postgres.CaptureShape;
 import io.tidemark.postgres.OutboxDifference;
 import io.tidemark.postgres.internal.FunctionNames;
 import io.tidemark.sync.internal.sql.PgName;
@@ -222,6 +223,28 @@ final class OutboxPlan {
             option("payload keys", OutboxRecord.payloadKeys(was.columns()),
                     OutboxRecord.payloadKeys(requested.columns()));
             option("truncate policy", was.truncate().name(), requested.truncate().name());
+            if (was.capture() == CaptureShape.KEYS && requested.capture() == CaptureShape.KEYS
+                    && !OutboxRecord.names(was.key()).equals(OutboxRecord.names(requested.key()))
+                    && upgradeRefusal == null) {
+                // The outbox's rows hold the old key's columns; the capture of a new key cannot write into them.
+                upgradeRefusal = "upgrade does not change the key of an outbox of keys (" + requested.outbox()
+                        + " holds the columns of the key " + OutboxRecord.names(was.key()) + "). Let every reader"
+                        + " catch up, PostgresOutbox.uninstall(dataSource) the outbox, then install it with the new"
+                        + " key; a reader whose watermark is older than the new install gets a full snapshot"
+                        + " (ReasonCode 1), so nothing is lost";
+            }
+            if (was.capture() != requested.capture()) {
+                option("capture shape", was.capture().name(), requested.capture().name());
+                if (upgradeRefusal == null) {
+                    // The two shapes store different rows; pending full images cannot become keys in place
+                    // without a rewrite that races the writers, nor keys full images at all.
+                    upgradeRefusal = "upgrade does not change the capture shape of an outbox that exists ("
+                            + requested.outbox() + " stores " + was.capture() + " rows). Let every reader catch"
+                            + " up, PostgresOutbox.uninstall(dataSource) the outbox, then install it with capture("
+                            + requested.capture() + "); a reader whose watermark is older than the new install"
+                            + " gets a full snapshot (ReasonCode 1), so nothing is lost";
+                }
+            }
             option("notification channel", channel(was.notifyChannel()), channel(requested.notifyChannel()));
             boolean sameOptions = differences.isEmpty();
             if (sameOptions && !was.scriptHash().equals(requested.scriptHash())) {

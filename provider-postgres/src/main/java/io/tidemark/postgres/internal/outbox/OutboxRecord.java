@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.tidemark.postgres.CaptureShape;
 import io.tidemark.postgres.TruncatePolicy;
 import io.tidemark.postgres.internal.FunctionNames;
 import io.tidemark.sync.internal.Json;
@@ -34,12 +35,14 @@ import java.util.Optional;
  * @param key            the key columns, each with the JSON key it travels under
  * @param columns        every captured column (key included) in payload order, each with its JSON key
  * @param truncate       what a TRUNCATE of the table does
+ * @param capture        what a change records (absent from records written before capture shapes existed: those
+ *                       outboxes store full images)
  * @param notifyChannel  the notification channel, or null when notifications are off
  * @param scriptHash     SHA-256 of the generated SQL without its comment lines ({@link #hashOf})
  */
 public record OutboxRecord(String table, String outbox, String changeFunction, List<OutboxColumn> key,
-                           List<OutboxColumn> columns, TruncatePolicy truncate, String notifyChannel,
-                           String scriptHash) {
+                           List<OutboxColumn> columns, TruncatePolicy truncate, CaptureShape capture,
+                           String notifyChannel, String scriptHash) {
 
     /** The value of the {@code tidemark} member that marks a comment as an outbox record. */
     static final String MARKER = "outbox";
@@ -53,15 +56,16 @@ public record OutboxRecord(String table, String outbox, String changeFunction, L
         key = List.copyOf(key);
         columns = List.copyOf(columns);
         Objects.requireNonNull(truncate, "truncate");
+        Objects.requireNonNull(capture, "capture");
         Objects.requireNonNull(scriptHash, "scriptHash");
     }
 
     /** The record a script generated for {@code names} and {@code shape} writes. */
-    static OutboxRecord of(OutboxNames names, OutboxShape shape, TruncatePolicy truncate, String channel,
-                           String scriptHash) {
+    static OutboxRecord of(OutboxNames names, OutboxShape shape, TruncatePolicy truncate, CaptureShape capture,
+                           String channel, String scriptHash) {
         return new OutboxRecord(names.tableText(), FunctionNames.text(names.outbox()),
-                FunctionNames.text(names.changeFunction()), shape.key(), shape.columns(), truncate, channel,
-                scriptHash);
+                FunctionNames.text(names.changeFunction()), shape.key(), shape.columns(), truncate, capture,
+                channel, scriptHash);
     }
 
     /** The JSON text stored in the comment; members in a fixed order, so the script is reproducible. */
@@ -75,6 +79,11 @@ public record OutboxRecord(String table, String outbox, String changeFunction, L
         o.set("key", columnsJson(key));
         o.set("columns", columnsJson(columns));
         o.put("truncate", truncate.name());
+        // Written only for KEYS: a full-image outbox records exactly what it recorded before shapes existed, so
+        // outboxes installed by an earlier version are still recorded as installed.
+        if (capture != CaptureShape.FULL_IMAGE) {
+            o.put("capture", capture.name());
+        }
         if (notifyChannel == null) {
             o.putNull("notifyChannel");
         } else {
@@ -118,6 +127,7 @@ public record OutboxRecord(String table, String outbox, String changeFunction, L
             return Optional.of(Parsed.of(new OutboxRecord(text(o, "table"), text(o, "outboxTable"),
                     text(o, "changeFunction"), columns(o, "key"), columns(o, "columns"),
                     TruncatePolicy.valueOf(text(o, "truncate")),
+                    o.has("capture") ? CaptureShape.valueOf(text(o, "capture")) : CaptureShape.FULL_IMAGE,
                     o.path("notifyChannel").isNull() ? null : text(o, "notifyChannel"), text(o, "scriptHash"))));
         } catch (IllegalArgumentException | NullPointerException e) {
             return Optional.of(Parsed.unreadable("edited by hand? " + e.getMessage()));

@@ -1,5 +1,6 @@
 package io.tidemark.postgres.internal.outbox;
 
+import io.tidemark.postgres.CaptureShape;
 import io.tidemark.postgres.TruncatePolicy;
 import io.tidemark.postgres.internal.FunctionNames;
 import io.tidemark.sync.internal.sql.SqlTemplate;
@@ -58,17 +59,25 @@ public final class OutboxScript {
 
     private final OutboxNames names;
     private final OutboxShape shape;
+    private final CaptureShape capture;
     private final TruncatePolicy truncate;
     private final String channel;
 
     /**
      * @param channel the notification channel, or null to generate no {@code pg_notify}
      */
-    public OutboxScript(OutboxNames names, OutboxShape shape, TruncatePolicy truncate, String channel) {
+    public OutboxScript(OutboxNames names, OutboxShape shape, CaptureShape capture, TruncatePolicy truncate,
+                        String channel) {
         this.names = Objects.requireNonNull(names, "names");
         this.shape = Objects.requireNonNull(shape, "shape");
+        this.capture = Objects.requireNonNull(capture, "capture");
         this.truncate = Objects.requireNonNull(truncate, "truncate");
         this.channel = channel;
+    }
+
+    /** A full-image outbox's script (see {@link CaptureShape#FULL_IMAGE}). */
+    public OutboxScript(OutboxNames names, OutboxShape shape, TruncatePolicy truncate, String channel) {
+        this(names, shape, CaptureShape.FULL_IMAGE, truncate, channel);
     }
 
     /** The whole script, without transaction control (the caller or the migration tool wraps it in one). */
@@ -83,7 +92,7 @@ public final class OutboxScript {
     }
 
     private OutboxRecord record(String ddl) {
-        return OutboxRecord.of(names, shape, truncate, channel, OutboxRecord.hashOf(ddl));
+        return OutboxRecord.of(names, shape, truncate, capture, channel, OutboxRecord.hashOf(ddl));
     }
 
     /**
@@ -179,8 +188,10 @@ public final class OutboxScript {
     }
 
     private String ddl() {
-        return String.join("\n", header(), preflight(), outboxTables(), wakeUpSection(), captureFunction(), triggers(),
-                historyStart(), changeFunction(), trimFunction());
+        boolean keys = capture == CaptureShape.KEYS;
+        return String.join("\n", header(), preflight(), keys ? keysOutboxTables() : outboxTables(), wakeUpSection(),
+                keys ? keysCaptureFunction() : captureFunction(), triggers(), historyStart(), changeFunction(),
+                trimFunction());
     }
 
     private String recordSection(OutboxRecord record) {
@@ -213,7 +224,7 @@ public final class OutboxScript {
                 --   key:       {{key}}
                 --   captured:  {{columns}}
                 --   truncate:  {{truncate}}
-                --   wake-up:   {{wakeup}}
+                --   wake-up:   {{wakeup}}{{capture_line}}
                 --
                 -- Why no change can be skipped
                 --   A change's version is max(the writing transaction's xid8, the newest transaction that had
@@ -237,6 +248,9 @@ public final class OutboxScript {
                 .with("function", comment(names.changeFunction().toString()))
                 .with("key", comment(columnList(shape.key())))
                 .with("columns", comment(columnList(shape.columns())))
+                .with("capture_line", capture == CaptureShape.FULL_IMAGE ? ""
+                        : "\n--   capture:   keys only (CaptureShape.KEYS): the change function reads each changed row"
+                        + "\n--              as it is at read time and returns one net change per key (section 5)")
                 .with("truncate", truncate == TruncatePolicy.REFUSE
                         ? "refused with an error (TruncatePolicy.REFUSE)"
                         : "recorded as a delete of every row (TruncatePolicy.RECORD_DELETES)")
@@ -302,12 +316,12 @@ public final class OutboxScript {
                                                 WHERE a.attrelid = outbox AND a.attnum > 0 AND NOT a.attisdropped
                                                   AND (a.attname::text, format_type(a.atttypid, a.atttypmod)) IN
                                                       (('version', 'bigint'), ('id', 'bigint'), ('xact_id', 'xid8'),
-                                                       ('operation', 'character(1)'), ('change', 'json'))) <> 5
+                                                       ('operation', 'character(1)'), {{shape_column}})) <> 5
                     THEN
-                        RAISE EXCEPTION 'Table % already exists and is not a Tidemark outbox (it lacks version, id, xact_id, operation or change)',
+                        RAISE EXCEPTION 'Table % already exists and is not a Tidemark outbox{{shape_text}} (it lacks version, id, xact_id, operation or {{shape_column_name}})',
                             {{outbox_literal}}
                             USING HINT = 'Name another table with PostgresOutbox.Builder.outboxTable(...), or drop this one.';
-                    END IF;
+                    END IF;{{keys_check}}
                 END
                 $preflight$;
                 """)
@@ -318,6 +332,10 @@ public final class OutboxScript {
                 .with("key_count", Integer.toString(shape.key().size()))
                 .with("key_literals", literals(shape.key(), OutboxColumn::name))
                 .with("key_text", PgName.literal(columnList(shape.key())))
+                .with("shape_column", capture == CaptureShape.KEYS ? "('changed', 'text[]')" : "('change', 'json')")
+                .with("shape_column_name", capture == CaptureShape.KEYS ? "changed" : "change")
+                .with("shape_text", capture == CaptureShape.KEYS ? " of keys (CaptureShape.KEYS)" : "")
+                .with("keys_check", capture == CaptureShape.KEYS ? keysPreflight() : "")
                 .render();
     }
 
@@ -500,6 +518,322 @@ public final class OutboxScript {
     private String keyIsNull(String row) {
         return SqlTemplate.of("{{row}}.{{column}} IS NULL")
                 .with("row", row).with("column", shape.key().get(0).quotedName()).render();
+    }
+
+    // ---- CaptureShape.KEYS ------------------------------------------------------------------------------------
+
+    /** The outbox column that holds the i-th key column (from 1): positional, so no key column name can clash. */
+    private static String keyColumn(int i) {
+        return "key_" + i;
+    }
+
+    /** {@code o.key_1, o.key_2}: the outbox's key columns, qualified by {@code row}. */
+    private String outboxKeyColumns(String row) {
+        List<String> columns = new ArrayList<>();
+        for (int i = 1; i <= shape.key().size(); i++) {
+            columns.add(row.isEmpty() ? keyColumn(i) : row + "." + keyColumn(i));
+        }
+        return String.join(", ", columns);
+    }
+
+    /**
+     * KEYS: an existing outbox's key columns must be the key's, of the same types; else the capture would write
+     * another key into them (a key changed since the outbox was created: it needs a new outbox).
+     */
+    private String keysPreflight() {
+        return SqlTemplate.of("""
+
+                    -- Keys only: the outbox's key_1, key_2, ... are the key's columns, of the key's types.
+                    IF outbox IS NOT NULL AND EXISTS (
+                        SELECT FROM unnest(ARRAY[{{key_literals}}]::text[]) WITH ORDINALITY AS k(name, n)
+                         WHERE NOT EXISTS (
+                            SELECT FROM pg_attribute o, pg_attribute a
+                             WHERE o.attrelid = outbox AND o.attname = 'key_' || k.n AND NOT o.attisdropped
+                               AND a.attrelid = tbl AND a.attname = k.name AND NOT a.attisdropped
+                               AND format_type(o.atttypid, o.atttypmod) = format_type(a.atttypid, a.atttypmod))
+                            OR (SELECT count(*) FROM pg_attribute o WHERE o.attrelid = outbox AND NOT o.attisdropped
+                                  AND o.attname LIKE 'key\\_%') <> {{key_count}})
+                    THEN
+                        RAISE EXCEPTION 'The outbox % holds other key columns than the key (%) of %',
+                            {{outbox_literal}}, {{key_text}}, {{table_literal}}
+                            USING HINT = 'The key or its type changed since the outbox was created: once every reader'
+                                         ' has caught up, uninstall the outbox (PostgresOutbox.uninstall) and install it again.';
+                    END IF;\
+                """)
+                .with("key_literals", literals(shape.key(), OutboxColumn::name))
+                .with("key_count", Integer.toString(shape.key().size()))
+                .with("outbox_literal", PgName.literal(names.outbox().quoted()))
+                .with("key_text", PgName.literal(columnList(shape.key())))
+                .with("table_literal", PgName.literal(names.table().quoted()))
+                .render();
+    }
+
+    private String keysOutboxTables() {
+        List<String> keyColumns = new ArrayList<>();
+        List<String> notNull = new ArrayList<>();
+        List<String> keyComments = new ArrayList<>();
+        for (int i = 0; i < shape.key().size(); i++) {
+            OutboxColumn k = shape.key().get(i);
+            keyColumns.add("t." + k.quotedName() + " AS " + keyColumn(i + 1));
+            notNull.add("ALTER COLUMN " + keyColumn(i + 1) + " SET NOT NULL");
+            keyComments.add(SqlTemplate.of("COMMENT ON COLUMN {{outbox}}.{{column}} IS {{comment}};")
+                    .with("outbox", names.outbox().quoted()).with("column", keyColumn(i + 1))
+                    .with("comment", PgName.literal("the key column " + k.name() + " of " + names.table()))
+                    .render());
+        }
+        return SqlTemplate.of("""
+                -- 2. The outbox ----------------------------------------------------------------------------------------
+                -- Keys only (CaptureShape.KEYS): one row per changed row with its key, in columns of the key's own
+                -- types (CREATE TABLE AS reads them off the table, so this script is generated without a
+                -- connection), the operation, the version and, for an update, the payload keys of the changed
+                -- columns. No JSON is built or stored at write time.
+                CREATE TABLE IF NOT EXISTS {{outbox}} AS
+                SELECT NULL::bigint        AS version,
+                       NULL::bigint        AS id,
+                       NULL::xid8          AS xact_id,
+                       NULL::char(1)       AS operation,
+                       NULL::text[]        AS changed,
+                       {{key_columns}}
+                  FROM ONLY {{table}} AS t
+                  WITH NO DATA;
+                -- CREATE TABLE AS makes no constraint: they are added once, to the table just created.
+                DO $outbox$
+                BEGIN
+                    IF NOT EXISTS (SELECT FROM pg_constraint c
+                                    WHERE c.conrelid = to_regclass({{outbox_literal}}) AND c.conname = {{pkey_literal}})
+                    THEN
+                        ALTER TABLE {{outbox}}
+                            ALTER COLUMN version SET NOT NULL,
+                            ALTER COLUMN id SET NOT NULL,
+                            ALTER COLUMN xact_id SET NOT NULL,
+                            ALTER COLUMN operation SET NOT NULL,
+                            {{not_null}},
+                            ADD CHECK (operation IN ('I', 'U', 'D')),
+                            ADD CONSTRAINT {{pkey}} PRIMARY KEY (version, id);
+                        ALTER TABLE {{outbox}} ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY;
+                    END IF;
+                END
+                $outbox$;
+                COMMENT ON TABLE {{outbox}} IS {{outbox_comment}};
+                COMMENT ON COLUMN {{outbox}}.version IS 'max(xact_id, newest transaction finished at capture); returned once below pg_snapshot_xmin(pg_current_snapshot())';
+                COMMENT ON COLUMN {{outbox}}.id IS 'capture order: orders the changes of one version';
+                COMMENT ON COLUMN {{outbox}}.xact_id IS 'the writing transaction, pg_current_xact_id()';
+                COMMENT ON COLUMN {{outbox}}.changed IS 'updates: the payload keys of the columns whose text changed ($changed); NULL otherwise';
+                {{key_comments}}
+
+                -- Changes at or below trimmed_through may be missing: written before the outbox existed, or trimmed.
+                -- A reader asking for changes after an older version gets a full snapshot (ReasonCode 1) instead.
+                CREATE TABLE IF NOT EXISTS {{state}} (
+                    singleton        boolean  PRIMARY KEY DEFAULT true CHECK (singleton),
+                    trimmed_through  bigint   NOT NULL
+                );
+                """)
+                .with("outbox", names.outbox().quoted())
+                .with("key_columns", String.join(",\n" + " ".repeat(7), keyColumns))
+                .with("table", names.table().quoted())
+                .with("outbox_literal", PgName.literal(names.outbox().quoted()))
+                .with("pkey_literal", PgName.literal(names.primaryKey()))
+                .with("not_null", String.join(",\n" + " ".repeat(12), notNull))
+                .with("pkey", PgName.quote(names.primaryKey()))
+                .with("outbox_comment", PgName.literal("Keys of the rows of " + names.table() + " changed, captured by"
+                        + " Tidemark. Read the changes with " + names.changeFunction() + "(json); trim them with "
+                        + names.trimFunction() + "(bigint, integer)."))
+                .with("key_comments", String.join("\n", keyComments))
+                .with("state", names.state().quoted())
+                .render();
+    }
+
+    private String keysCaptureFunction() {
+        return SqlTemplate.of("""
+                -- 3. Capture ------------------------------------------------------------------------------------------
+                -- Runs once per writing statement, so every write pays for it. It records keys only and renders no
+                -- JSON, so of the settings a SET clause would pin (each saves and restores its setting on every
+                -- call) it keeps one: extra_float_digits, without which a session at a negative value compares two
+                -- different floats as the same text and misses an update. No SET search_path: every function,
+                -- operator, type and cast below is schema-qualified instead, so no search_path of the caller, not
+                -- even one listing a schema ahead of pg_catalog, changes what it runs; the transition tables
+                -- (inserted, old_rows, ...) are found before any table of those names.
+                CREATE OR REPLACE FUNCTION {{capture}}()
+                RETURNS trigger
+                LANGUAGE plpgsql
+                SECURITY DEFINER
+                SET extra_float_digits = 1
+                AS $capture$
+                BEGIN
+                    IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' THEN
+                        -- The key of every inserted row, with one INSERT per statement.
+                {{insert_rows}}
+
+                    ELSIF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
+                        -- Old and new rows are paired by key (compared as text). A key that stays is an update when a
+                        -- captured column's text changed (never an error, whatever the type; an update that changes
+                        -- nothing is skipped); a key that goes is a delete, a key that appears an insert.
+                        INSERT INTO {{outbox}} (version, xact_id, operation, changed, {{outbox_keys}})
+                        SELECT v.version, v.xact_id, k.operation,
+                               CASE WHEN k.operation OPERATOR(pg_catalog.=) 'U' THEN ch.changed END,
+                               {{pair_keys}}
+                          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
+                                       {{version}} AS version) AS v,
+                               old_rows AS o FULL JOIN new_rows AS n ON {{key_join}},
+                               LATERAL (SELECT CASE WHEN {{new_key_null}} THEN 'D'
+                                                    WHEN {{old_key_null}} THEN 'I'
+                                                    ELSE 'U' END AS operation) AS k,
+                               LATERAL (SELECT {{changed_names}} AS changed) AS ch
+                         WHERE k.operation OPERATOR(pg_catalog.<>) 'U'
+                            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0;
+                        IF FOUND THEN
+                            {{notify}}
+                        END IF;
+
+                    ELSIF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
+                        -- The key of every deleted row, with one INSERT per statement.
+                {{delete_rows}}
+
+                    ELSIF TG_OP OPERATOR(pg_catalog.=) 'TRUNCATE' THEN
+                {{truncate}}
+                    END IF;
+                    RETURN NULL;
+                END
+                $capture$;
+                REVOKE ALL ON FUNCTION {{capture}}() FROM PUBLIC;
+                COMMENT ON FUNCTION {{capture}}() IS {{capture_comment}};
+                """)
+                .with("capture", names.captureFunction().quoted())
+                .with("insert_rows", keysRowsCapture("I", "inserted"))
+                .with("outbox", names.outbox().quoted())
+                .with("outbox_keys", outboxKeyColumns(""))
+                .with("pair_keys", shape.key().stream()
+                        .map(k -> SqlTemplate.of("COALESCE(n.{{column}}, o.{{column}})").with("column", k.quotedName())
+                                .render())
+                        .collect(Collectors.joining(",\n" + " ".repeat(15))))
+                .with("version", VERSION_EXPRESSION)
+                .with("key_join", shape.key().stream()
+                        .map(k -> SqlTemplate.of("(n.{{column}})::pg_catalog.text OPERATOR(pg_catalog.=) (o.{{column}})::pg_catalog.text")
+                                .with("column", k.quotedName()).render())
+                        .collect(Collectors.joining(" AND ")))
+                .with("new_key_null", keyIsNull("n"))
+                .with("old_key_null", keyIsNull("o"))
+                .with("changed_names", changedNames(shape.nonKeyColumns(), 32))
+                .with("notify", notifyStatement())
+                .with("delete_rows", keysRowsCapture("D", "deleted"))
+                .with("truncate", keysTruncateBranch())
+                .with("capture_comment", PgName.literal("Tidemark: captures the keys of changed rows of "
+                        + names.table() + " into " + names.outbox() + "."))
+                .render();
+    }
+
+    /** {@link #rowsCapture} for KEYS: the key of every row of {@code source}. */
+    private String keysRowsCapture(String operation, String source) {
+        return SqlTemplate.of("""
+                        INSERT INTO {{outbox}} (version, xact_id, operation, {{outbox_keys}})
+                        SELECT v.version, v.xact_id, '{{operation}}', {{keys}}
+                          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
+                                       {{version}} AS version) AS v,
+                               {{source}} AS r;
+                        IF FOUND THEN
+                            {{notify}}
+                        END IF;\
+                """)
+                .with("outbox", names.outbox().quoted())
+                .with("outbox_keys", outboxKeyColumns(""))
+                .with("operation", operation)
+                .with("keys", shape.key().stream().map(k -> "r." + k.quotedName()).collect(Collectors.joining(", ")))
+                .with("version", VERSION_EXPRESSION)
+                .with("source", source)
+                .with("notify", notifyStatement())
+                .render();
+    }
+
+    private String keysTruncateBranch() {
+        if (truncate == TruncatePolicy.REFUSE) {
+            return truncateBranch();
+        }
+        return SqlTemplate.of("""
+                        -- TruncatePolicy.RECORD_DELETES: the key of every row, read before the table is emptied.
+                {{capture}}""")
+                .with("capture", keysRowsCapture("D", SqlTemplate.of("ONLY {{table}}")
+                        .with("table", names.table().quoted()).render()))
+                .render();
+    }
+
+    /**
+     * The diff branch's rows for KEYS: the outbox page grouped by key, joined to the table by key, one element per
+     * key (see the comment it renders).
+     */
+    private String keysDiffRows() {
+        List<OutboxColumn> nonKey = shape.nonKeyColumns();
+        List<String> changedFlags = new ArrayList<>();
+        List<String> changedCases = new ArrayList<>();
+        for (int i = 0; i < nonKey.size(); i++) {
+            String literal = PgName.literal(nonKey.get(i).payloadKey());
+            changedFlags.add(SqlTemplate.of("bool_or(o.operation <> 'U' OR {{key}} = ANY (o.changed)) AS changed_{{n}}")
+                    .with("key", literal).with("n", i + 1).render());
+            changedCases.add(SqlTemplate.of("CASE WHEN p.changed_{{n}} THEN {{key}} END")
+                    .with("n", i + 1).with("key", literal).render());
+        }
+        String changed = nonKey.isEmpty() ? "'{}'::text[]"
+                : "array_remove(ARRAY[" + String.join(",\n" + " ".repeat(56), changedCases) + "], NULL)";
+        List<String> deleteKeys = new ArrayList<>();
+        List<String> join = new ArrayList<>();
+        for (int i = 0; i < shape.key().size(); i++) {
+            OutboxColumn k = shape.key().get(i);
+            deleteKeys.add("p." + keyColumn(i + 1) + " AS " + k.quotedKey());
+            join.add("t." + k.quotedName() + " = p." + keyColumn(i + 1));
+        }
+        return SqlTemplate.of("""
+                           -- Keys only: one element per key changed in the page, ordered by its last change.
+                           'Data', COALESCE(json_agg(x.change ORDER BY x.version, x.id), '[]'::json))
+                  FROM (
+                    -- The net change of a key over the page, from the row as this statement's snapshot holds
+                    -- it: present and first recorded as an insert (absent before the page): an insert;
+                    -- present otherwise: an update, whose $changed lists the columns an update of the page
+                    -- changed, or every column if the row was deleted or inserted in between; absent: a
+                    -- delete, unless it was also inserted in the page (nothing to tell a reader).
+                    -- Why a row read now cannot break the order: the snapshot holds only committed rows, and
+                    -- a committed change the page does not hold (a version at or above its end) has a higher
+                    -- version than every change in it, so the next page delivers that key again, with a
+                    -- state at least as new. A reader may see a newer state early, never an older one late.
+                    SELECT p.version, p.id,
+                           CASE WHEN t.{{first_key}} IS NULL
+                                THEN (SELECT row_to_json(c)
+                                        FROM (SELECT 'D' AS "$operation",
+                                                     p.version AS "$version",
+                                                     {{delete_keys}}) AS c)
+                                WHEN p.first_operation = 'I'
+                                THEN (SELECT row_to_json(c)
+                                        FROM (SELECT 'I' AS "$operation",
+                                                     p.version AS "$version",
+                                                     {{columns_i}}) AS c)
+                                ELSE (SELECT row_to_json(c)
+                                        FROM (SELECT 'U' AS "$operation",
+                                                     p.version AS "$version",
+                                                     {{changed}} AS "$changed",
+                                                     {{columns_u}}) AS c)
+                           END AS change
+                      FROM (SELECT {{outbox_keys}},
+                                   max(o.version) AS version,
+                                   max(o.id) AS id,
+                                   (array_agg(o.operation ORDER BY o.version, o.id))[1] AS first_operation{{changed_flags}}
+                              FROM {{outbox}} AS o
+                             WHERE (SELECT r.kind FROM r) = 'diff'
+                               AND o.version > (SELECT r.from_version FROM r)
+                               AND o.version <= (SELECT r.page_end FROM r)
+                             GROUP BY {{outbox_keys}}) AS p
+                      LEFT JOIN ONLY {{table}} AS t ON {{join}}
+                     WHERE t.{{first_key}} IS NOT NULL OR p.first_operation <> 'I') AS x\
+                """)
+                .with("first_key", shape.key().get(0).quotedName())
+                .with("delete_keys", String.join(",\n" + " ".repeat(37), deleteKeys))
+                .with("columns_i", projection(shape.columns(), "t", 37))
+                .with("changed", changed)
+                .with("columns_u", projection(shape.columns(), "t", 37))
+                .with("outbox_keys", outboxKeyColumns("o"))
+                .with("changed_flags", changedFlags.isEmpty() ? ""
+                        : ",\n" + " ".repeat(19) + String.join(",\n" + " ".repeat(19), changedFlags))
+                .with("outbox", names.outbox().quoted())
+                .with("table", names.table().quoted())
+                .with("join", String.join(" AND ", join))
+                .render().replaceFirst("^ +", "");
     }
 
     private String triggers() {
@@ -693,10 +1027,7 @@ public final class OutboxScript {
                                'Outbox', json_build_object('Horizon', (SELECT r.horizon FROM r), 'HeldBack',
                                    COALESCE((SELECT max(h.version) FROM {{outbox}} AS h) >= (SELECT r.horizon FROM r),
                                             false){{arm_hint}})),
-                           'Data', COALESCE(json_agg(o.change ORDER BY o.version, o.id), '[]'::json))
-                  FROM {{outbox}} AS o
-                 WHERE (SELECT r.kind FROM r) = 'diff'
-                   AND o.version > (SELECT r.from_version FROM r) AND o.version <= (SELECT r.page_end FROM r)
+                           {{diff_rows}}
                 HAVING (SELECT r.kind FROM r) = 'diff'
                 $changes$;
                 COMMENT ON FUNCTION {{function}}(json) IS {{function_comment}};
@@ -713,6 +1044,12 @@ public final class OutboxScript {
                         .collect(Collectors.joining(", ")))
                 .with("full_columns", projection(shape.columns(), "t", 23))
                 .with("outbox", names.outbox().quoted())
+                .with("diff_rows", capture == CaptureShape.KEYS ? keysDiffRows() : SqlTemplate.of("""
+                        'Data', COALESCE(json_agg(o.change ORDER BY o.version, o.id), '[]'::json))
+                  FROM {{outbox}} AS o
+                 WHERE (SELECT r.kind FROM r) = 'diff'
+                   AND o.version > (SELECT r.from_version FROM r) AND o.version <= (SELECT r.page_end FROM r)\
+                """).with("outbox", names.outbox().quoted()).render().replaceFirst("^ +", ""))
                 .with("arm_hint", channel == null ? "" : SqlTemplate.of(",\n"
                         + "                   -- Wake-up: the function a reader calls before it waits (section 2b).\n"
                         + "                   'Arm', {{arm}}")

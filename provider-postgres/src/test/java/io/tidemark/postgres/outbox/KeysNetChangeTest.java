@@ -1,0 +1,214 @@
+package io.tidemark.postgres.outbox;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.tidemark.postgres.CaptureShape;
+import io.tidemark.postgres.PostgresOutbox;
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.testing.EmbeddedPostgresTest;
+import io.tidemark.testing.TestDatabase;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * What only an outbox of keys does: several changes of one key between two reads are one net change, read from the
+ * row as it is; and a shape, once installed, is not changed in place.
+ */
+@EmbeddedPostgresTest
+class KeysNetChangeTest {
+
+    private final TestDatabase database;
+
+    KeysNetChangeTest(TestDatabase database) {
+        this.database = database;
+    }
+
+    private OutboxTables items() {
+        return OutboxTables.create(CaptureShape.KEYS, database, "net", "id int PRIMARY KEY, name text, qty int");
+    }
+
+    /** Writes through the database directly: {@link OutboxTables#execute} would read after each statement. */
+    private void write(OutboxTables t, String sql) {
+        database.execute(sql.replace("$T", "public." + t.table));
+    }
+
+    private static List<String> withoutVersions(JsonNode answer) {
+        List<String> changes = new ArrayList<>();
+        answer.get("Data").forEach(c -> changes.add(OutboxTables.withoutVersion(c.toString())));
+        return changes;
+    }
+
+    @Test
+    void an_insert_and_updates_before_a_read_are_one_insert_of_the_row_as_it_is() {
+        OutboxTables t = items();
+        long from = t.seed();
+        write(t, "INSERT INTO $T VALUES (1, 'a', 1)");
+        write(t, "UPDATE $T SET name = 'b' WHERE id = 1");
+        write(t, "UPDATE $T SET qty = 2 WHERE id = 1");
+
+        assertThat(withoutVersions(t.sync(from))).containsExactly("{\"$operation\":\"I\",\"id\":1,\"name\":\"b\",\"qty\":2}");
+        assertThat(t.scalar("SELECT count(*) FROM " + t.outbox.outboxTable())).isEqualTo(3);
+    }
+
+    @Test
+    void a_row_inserted_and_deleted_before_a_read_is_not_delivered_but_the_watermark_moves_past_it() {
+        OutboxTables t = items();
+        long from = t.seed();
+        write(t, "INSERT INTO $T VALUES (1, 'a', 1)");
+        write(t, "DELETE FROM $T WHERE id = 1");
+
+        JsonNode answer = t.sync(from);
+
+        assertThat(answer.get("Data")).isEmpty();
+        long version = answer.at("/Metadata/Sync/Version").asLong();
+        assertThat(version).isGreaterThanOrEqualTo(t.scalar("SELECT max(version) FROM " + t.outbox.outboxTable()));
+    }
+
+    @Test
+    void updates_before_a_read_are_one_update_listing_every_column_any_of_them_changed_in_payload_order() {
+        OutboxTables t = items();
+        write(t, "INSERT INTO $T VALUES (1, 'a', 1), (2, 'x', 1)");
+        long from = t.seed();
+        write(t, "UPDATE $T SET qty = 5 WHERE id = 1");
+        write(t, "UPDATE $T SET name = NULL WHERE id = 1");
+
+        assertThat(withoutVersions(t.sync(from))).containsExactly(
+                "{\"$operation\":\"U\",\"$changed\":[\"name\",\"qty\"],\"id\":1,\"name\":null,\"qty\":5}");
+    }
+
+    @Test
+    void a_delete_and_an_insert_of_a_key_before_a_read_are_an_update_of_every_column() {
+        OutboxTables t = items();
+        write(t, "INSERT INTO $T VALUES (1, 'a', 1)");
+        long from = t.seed();
+        write(t, "DELETE FROM $T WHERE id = 1");
+        write(t, "INSERT INTO $T VALUES (1, 'a', 2)");
+
+        assertThat(withoutVersions(t.sync(from))).containsExactly(
+                "{\"$operation\":\"U\",\"$changed\":[\"name\",\"qty\"],\"id\":1,\"name\":\"a\",\"qty\":2}");
+    }
+
+    @Test
+    void an_update_and_a_delete_before_a_read_are_a_delete_of_the_key() {
+        OutboxTables t = items();
+        write(t, "INSERT INTO $T VALUES (1, 'a', 1)");
+        long from = t.seed();
+        write(t, "UPDATE $T SET qty = 3 WHERE id = 1");
+        write(t, "DELETE FROM $T WHERE id = 1");
+
+        JsonNode answer = t.sync(from);
+
+        assertThat(withoutVersions(answer)).containsExactly("{\"$operation\":\"D\",\"id\":1}");
+        assertThat(answer.at("/Data/0/$version").asLong())
+                .isEqualTo(t.scalar("SELECT max(version) FROM " + t.outbox.outboxTable()));
+    }
+
+    /**
+     * The page ends below a committed change of the same row (an older transaction holds the horizon back): the
+     * read delivers the row as it is, newer than the page, and the next read delivers that change again, so the
+     * reader never ends on an older state than the table's.
+     */
+    @Test
+    void a_row_newer_than_its_page_is_delivered_early_and_again_with_its_own_version() {
+        OutboxTables t = items();
+        long from = t.seed();
+        write(t, "INSERT INTO $T VALUES (1, 'first', 1)");
+        JsonNode first;
+        long heldBackVersion;
+        try (OpenTransaction older = OpenTransaction.begin(t.dataSource())) {
+            older.takeXid(); // holds the horizon below the next change
+            write(t, "UPDATE $T SET name = 'newer' WHERE id = 1");
+            heldBackVersion = t.scalar("SELECT max(version) FROM " + t.outbox.outboxTable());
+
+            first = t.sync(from);
+            assertThat(first.at("/Metadata/Sync/Version").asLong()).isLessThan(heldBackVersion);
+            assertThat(withoutVersions(first)).containsExactly(
+                    "{\"$operation\":\"I\",\"id\":1,\"name\":\"newer\",\"qty\":1}");
+            older.commit();
+        }
+
+        JsonNode second = t.sync(first.at("/Metadata/Sync/Version").asLong());
+
+        assertThat(withoutVersions(second)).containsExactly(
+                "{\"$operation\":\"U\",\"$changed\":[\"name\"],\"id\":1,\"name\":\"newer\",\"qty\":1}");
+        assertThat(second.at("/Data/0/$version").asLong()).isEqualTo(heldBackVersion)
+                .isGreaterThan(first.at("/Data/0/$version").asLong());
+    }
+
+    @Test
+    void install_over_an_outbox_of_the_other_shape_is_refused_and_upgrade_says_what_to_do() {
+        database.execute("CREATE TABLE public.shapes (id int PRIMARY KEY, name text)");
+        PostgresOutbox full = PostgresOutbox.forTable("public.shapes").build();
+        PostgresOutbox keys = PostgresOutbox.forTable("public.shapes").capture(CaptureShape.KEYS).build();
+        full.install(database.dataSource());
+
+        assertThatThrownBy(() -> keys.install(database.dataSource()))
+                .isInstanceOf(TidemarkException.class)
+                .hasMessageContaining("capture shape")
+                .hasMessageContaining("FULL_IMAGE")
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+        assertThatThrownBy(() -> keys.upgrade(database.dataSource()))
+                .isInstanceOf(TidemarkException.class)
+                .hasMessageContaining("PostgresOutbox.uninstall")
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.SCHEMA_CHANGE_REFUSED);
+        assertThat(keys.differences(database.dataSource()))
+                .anySatisfy(d -> assertThat(d.toString()).contains("capture shape"));
+
+        full.uninstall(database.dataSource());
+        keys.install(database.dataSource());
+        assertThat(keys.differences(database.dataSource())).isEmpty();
+        assertThatThrownBy(() -> full.install(database.dataSource()))
+                .hasMessageContaining("capture shape")
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+    }
+
+    @Test
+    void the_key_of_an_outbox_of_keys_is_not_changed_by_upgrade_nor_by_running_the_new_script() {
+        database.execute("CREATE TABLE public.rekeyed (id int PRIMARY KEY, code text NOT NULL UNIQUE, name text)");
+        PostgresOutbox byId = PostgresOutbox.forTable("public.rekeyed").capture(CaptureShape.KEYS).build();
+        byId.install(database.dataSource());
+        PostgresOutbox byCode = PostgresOutbox.forTable("public.rekeyed").key("code").columns("id", "name")
+                .capture(CaptureShape.KEYS).build();
+
+        assertThatThrownBy(() -> byCode.upgrade(database.dataSource()))
+                .hasMessageContaining("does not change the key of an outbox of keys")
+                .extracting(e -> ((TidemarkException) e).code()).isEqualTo(ErrorCode.SCHEMA_CHANGE_REFUSED);
+        String script = byCode.script();
+        assertThatThrownBy(() -> database.execute("BEGIN; " + script + " COMMIT;"))
+                .hasMessageContaining("holds other key columns than the key (code)");
+
+        // Nothing was changed: writes are still captured, by id.
+        database.execute("INSERT INTO public.rekeyed VALUES (7, 'a', 'still captured by id')");
+        assertThat(keyOfTheOnlyChange(byId)).isEqualTo("7");
+    }
+
+    private String keyOfTheOnlyChange(PostgresOutbox outbox) {
+        List<String> keys = new ArrayList<>();
+        try (var c = database.dataSource().getConnection(); var st = c.createStatement();
+             var rs = st.executeQuery("SELECT key_1::text FROM " + outbox.outboxTable())) {
+            while (rs.next()) {
+                keys.add(rs.getString(1));
+            }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        assertThat(keys).hasSize(1);
+        return keys.get(0);
+    }
+
+    @Test
+    void the_script_of_keys_run_over_a_full_image_outbox_is_refused_by_its_preflight() {
+        database.execute("CREATE TABLE public.shapes_sql (id int PRIMARY KEY, name text)");
+        PostgresOutbox.forTable("public.shapes_sql").build().install(database.dataSource());
+        String keysScript = PostgresOutbox.forTable("public.shapes_sql").key("id").columns("name")
+                .capture(CaptureShape.KEYS).build().script();
+
+        assertThatThrownBy(() -> database.execute("BEGIN; " + keysScript + " COMMIT;"))
+                .hasMessageContaining("is not a Tidemark outbox of keys (CaptureShape.KEYS)");
+    }
+}
