@@ -168,7 +168,7 @@ public final class PostgresProvider implements ChangeProvider {
                 horizon.observe(object.name(), ResponseHints.read(response), clock.instant());
                 if (!wakeUps.isEmpty()) {
                     Optional<ArmHint.Read> armHint = ArmHint.read(response);
-                    wakeUps.forEach(w -> w.afterRead(connection, object, armHint));
+                    wakeUps.forEach(w -> w.afterRead(connection, object, request.fromVersion(), armHint));
                 }
                 return ResponsePayload.ofUtf8(response == null ? new byte[0] : response);
             } catch (SQLException | RuntimeException e) {

@@ -2,16 +2,23 @@ package io.tidemark.postgres;
 
 import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.JdbcWatermarkStore;
+import io.tidemark.sync.ObjectReport;
 import io.tidemark.sync.Outcome;
 import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.spi.SyncListener;
+import io.tidemark.sync.testkit.MutableClock;
 import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.RecordingDestination;
 import io.tidemark.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -132,7 +139,12 @@ class CycleStatementsTest {
 
     /**
      * An engine with nothing to read, once it armed the outbox's wake-up and confirmed it, sends nothing until a
-     * notification or its poll interval: it only waits on its LISTEN connection.
+     * notification or its poll interval: it only waits on its LISTEN connection. Each poll then calls the function
+     * and, while this engine wrote the object less than 10 s ago, writes nothing although the version (the horizon)
+     * moved. A poll 10 s or more after the last write stores the moved version; that write is itself a transaction,
+     * which moves the horizon, so the next such poll finds the version moved again: an idle object of a generated
+     * outbox writes once per poll interval when that is 10 s or more (once per 10 s when it is shorter). The test's
+     * clock stands still unless the test moves it, so that the polls (woken by hand) fall where it says.
      */
     @Test
     void an_idle_engine_sends_nothing_while_it_waits() throws Exception {
@@ -140,12 +152,21 @@ class CycleStatementsTest {
         PostgresOutbox outbox = PostgresOutbox.forTable("public.idle").build();
         outbox.install(database.dataSource());
         StatementLog log = new StatementLog(database.dataSource());
+        MutableClock clock = new MutableClock(Instant.parse("2026-03-04T05:06:07Z"));
+        BlockingQueue<ObjectReport> reports = new LinkedBlockingQueue<>();
         try (SyncEngine engine = SyncEngine.builder()
                 .name("idle")
                 .provider(PostgresProvider.create(log)) // LISTEN, as by default
                 .watermarks(JdbcWatermarkStore.create(log))
                 .track(outbox.track("Idle").initialSync(InitialSync.INCREMENTAL))
                 .destination("out", new RecordingDestination())
+                .clock(clock)
+                .listener(new SyncListener() {
+                    @Override
+                    public void onReport(ObjectReport report) {
+                        reports.add(report);
+                    }
+                })
                 .build()) {
             engine.runOnce("Idle"); // seeds
             database.execute("INSERT INTO public.idle VALUES (1, 'wakes it')");
@@ -164,7 +185,80 @@ class CycleStatementsTest {
 
             log.start();
             Thread.sleep(1_000); // the window observed, not a wait for a condition
-            assertThat(log.stop()).isEmpty();
+            assertThat(log.stop()).as("between polls").isEmpty();
+
+            String call = "SELECT \"public\".\"idle_changes\"(?::json)";
+            List<String> poll = poll(engine, "Idle", log, reports);
+            assertThat(count(poll, call)).isEqualTo(1);
+            assertThat(poll).as("a poll within 10 s of the last write writes nothing").noneMatch(s -> s.equals("BEGIN")
+                    || s.startsWith(UPDATE_WATERMARK) || s.startsWith("SELECT \"public\".\"idle_outbox_arm\""));
+
+            for (int i = 1; i <= 2; i++) {
+                clock.advance(Duration.ofSeconds(10)); // the engine's interval for storing a version moved idle
+                poll = poll(engine, "Idle", log, reports);
+                assertThat(count(poll, call)).isEqualTo(1);
+                assertThat(count(poll, UPDATE_WATERMARK)).as("poll %d, 10 s after the last write: the version"
+                        + " moved (the engine's own last write moved the horizon) and is stored", i).isEqualTo(1);
+                assertThat(count(poll, "BEGIN")).isEqualTo(1);
+            }
+        }
+    }
+
+    /** Wakes the object and returns what its cycle sent, once its report arrived. */
+    private static List<String> poll(SyncEngine engine, String object, StatementLog log,
+                                     BlockingQueue<ObjectReport> reports) throws InterruptedException {
+        reports.clear();
+        log.start();
+        engine.wake(object);
+        ObjectReport report = reports.poll(30, TimeUnit.SECONDS);
+        List<String> sent = log.stop();
+        assertThat(report).as("the woken cycle's report").isNotNull();
+        assertThat(report.outcome()).isEqualTo(Outcome.NO_CHANGES);
+        return sent;
+    }
+
+    /**
+     * A destination that refuses while another accepts: the cycles succeed (one destination moved on), and the
+     * refusing one's read returns the same pending changes every time. Those reads do not count as changes
+     * flowing, so the object is not read again on the short wait of a flow: it waits as an object with nothing
+     * new does, and a later commit's notification brings the next read, which delivers everything once the
+     * destination accepts. The poll interval is an hour: every read here came from a wake-up.
+     */
+    @Test
+    void a_destination_that_refuses_while_changes_are_pending_is_not_read_again_in_a_tight_loop() throws Exception {
+        database.execute("CREATE TABLE public.lagging (id bigint PRIMARY KEY, note text NOT NULL)");
+        PostgresOutbox outbox = PostgresOutbox.forTable("public.lagging").build();
+        outbox.install(database.dataSource());
+        StatementLog log = new StatementLog(database.dataSource());
+        RecordingDestination accepting = new RecordingDestination();
+        RecordingDestination refusing = new RecordingDestination().refuseAll();
+        try (SyncEngine engine = SyncEngine.builder()
+                .name("lagging")
+                .provider(PostgresProvider.create(log)) // LISTEN, as by default
+                .watermarks(JdbcWatermarkStore.create(log))
+                .track(outbox.track("Lagging").initialSync(InitialSync.INCREMENTAL).pollInterval(Duration.ofHours(1)))
+                .destination("accepting", accepting)
+                .destination("refusing", refusing)
+                .build()) {
+            engine.runOnce("Lagging"); // seeds
+            database.execute("INSERT INTO public.lagging VALUES (1, 'pending for one')");
+            engine.start();
+            assertThat(accepting.awaitChanges(1, Duration.ofSeconds(30))).hasSize(1);
+            assertThat(refusing.awaitOffered(1, Duration.ofSeconds(30))).isGreaterThanOrEqualTo(1);
+
+            log.start();
+            int offeredBefore = refusing.offered();
+            Thread.sleep(2_000); // the window observed, not a wait for a condition
+            List<String> sent = log.stop();
+            long calls = count(sent, "SELECT \"public\".\"lagging_changes\"(?::json)");
+            assertThat(calls).as("change function calls in 2 s while a destination refuses").isLessThanOrEqualTo(10);
+            assertThat(refusing.offered() - offeredBefore).isLessThanOrEqualTo(5);
+
+            refusing.acceptAll();
+            database.execute("INSERT INTO public.lagging VALUES (2, 'wakes it')");
+            assertThat(refusing.awaitChanges(2, Duration.ofSeconds(30))).as("both, after the notification")
+                    .hasSize(2);
+            assertThat(accepting.awaitChanges(2, Duration.ofSeconds(30))).hasSize(2);
         }
     }
 

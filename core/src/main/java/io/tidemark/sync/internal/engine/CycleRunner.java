@@ -278,8 +278,12 @@ final class CycleRunner {
                 blocked.forEach(e -> report.warning(e.getMessage()));
                 recordError(object, blocked.get(0));
             } else if (storedErrors.containsKey(object.name())) {
-                config.watermarks().recordPoll(object.name(), config.clock().instant(), null);
+                Instant at = config.clock().instant();
+                config.watermarks().recordPoll(object.name(), at, null);
                 storedErrors.remove(object.name());
+                // Else the next cycles reusing the known state would find the old error there and clear it again,
+                // one write per cycle until the state is read again.
+                known.errorCleared(object.name(), at, cycleGenerations.getOrDefault(object.name(), -1L));
             }
         }
         if (anyPaused) {

@@ -81,6 +81,22 @@ final class KnownStates {
         });
     }
 
+    /**
+     * This engine cleared the row's error at {@code at} ({@link io.tidemark.sync.spi.WatermarkStore#recordPoll} with
+     * no error): the known state holds no error either, so that the cycles reusing it do not clear it again.
+     */
+    void errorCleared(String objectName, Instant at, long generation) {
+        known.computeIfPresent(objectName, (name, k) -> {
+            if (k.generation() != generation) {
+                return k;
+            }
+            WatermarkState s = k.state();
+            WatermarkState after = new WatermarkState(name, s.version().isPresent() ? s.version().getAsLong() : null,
+                    s.paused(), s.lastMovedAt().orElse(null), at, null, s.source().orElse(null), s.positions());
+            return new Known(after, k.readAt(), generation);
+        });
+    }
+
     /** The engine's objects or destinations changed: every next cycle reads the store. */
     void forgetAll() {
         generations.keySet().forEach(this::forget);

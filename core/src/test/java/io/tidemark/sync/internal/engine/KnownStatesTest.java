@@ -49,6 +49,28 @@ class KnownStatesTest {
     }
 
     @Test
+    void an_error_cleared_by_the_engine_is_no_longer_known_and_the_rest_stays() {
+        known.read("Items", STORED, READ_AT, 0);
+        Instant at = READ_AT.plusMillis(10);
+        known.errorCleared("Items", at, 0);
+
+        WatermarkState now = known.fresh("Items", at).orElseThrow();
+        assertThat(now.lastError()).isEmpty();
+        assertThat(now.lastPolledAt()).contains(at);
+        assertThat(now.version()).isEqualTo(STORED.version());
+        assertThat(now.lastMovedAt()).isEqualTo(STORED.lastMovedAt());
+        assertThat(now.source()).isEqualTo(STORED.source());
+        assertThat(now.positions()).isEqualTo(STORED.positions());
+        assertThat(known.fresh("Items", READ_AT.plus(KnownStates.REFRESH))).as("read when it was").isEmpty();
+
+        known.forget("Items");
+        known.read("Items", STORED, READ_AT, known.generation("Items"));
+        known.errorCleared("Items", at, 0);
+        assertThat(known.fresh("Items", at).orElseThrow().lastError()).as("recorded by a cycle of a stale generation")
+                .isEqualTo(STORED.lastError());
+    }
+
+    @Test
     void forgetting_makes_what_a_running_cycle_records_afterwards_stale() {
         long generation = known.generation("Items");
         known.forget("Items"); // a pause while the cycle ran

@@ -12,11 +12,13 @@ import io.tidemark.sync.testkit.RecordingDestination;
 import io.tidemark.sync.testkit.ScriptedProvider;
 import org.junit.jupiter.api.Test;
 
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.tidemark.sync.testkit.Responses.response;
@@ -36,11 +38,19 @@ class StoreReadsTest {
     private final ScriptedProvider scripted = new ScriptedProvider();
     private final AtomicInteger loads = new AtomicInteger();
     private final AtomicInteger writes = new AtomicInteger();
+    /** The errors recorded with {@code recordPoll}, in order; empty for a cleared one. */
+    private final List<Optional<String>> polls = new CopyOnWriteArrayList<>();
     private final ForwardingWatermarkStore store = new ForwardingWatermarkStore() {
         @Override
         public Optional<WatermarkState> load(String objectName) {
             loads.incrementAndGet();
             return super.load(objectName);
+        }
+
+        @Override
+        public void recordPoll(String objectName, Instant at, String error) {
+            polls.add(Optional.ofNullable(error));
+            super.recordPoll(objectName, at, error);
         }
 
         @Override
@@ -164,6 +174,28 @@ class StoreReadsTest {
         clock.advance(Duration.ofMillis(1));
         assertThat(runner.run(ITEMS, true).toVersion()).hasValue(6);
         assertThat(writes).as("the interval passed: the moved version is stored").hasValue(2);
+    }
+
+    @Test
+    void an_error_cleared_without_a_write_of_positions_is_cleared_once_not_at_every_cycle_reusing_the_state() {
+        storedAtOne();
+        scripted.object("Items")
+                .thenFail(new SQLException("deadlock detected", "40P01"))
+                .thenReturn(response(1, "Diff", 0))
+                .thenReturn(response(1, "Diff", 0))
+                .thenReturn(response(1, "Diff", 0));
+        assertThat(runner.run(ITEMS, true).outcome()).isEqualTo(Outcome.FAILED);
+        assertThat(polls).hasSize(1);
+        assertThat(polls.get(0)).as("the failure is on the row").isPresent();
+
+        for (int i = 0; i < 3; i++) {
+            assertThat(runner.run(ITEMS, true).outcome()).isEqualTo(Outcome.NO_CHANGES);
+        }
+
+        assertThat(writes).as("nothing moved").hasValue(0);
+        assertThat(polls).as("cleared by the first cycle that succeeded, then known clear")
+                .containsExactly(polls.get(0), Optional.empty());
+        assertThat(store.load("Items").orElseThrow().lastError()).isEmpty();
     }
 
     @Test

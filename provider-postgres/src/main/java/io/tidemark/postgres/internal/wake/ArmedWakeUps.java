@@ -33,10 +33,19 @@ import java.util.function.Consumer;
  * after each read of an object whose response names an arm function ({@link ArmHint}) and that returned every change
  * below its horizon (a page cut short by {@code maxRows} is followed by the next one anyway):
  * <ul>
- *   <li>a read that returned changes arms nothing: changes flow, and the object is read again after a short wait
- *       of its own ({@link #FLOW_SHORTEST} to {@link #FLOW_LONGEST}, see {@link FlowWait}). Arming now would cost a
- *       write and a confirming read, only for the next writer to clear the flag again and pay for a
- *       notification;</li>
+ *   <li>a read that returned changes from a version above every version an earlier read that returned changes
+ *       started from arms nothing: changes flow (a position moved past the earlier ones), and the object is read
+ *       again after a short wait of its own ({@link #FLOW_SHORTEST} to {@link #FLOW_LONGEST}, see
+ *       {@link FlowWait}). Arming now would cost a write and a confirming read, only for the next writer to clear
+ *       the flag again and pay for a notification;</li>
+ *   <li>a read that returned changes from where an earlier one started (or from below) read them again: they were
+ *       not delivered, or not to every destination (one refuses, or lags behind the others). Reading again soon
+ *       would read the same changes again, hundreds of times a second for as long as that lasts, so it is treated
+ *       like a read that found nothing new: the engine's own wait (its retry delay, its poll interval) or a
+ *       notification brings the next read. Its version is no sign of progress: the horizon moves with every
+ *       transaction of the database, the engine's own record of the refusal included. (After a reset, reads
+ *       from below the earlier ones take this path too until a position passes them: they cost an arming, no
+ *       change is missed);</li>
  *   <li>after a read that found nothing new, unless the flag is known to be set, it is set
  *       ({@code <outbox>_arm()}), then the xmax X of a snapshot taken after that commit is read: a writer that read
  *       the flag before it was set has an id below X;</li>
@@ -65,7 +74,9 @@ public final class ArmedWakeUps implements AutoCloseable {
     static final Duration FLOW_SHORTEST = Duration.ofMillis(1);
     /**
      * The longest wait between reads while changes flow: a change that commits right after a read is delivered
-     * about this long later (plus the read), which keeps within the latency the issue asks (p50 5 ms, p99 20 ms).
+     * about this long later (plus the read). Short enough that a flowing change is delivered within a few
+     * milliseconds of its commit, as a notified one is, while a read per wait costs little next to the changes it
+     * returns.
      */
     static final Duration FLOW_LONGEST = Duration.ofMillis(4);
     /** The longest wait before a read that tries again to arm after arming failed (a lasting cause, say). */
@@ -92,6 +103,11 @@ public final class ArmedWakeUps implements AutoCloseable {
         int confirmingReads;
         /** Arm calls that failed in a row. */
         int armFailures;
+        /**
+         * The highest {@code fromVersion} a read that returned changes started from: a read that returns changes
+         * from there or below reads changes an earlier read returned (or older ones), which were not delivered.
+         */
+        long changesReadFrom = Long.MIN_VALUE;
         final FlowWait flow = new FlowWait();
 
         ObjectState(String procedure) {
@@ -126,13 +142,15 @@ public final class ArmedWakeUps implements AutoCloseable {
     }
 
     /**
-     * After a read of {@code object} whose response said {@code read} ({@link ArmHint#read}, parsed once per read
-     * by the caller however many subscriptions it has), on the connection the read used (its transaction ended): sets the flag, or schedules the next read, as the class comment says. Never throws: when
-     * arming fails (the database went away between the read and the arm call, say), the flag stays "not known to be
-     * set" and the object is read again soon (10 ms, doubling up to 10 s), which tries again; the first failure in a
-     * row is logged at WARN.
+     * After a read of {@code object} from {@code fromVersion} (the request's) whose response said {@code read}
+     * ({@link ArmHint#read}, parsed once per read by the caller however many subscriptions it has), on the
+     * connection the read used (its transaction ended): sets the flag, or schedules the next read, as the class
+     * comment says. Never throws: when arming fails (the database went away between the read and the arm call,
+     * say), the flag stays "not known to be set" and the object is read again soon (10 ms, doubling up to 10 s),
+     * which tries again; the first failure in a row is logged at WARN.
      */
-    public void afterRead(Connection connection, TrackedObject object, Optional<ArmHint.Read> read) {
+    public void afterRead(Connection connection, TrackedObject object, long fromVersion,
+                          Optional<ArmHint.Read> read) {
         ObjectState state = states.get(object.name());
         if (state == null || !state.procedure.equals(object.procedure())) {
             return; // not an object of this subscription (a provider may serve several engines)
@@ -145,10 +163,16 @@ public final class ArmedWakeUps implements AutoCloseable {
                 return;
             }
             if (read.get().changes()) {
-                later(object.name(), state.flow.found());
-                return;
+                if (fromVersion > state.changesReadFrom) {
+                    state.changesReadFrom = fromVersion;
+                    later(object.name(), state.flow.found());
+                    return;
+                }
+                // Changes read again: not flowing. The flow's wait is left as it is (this read says nothing of
+                // the flow's pace), and the object arms or stays armed as after a read that found nothing new.
+            } else {
+                state.flow.foundNothing();
             }
-            state.flow.foundNothing();
             boolean set = state.armedAt >= 0 && state.armedAt == state.notifications.get();
             if (set) {
                 confirm(state, object.name(), read.get());
