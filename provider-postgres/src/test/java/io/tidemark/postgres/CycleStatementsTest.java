@@ -248,10 +248,12 @@ class CycleStatementsTest {
 
             log.start();
             int offeredBefore = refusing.offered();
-            Thread.sleep(2_000); // the window observed, not a wait for a condition
+            Thread.sleep(3_000); // the window observed, not a wait for a condition
             List<String> sent = log.stop();
             long calls = count(sent, "SELECT \"public\".\"lagging_changes\"(?::json)");
-            assertThat(calls).as("change function calls in 2 s while a destination refuses").isLessThanOrEqualTo(10);
+            // Settling takes two or three cycles of two calls each; re-read on the flow's wait, it was 16 a second
+            // on a loaded machine, and more the faster the machine.
+            assertThat(calls).as("change function calls in 3 s while a destination refuses").isLessThanOrEqualTo(10);
             assertThat(refusing.offered() - offeredBefore).isLessThanOrEqualTo(5);
 
             refusing.acceptAll();
