@@ -50,6 +50,16 @@ class ScriptsMatchTheApiIT {
     }
 
     @Test
+    void outbox_script_of_keys_without_a_database() {
+        String api = PostgresOutbox.forTable("public.items").key("item_code").columns("description", "price")
+                .capture(io.tidemark.postgres.CaptureShape.KEYS)
+                .truncate(io.tidemark.postgres.TruncatePolicy.RECORD_DELETES).build().script();
+
+        same(Cli.run("outbox", "script", "public.items", "--key", "item_code", "--columns", "description,price",
+                "--capture", "keys", "--truncate", "record_deletes"), api);
+    }
+
+    @Test
     void outbox_script_read_from_the_database() {
         String api = PostgresOutbox.forTable("items").outboxTable("items_changes_log").notifications(false)
                 .truncate(io.tidemark.postgres.TruncatePolicy.REFUSE).build().script(database.dataSource());

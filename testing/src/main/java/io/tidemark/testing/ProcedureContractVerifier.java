@@ -150,8 +150,10 @@ public final class ProcedureContractVerifier {
          * Change Tracking does, and the PostgreSQL outbox with {@code CaptureShape.KEYS}): several writes of one
          * key between two reads are one change. The scenarios that follow a key through several writes then read
          * after each write, and the one whose writes cannot be told apart by a read (a delete and an insert
-         * committed between two reads) checks that what is delivered ends with the row existing. Every other
-         * check is the same. Default: off, every change is expected.
+         * committed between two reads) checks that what is delivered ends with the row existing. A consumer of net
+         * changes applies I and U as upserts and ignores a D of a key it does not hold (docs/contract.md, "Net
+         * changes"), so an update must also carry the whole row, as the insert does. Every other check is the
+         * same. Default: off, every change is expected.
          */
         public Builder netChanges() {
             this.netChanges = true;

@@ -1,5 +1,6 @@
 package io.tidemark.cli.internal;
 
+import io.tidemark.postgres.CaptureShape;
 import io.tidemark.postgres.OutboxDifference;
 import io.tidemark.postgres.PostgresOutbox;
 import io.tidemark.postgres.TruncatePolicy;
@@ -46,6 +47,10 @@ public final class OutboxCommand extends ParentCommand {
                 description = "What a TRUNCATE of the table does: ${COMPLETION-CANDIDATES}; default REFUSE.")
         TruncatePolicy truncate;
 
+        @Option(names = "--capture", paramLabel = "SHAPE",
+                description = "What the outbox stores per change: ${COMPLETION-CANDIDATES}; default FULL_IMAGE.")
+        CaptureShape capture;
+
         @Option(names = "--notify-channel", paramLabel = "CHANNEL", description = "Default tidemark.")
         String channel;
 
@@ -69,6 +74,9 @@ public final class OutboxCommand extends ParentCommand {
             }
             if (truncate != null) {
                 b.truncate(truncate);
+            }
+            if (capture != null) {
+                b.capture(capture);
             }
             if (channel != null) {
                 b.notifyChannel(channel);

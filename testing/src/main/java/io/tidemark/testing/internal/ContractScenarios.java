@@ -196,6 +196,19 @@ public final class ContractScenarios {
             }
             previous = c.version().getAsLong();
         }
+        if (setup.netChanges()) {
+            // A consumer of net changes applies I and U as upserts (the row read may be newer than the page, and
+            // a later read labels the same change again from its own changes only): each must carry the whole row.
+            java.util.Set<String> whole = new java.util.TreeSet<>();
+            changes.get(0).fields().fieldNames().forEachRemaining(whole::add);
+            java.util.Set<String> updated = new java.util.TreeSet<>();
+            changes.get(1).fields().fieldNames().forEachRemaining(updated::add);
+            if (!updated.equals(whole)) {
+                throw new ContractClient.Violation("a net change of key " + key + " must carry the whole row, so a"
+                        + " consumer can apply it as an upsert: the update carries " + updated + ", the insert "
+                        + whole + ": " + changes);
+            }
+        }
     }
 
     private void delete(Run run) {

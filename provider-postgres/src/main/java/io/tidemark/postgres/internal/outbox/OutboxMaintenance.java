@@ -154,7 +154,7 @@ public final class OutboxMaintenance {
                 -- Remove what the new configuration no longer generates.
                 {{drops}}
 
-                {{script}}{{enable}}""")
+                {{script}}{{pending}}{{enable}}""")
                 .with("table", OutboxScript.comment(names.tableText()))
                 .with("differences", d.plan.differences().stream()
                         .map(x -> "--   " + OutboxScript.comment(x.toString())).collect(Collectors.joining("\n")))
@@ -162,12 +162,50 @@ public final class OutboxMaintenance {
                 .with("lock", OutboxScript.lockStatement(names))
                 .with("drops", drops.isEmpty() ? "-- (nothing)" : String.join("\n", drops))
                 .with("script", d.script.render())
+                .with("pending", pendingUpdatesGuard(d.plan.movedPayloadKeys()))
                 .with("enable", enable.isEmpty() ? "" : SqlTemplate.of("""
 
                         -- Generated triggers that were disabled (or set to fire in replica sessions) by hand: \
                         CREATE OR REPLACE TRIGGER keeps that state.
                         {{statements}}
                         """).with("statements", String.join("\n", enable)).render())
+                .render();
+    }
+
+    /**
+     * KEYS: an outbox's pending updates name their changed columns by payload key. After a payload key changes, the
+     * change function looks for the new key, so a pending update naming the old one would lose that column from
+     * {@code $changed} (a destination applying only the listed columns never writes it). Refused while such an
+     * update is pending. Checked after the script: its CREATE TRIGGER waits for running writers and holds off new
+     * ones until commit, so no update is captured under the old keys after the check.
+     */
+    private String pendingUpdatesGuard(List<String> movedPayloadKeys) {
+        if (movedPayloadKeys.isEmpty()) {
+            return "";
+        }
+        String outbox = FunctionNames.text(names.outbox());
+        return SqlTemplate.of("""
+
+                -- Keys only: pending updates name their changed columns by the payload keys {{keys_comment}},
+                -- which this upgrade renames. Refused while one is pending: readers would miss those columns.
+                DO $pending$
+                BEGIN
+                    IF EXISTS (SELECT FROM {{outbox}} AS o
+                                WHERE o.changed OPERATOR(pg_catalog.&&) ARRAY[{{keys}}]::pg_catalog.text[]) THEN
+                        RAISE EXCEPTION {{message}};
+                    END IF;
+                END
+                $pending$;
+                """)
+                .with("keys_comment", OutboxScript.comment(String.join(", ", movedPayloadKeys)))
+                .with("outbox", names.outbox().quoted())
+                .with("keys", movedPayloadKeys.stream().map(PgName::literal).collect(Collectors.joining(", ")))
+                .with("message", PgName.literal(("The outbox " + outbox + " holds pending updates whose $changed"
+                        + " names the payload keys " + String.join(", ", movedPayloadKeys) + ", which this upgrade"
+                        + " renames: readers would miss those columns. Keep the payload keys until every reader has"
+                        + " caught up and PostgresOutbox.trim has deleted those updates, then upgrade; or uninstall"
+                        + " the outbox and install it with the new payload keys (a reader whose watermark is older"
+                        + " gets a full snapshot, ReasonCode 1). Nothing was changed.").replace("%", "%%")))
                 .render();
     }
 

@@ -72,17 +72,19 @@ final class OutboxPlan {
     private final List<String> orphanedTriggers;
     private final List<String> triggersToEnable;
     private final String upgradeRefusal;
+    private final List<String> movedPayloadKeys;
     private final Installed installed;
 
     private OutboxPlan(Kind kind, List<OutboxDifference> differences, Set<PgName> orphanedFunctions,
                        List<String> orphanedTriggers, List<String> triggersToEnable, String upgradeRefusal,
-                       Installed installed) {
+                       List<String> movedPayloadKeys, Installed installed) {
         this.kind = kind;
         this.differences = List.copyOf(differences);
         this.orphanedFunctions = orphanedFunctions;
         this.orphanedTriggers = List.copyOf(orphanedTriggers);
         this.triggersToEnable = List.copyOf(triggersToEnable);
         this.upgradeRefusal = upgradeRefusal;
+        this.movedPayloadKeys = List.copyOf(movedPayloadKeys);
         this.installed = installed;
     }
 
@@ -122,6 +124,15 @@ final class OutboxPlan {
         return Optional.ofNullable(upgradeRefusal);
     }
 
+    /**
+     * KEYS on both sides: the installed payload keys of the columns that travel under another key after the upgrade.
+     * Pending updates name their changed columns by these keys ({@code changed}), which the upgraded change
+     * function no longer reads: the upgrade may only run while no pending update names one of them.
+     */
+    List<String> movedPayloadKeys() {
+        return movedPayloadKeys;
+    }
+
     /** What the database holds of this outbox. */
     Installed installed() {
         return installed;
@@ -138,6 +149,7 @@ final class OutboxPlan {
         private final List<String> orphanedTriggers = new ArrayList<>();
         private final List<String> triggersToEnable = new ArrayList<>();
         private String upgradeRefusal;
+        private final List<String> movedPayloadKeys = new ArrayList<>();
 
         Comparison(OutboxNames names, OutboxScript script, InstalledOutbox installed) {
             this.names = names;
@@ -180,7 +192,7 @@ final class OutboxPlan {
 
         private OutboxPlan done(Kind kind, Installed what) {
             return new OutboxPlan(kind, differences, orphanedFunctions, orphanedTriggers, triggersToEnable,
-                    upgradeRefusal, what);
+                    upgradeRefusal, movedPayloadKeys, what);
         }
 
         /**
@@ -223,6 +235,13 @@ final class OutboxPlan {
             option("payload keys", OutboxRecord.payloadKeys(was.columns()),
                     OutboxRecord.payloadKeys(requested.columns()));
             option("truncate policy", was.truncate().name(), requested.truncate().name());
+            if (was.capture() == CaptureShape.KEYS && requested.capture() == CaptureShape.KEYS) {
+                for (OutboxColumn before : was.columns()) {
+                    requested.columns().stream()
+                            .filter(c -> c.name().equals(before.name()) && !c.payloadKey().equals(before.payloadKey()))
+                            .findFirst().ifPresent(c -> movedPayloadKeys.add(before.payloadKey()));
+                }
+            }
             if (was.capture() == CaptureShape.KEYS && requested.capture() == CaptureShape.KEYS
                     && !OutboxRecord.names(was.key()).equals(OutboxRecord.names(requested.key()))
                     && upgradeRefusal == null) {

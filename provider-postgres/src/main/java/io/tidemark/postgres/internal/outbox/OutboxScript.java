@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
 import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 
 /**
  * Generates the SQL of one outbox: the same text {@code install} runs and {@code script} hands to a DBA, so it
@@ -424,7 +425,10 @@ public final class OutboxScript {
                                                         {{new_columns}}) AS c)
                                    END AS change) AS d
                          WHERE k.operation OPERATOR(pg_catalog.<>) 'U'
-                            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0;
+                            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0
+                         -- Deletes before inserts (ids in this order): for a key type whose equality is coarser
+                         -- than its text (numeric 1.0 to 1.00), a reader applying the delete last would lose the row.
+                         ORDER BY k.operation OPERATOR(pg_catalog.=) 'I';
                         IF FOUND THEN
                             {{notify}}
                         END IF;
@@ -680,7 +684,10 @@ public final class OutboxScript {
                                                     ELSE 'U' END AS operation) AS k,
                                LATERAL (SELECT {{changed_names}} AS changed) AS ch
                          WHERE k.operation OPERATOR(pg_catalog.<>) 'U'
-                            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0;
+                            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0
+                         -- Deletes before inserts (ids in this order): for a key type whose equality is coarser
+                         -- than its text (numeric 1.0 to 1.00), a reader applying the delete last would lose the row.
+                         ORDER BY k.operation OPERATOR(pg_catalog.=) 'I';
                         IF FOUND THEN
                             {{notify}}
                         END IF;
@@ -779,9 +786,10 @@ public final class OutboxScript {
             OutboxColumn k = shape.key().get(i);
             deleteKeys.add("p." + keyColumn(i + 1) + " AS " + k.quotedKey());
             join.add("t." + k.quotedName() + " = p." + keyColumn(i + 1));
+            join.add("t." + k.quotedName() + "::text = p." + keyColumn(i + 1) + "::text");
         }
         return SqlTemplate.of("""
-                           -- Keys only: one element per key changed in the page, ordered by its last change.
+                           -- Keys only: one element per key changed in the page, ordered by its FIRST change.
                            'Data', COALESCE(json_agg(x.change ORDER BY x.version, x.id), '[]'::json))
                   FROM (
                     -- The net change of a key over the page, from the row as this statement's snapshot holds
@@ -793,6 +801,14 @@ public final class OutboxScript {
                     -- a committed change the page does not hold (a version at or above its end) has a higher
                     -- version than every change in it, so the next page delivers that key again, with a
                     -- state at least as new. A reader may see a newer state early, never an older one late.
+                    -- Why $version is the key's FIRST version in the page: a reader may store a position
+                    -- between two elements (its destinations took the first ones). Every change at or below
+                    -- that position then belongs to a key already delivered, and the key's later changes are
+                    -- read again from there. With the last version instead, an insert folded into a key whose
+                    -- element comes after the position would come back as an update of a row never sent.
+                    -- Keys are grouped and joined by value AND text: a key type whose equality is coarser
+                    -- than its text (numeric 1.0 = 1.00) keeps the delete of the old text and the insert of
+                    -- the new one, as the capture recorded them (deletes first).
                     SELECT p.version, p.id,
                            CASE WHEN t.{{first_key}} IS NULL
                                 THEN (SELECT row_to_json(c)
@@ -811,14 +827,14 @@ public final class OutboxScript {
                                                      {{columns_u}}) AS c)
                            END AS change
                       FROM (SELECT {{outbox_keys}},
-                                   max(o.version) AS version,
-                                   max(o.id) AS id,
+                                   min(o.version) AS version,
+                                   min(o.id) AS id,
                                    (array_agg(o.operation ORDER BY o.version, o.id))[1] AS first_operation{{changed_flags}}
                               FROM {{outbox}} AS o
                              WHERE (SELECT r.kind FROM r) = 'diff'
                                AND o.version > (SELECT r.from_version FROM r)
                                AND o.version <= (SELECT r.page_end FROM r)
-                             GROUP BY {{outbox_keys}}) AS p
+                             GROUP BY {{outbox_keys}}, {{outbox_key_texts}}) AS p
                       LEFT JOIN ONLY {{table}} AS t ON {{join}}
                      WHERE t.{{first_key}} IS NOT NULL OR p.first_operation <> 'I') AS x\
                 """)
@@ -828,6 +844,8 @@ public final class OutboxScript {
                 .with("changed", changed)
                 .with("columns_u", projection(shape.columns(), "t", 37))
                 .with("outbox_keys", outboxKeyColumns("o"))
+                .with("outbox_key_texts", IntStream.rangeClosed(1, shape.key().size())
+                        .mapToObj(i -> "o." + keyColumn(i) + "::text").collect(Collectors.joining(", ")))
                 .with("changed_flags", changedFlags.isEmpty() ? ""
                         : ",\n" + " ".repeat(19) + String.join(",\n" + " ".repeat(19), changedFlags))
                 .with("outbox", names.outbox().quoted())
