@@ -203,7 +203,10 @@ BEGIN
                                         n."qty" AS "qty") AS c)
                    END AS change) AS d
          WHERE k.operation OPERATOR(pg_catalog.<>) 'U'
-            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0;
+            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0
+         -- Deletes before inserts (ids in this order): for a key type whose equality is coarser
+         -- than its text (numeric 1.0 to 1.00), a reader applying the delete last would lose the row.
+         ORDER BY k.operation OPERATOR(pg_catalog.=) 'I';
         IF FOUND THEN
             NULL; -- notifications are off
         END IF;
@@ -467,4 +470,4 @@ COMMENT ON FUNCTION "public"."order_lines_outbox_trim"(bigint, integer) IS 'Tide
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "public"."order_lines_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.\"Order Lines\"","outboxTable":"public.order_lines_outbox","changeFunction":"public.order_lines_changes","key":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"}],"columns":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"},{"column":"sku","payloadKey":"sku"},{"column":"qty","payloadKey":"qty"}],"truncate":"RECORD_DELETES","notifyChannel":null,"scriptHash":"f8e2d1719ab1497b9826e5064323d46e49cdd0deaff71562511065921d36e783"}';
+COMMENT ON TABLE "public"."order_lines_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.\"Order Lines\"","outboxTable":"public.order_lines_outbox","changeFunction":"public.order_lines_changes","key":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"}],"columns":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"},{"column":"sku","payloadKey":"sku"},{"column":"qty","payloadKey":"qty"}],"truncate":"RECORD_DELETES","notifyChannel":null,"scriptHash":"5a686680ebea743d176de526ea17e24c3b2f0293485a479538bf2af66b3786f7"}';

@@ -15,7 +15,9 @@
 --   truncate:  recorded as a delete of every row (TruncatePolicy.RECORD_DELETES)
 --   wake-up:   none (the poll interval only)
 --   capture:   keys only (CaptureShape.KEYS): the change function reads each changed row
---              as it is at read time and returns one net change per key (section 5)
+--              as it is at read time and returns one net change per key, whose $version is the
+--              version of its first change in the read, so no stored position passes a change
+--              of a key not yet delivered (section 5)
 --
 -- Why no change can be skipped
 --   A change's version is max(the writing transaction's xid8, the newest transaction that had
@@ -218,7 +220,10 @@ BEGIN
                                          THEN NULL ELSE 'qty' END
                                 ], NULL) AS changed) AS ch
          WHERE k.operation OPERATOR(pg_catalog.<>) 'U'
-            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0;
+            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0
+         -- Deletes before inserts (ids in this order): for a key type whose equality is coarser
+         -- than its text (numeric 1.0 to 1.00), a reader applying the delete last would lose the row.
+         ORDER BY k.operation OPERATOR(pg_catalog.=) 'I';
         IF FOUND THEN
             NULL; -- notifications are off
         END IF;
@@ -420,7 +425,7 @@ SELECT json_build_object(
                'Outbox', json_build_object('Horizon', (SELECT r.horizon FROM r), 'HeldBack',
                    COALESCE((SELECT max(h.version) FROM "public"."order_lines_k_outbox" AS h) >= (SELECT r.horizon FROM r),
                             false))),
-           -- Keys only: one element per key changed in the page, ordered by its last change.
+           -- Keys only: one element per key changed in the page, ordered by its FIRST change.
            'Data', COALESCE(json_agg(x.change ORDER BY x.version, x.id), '[]'::json))
   FROM (
     -- The net change of a key over the page, from the row as this statement's snapshot holds
@@ -432,6 +437,14 @@ SELECT json_build_object(
     -- a committed change the page does not hold (a version at or above its end) has a higher
     -- version than every change in it, so the next page delivers that key again, with a
     -- state at least as new. A reader may see a newer state early, never an older one late.
+    -- Why $version is the key's FIRST version in the page: a reader may store a position
+    -- between two elements (its destinations took the first ones). Every change at or below
+    -- that position then belongs to a key already delivered, and the key's later changes are
+    -- read again from there. With the last version instead, an insert folded into a key whose
+    -- element comes after the position would come back as an update of a row never sent.
+    -- Keys are grouped and joined by value AND text: a key type whose equality is coarser
+    -- than its text (numeric 1.0 = 1.00) keeps the delete of the old text and the insert of
+    -- the new one, as the capture recorded them (deletes first).
     SELECT p.version, p.id,
            CASE WHEN t."order_id" IS NULL
                 THEN (SELECT row_to_json(c)
@@ -458,8 +471,8 @@ SELECT json_build_object(
                                      t."qty" AS "qty") AS c)
            END AS change
       FROM (SELECT o.key_1, o.key_2,
-                   max(o.version) AS version,
-                   max(o.id) AS id,
+                   min(o.version) AS version,
+                   min(o.id) AS id,
                    (array_agg(o.operation ORDER BY o.version, o.id))[1] AS first_operation,
                    bool_or(o.operation <> 'U' OR 'sku' = ANY (o.changed)) AS changed_1,
                    bool_or(o.operation <> 'U' OR 'qty' = ANY (o.changed)) AS changed_2
@@ -467,8 +480,8 @@ SELECT json_build_object(
              WHERE (SELECT r.kind FROM r) = 'diff'
                AND o.version > (SELECT r.from_version FROM r)
                AND o.version <= (SELECT r.page_end FROM r)
-             GROUP BY o.key_1, o.key_2) AS p
-      LEFT JOIN ONLY "public"."Order Lines K" AS t ON t."order_id" = p.key_1 AND t."line" = p.key_2
+             GROUP BY o.key_1, o.key_2, o.key_1::text, o.key_2::text) AS p
+      LEFT JOIN ONLY "public"."Order Lines K" AS t ON t."order_id" = p.key_1 AND t."order_id"::text = p.key_1::text AND t."line" = p.key_2 AND t."line"::text = p.key_2::text
      WHERE t."order_id" IS NOT NULL OR p.first_operation <> 'I') AS x
 HAVING (SELECT r.kind FROM r) = 'diff'
 $changes$;
@@ -520,4 +533,4 @@ COMMENT ON FUNCTION "public"."order_lines_k_outbox_trim"(bigint, integer) IS 'Ti
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "public"."order_lines_k_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.\"Order Lines K\"","outboxTable":"public.order_lines_k_outbox","changeFunction":"public.order_lines_k_changes","key":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"}],"columns":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"},{"column":"sku","payloadKey":"sku"},{"column":"qty","payloadKey":"qty"}],"truncate":"RECORD_DELETES","capture":"KEYS","notifyChannel":null,"scriptHash":"f5f2d8a7064943ba736209744791a287acdbbb0f2f8b1ff0d8d70056ae5f3283"}';
+COMMENT ON TABLE "public"."order_lines_k_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.\"Order Lines K\"","outboxTable":"public.order_lines_k_outbox","changeFunction":"public.order_lines_k_changes","key":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"}],"columns":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"},{"column":"sku","payloadKey":"sku"},{"column":"qty","payloadKey":"qty"}],"truncate":"RECORD_DELETES","capture":"KEYS","notifyChannel":null,"scriptHash":"b81e370e19650ffcab0077fd053bc57a3c711e0a2d7550056128f41606f203d5"}';

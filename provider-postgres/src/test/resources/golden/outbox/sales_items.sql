@@ -246,7 +246,10 @@ BEGIN
                                         n."attrs" AS "Attributes") AS c)
                    END AS change) AS d
          WHERE k.operation OPERATOR(pg_catalog.<>) 'U'
-            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0;
+            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0
+         -- Deletes before inserts (ids in this order): for a key type whose equality is coarser
+         -- than its text (numeric 1.0 to 1.00), a reader applying the delete last would lose the row.
+         ORDER BY k.operation OPERATOR(pg_catalog.=) 'I';
         IF FOUND THEN
             -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
             IF pg_catalog.current_setting('transaction_isolation')
@@ -520,4 +523,4 @@ COMMENT ON FUNCTION "sales"."items_outbox_trim"(bigint, integer) IS 'Tidemark: d
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "sales"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items","outboxTable":"sales.items_outbox","changeFunction":"sales.items_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"bd36b591e69a027e2ed6c9ae50bdb2bc112bd96676b0eee2f62a2767e79d1523"}';
+COMMENT ON TABLE "sales"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items","outboxTable":"sales.items_outbox","changeFunction":"sales.items_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"13f71afb31a9133647488a57067a5fedd452af0d6fc28af8e6e92c091e3dcf05"}';

@@ -15,7 +15,9 @@
 --   truncate:  refused with an error (TruncatePolicy.REFUSE)
 --   wake-up:   pg_notify('tidemark', 'sales.items_k_changes') once a reader waits for it (section 2b)
 --   capture:   keys only (CaptureShape.KEYS): the change function reads each changed row
---              as it is at read time and returns one net change per key (section 5)
+--              as it is at read time and returns one net change per key, whose $version is the
+--              version of its first change in the read, so no stored position passes a change
+--              of a key not yet delivered (section 5)
 --
 -- Why no change can be skipped
 --   A change's version is max(the writing transaction's xid8, the newest transaction that had
@@ -261,7 +263,10 @@ BEGIN
                                          THEN NULL ELSE 'Attributes' END
                                 ], NULL) AS changed) AS ch
          WHERE k.operation OPERATOR(pg_catalog.<>) 'U'
-            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0;
+            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0
+         -- Deletes before inserts (ids in this order): for a key type whose equality is coarser
+         -- than its text (numeric 1.0 to 1.00), a reader applying the delete last would lose the row.
+         ORDER BY k.operation OPERATOR(pg_catalog.=) 'I';
         IF FOUND THEN
             -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
             IF pg_catalog.current_setting('transaction_isolation')
@@ -478,7 +483,7 @@ SELECT json_build_object(
                             false),
                    -- Wake-up: the function a reader calls before it waits (section 2b).
                    'Arm', 'sales.items_k_outbox_arm')),
-           -- Keys only: one element per key changed in the page, ordered by its last change.
+           -- Keys only: one element per key changed in the page, ordered by its FIRST change.
            'Data', COALESCE(json_agg(x.change ORDER BY x.version, x.id), '[]'::json))
   FROM (
     -- The net change of a key over the page, from the row as this statement's snapshot holds
@@ -490,6 +495,14 @@ SELECT json_build_object(
     -- a committed change the page does not hold (a version at or above its end) has a higher
     -- version than every change in it, so the next page delivers that key again, with a
     -- state at least as new. A reader may see a newer state early, never an older one late.
+    -- Why $version is the key's FIRST version in the page: a reader may store a position
+    -- between two elements (its destinations took the first ones). Every change at or below
+    -- that position then belongs to a key already delivered, and the key's later changes are
+    -- read again from there. With the last version instead, an insert folded into a key whose
+    -- element comes after the position would come back as an update of a row never sent.
+    -- Keys are grouped and joined by value AND text: a key type whose equality is coarser
+    -- than its text (numeric 1.0 = 1.00) keeps the delete of the old text and the insert of
+    -- the new one, as the capture recorded them (deletes first).
     SELECT p.version, p.id,
            CASE WHEN t."item_code" IS NULL
                 THEN (SELECT row_to_json(c)
@@ -513,8 +526,8 @@ SELECT json_build_object(
                                      t."attrs" AS "Attributes") AS c)
            END AS change
       FROM (SELECT o.key_1,
-                   max(o.version) AS version,
-                   max(o.id) AS id,
+                   min(o.version) AS version,
+                   min(o.id) AS id,
                    (array_agg(o.operation ORDER BY o.version, o.id))[1] AS first_operation,
                    bool_or(o.operation <> 'U' OR 'Description' = ANY (o.changed)) AS changed_1,
                    bool_or(o.operation <> 'U' OR 'Attributes' = ANY (o.changed)) AS changed_2
@@ -522,8 +535,8 @@ SELECT json_build_object(
              WHERE (SELECT r.kind FROM r) = 'diff'
                AND o.version > (SELECT r.from_version FROM r)
                AND o.version <= (SELECT r.page_end FROM r)
-             GROUP BY o.key_1) AS p
-      LEFT JOIN ONLY "sales"."items_k" AS t ON t."item_code" = p.key_1
+             GROUP BY o.key_1, o.key_1::text) AS p
+      LEFT JOIN ONLY "sales"."items_k" AS t ON t."item_code" = p.key_1 AND t."item_code"::text = p.key_1::text
      WHERE t."item_code" IS NOT NULL OR p.first_operation <> 'I') AS x
 HAVING (SELECT r.kind FROM r) = 'diff'
 $changes$;
@@ -575,4 +588,4 @@ COMMENT ON FUNCTION "sales"."items_k_outbox_trim"(bigint, integer) IS 'Tidemark:
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "sales"."items_k_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items_k","outboxTable":"sales.items_k_outbox","changeFunction":"sales.items_k_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","capture":"KEYS","notifyChannel":"tidemark","scriptHash":"a962c34ffe08933cbee01a656f7ad9073a1238f022fc549a96245f383149520f"}';
+COMMENT ON TABLE "sales"."items_k_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items_k","outboxTable":"sales.items_k_outbox","changeFunction":"sales.items_k_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","capture":"KEYS","notifyChannel":"tidemark","scriptHash":"90f690b79790a70678fff63823d2b3cbbf79ecae47adc53a7f3c687a354d3e9c"}';

@@ -191,9 +191,12 @@ class KeysNetChangeTest {
         long from = t.seed();
         write(t, "UPDATE $T SET id = 1.00 WHERE id = 1.0");
 
-        assertThat(withoutVersions(t.sync(from))).containsExactly(
-                "{\"$operation\":\"D\",\"id\":1.0}",
-                "{\"$operation\":\"I\",\"id\":1.00,\"name\":\"a\"}");
+        // Read as text: a JSON parser would read both numbers as the same double.
+        String[] data = new String[1];
+        t.query("SELECT public." + t.table + "_changes('{\"fromVersion\":" + from + ",\"mode\":\"sync\"}')"
+                + "->'Data'", rs -> data[0] = rs.getString(1));
+        assertThat(data[0].replaceAll(",\"\\$version\":[0-9]+", "")).isEqualTo(
+                "[{\"$operation\":\"D\",\"id\":1.0}, {\"$operation\":\"I\",\"id\":1.00,\"name\":\"a\"}]");
     }
 
     /**

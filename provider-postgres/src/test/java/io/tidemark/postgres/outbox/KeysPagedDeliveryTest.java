@@ -49,8 +49,8 @@ class KeysPagedDeliveryTest {
             database.execute("UPDATE public." + t.table + " SET qty = 5 WHERE id = 1");
 
             out.refuseWhen(batch -> batch.pageNumber() == 2);
-            assertThat(engine.runOnce().get("Paged").outcome()).isNotEqualTo(Outcome.DELIVERED);
-            assertThat(out.changes()).hasSize(1);
+            engine.runOnce();
+            assertThat(out.changes()).as("the first page only").hasSize(1);
             out.acceptAll();
             for (int i = 0; i < 3; i++) {
                 engine.runOnce();

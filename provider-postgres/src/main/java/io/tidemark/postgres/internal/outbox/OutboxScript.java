@@ -251,7 +251,9 @@ public final class OutboxScript {
                 .with("columns", comment(columnList(shape.columns())))
                 .with("capture_line", capture == CaptureShape.FULL_IMAGE ? ""
                         : "\n--   capture:   keys only (CaptureShape.KEYS): the change function reads each changed row"
-                        + "\n--              as it is at read time and returns one net change per key (section 5)")
+                        + "\n--              as it is at read time and returns one net change per key, whose $version is the"
+                        + "\n--              version of its first change in the read, so no stored position passes a change"
+                        + "\n--              of a key not yet delivered (section 5)")
                 .with("truncate", truncate == TruncatePolicy.REFUSE
                         ? "refused with an error (TruncatePolicy.REFUSE)"
                         : "recorded as a delete of every row (TruncatePolicy.RECORD_DELETES)")
