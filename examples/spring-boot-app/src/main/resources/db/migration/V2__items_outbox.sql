@@ -241,7 +241,10 @@ BEGIN
                                         n."description" AS "description") AS c)
                    END AS change) AS d
          WHERE k.operation OPERATOR(pg_catalog.<>) 'U'
-            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0;
+            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0
+         -- Deletes before inserts (ids in this order): for a key type whose equality is coarser
+         -- than its text (numeric 1.0 to 1.00), a reader applying the delete last would lose the row.
+         ORDER BY k.operation OPERATOR(pg_catalog.=) 'I';
         IF FOUND THEN
             -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
             IF pg_catalog.current_setting('transaction_isolation')
@@ -513,4 +516,4 @@ COMMENT ON FUNCTION "public"."items_outbox_trim"(bigint, integer) IS 'Tidemark: 
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "public"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.items","outboxTable":"public.items_outbox","changeFunction":"public.items_changes","key":[{"column":"item_code","payloadKey":"item_code"}],"columns":[{"column":"item_code","payloadKey":"item_code"},{"column":"description","payloadKey":"description"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"bff46d52023dcf78df2d7720b12a4308aba1275b192f537b6e7e80a5d2a0dab3"}';
+COMMENT ON TABLE "public"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.items","outboxTable":"public.items_outbox","changeFunction":"public.items_changes","key":[{"column":"item_code","payloadKey":"item_code"}],"columns":[{"column":"item_code","payloadKey":"item_code"},{"column":"description","payloadKey":"description"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"bb97281a4184979311e866065a92a81fd9dbf5cafeb7c477103b69654bfc6a02"}';
