@@ -454,17 +454,14 @@ public final class OutboxScript {
                 .with("version", VERSION_EXPRESSION)
                 .with("insert_rows", rowsCapture("I", "inserted", shape.columns()))
                 .with("notify", notifyStatement())
-                .with("key_join", shape.key().stream()
-                        .map(k -> SqlTemplate.of("(n.{{column}})::pg_catalog.text OPERATOR(pg_catalog.=) (o.{{column}})::pg_catalog.text")
-                                .with("column", k.quotedName()).render())
-                        .collect(Collectors.joining(" AND ")))
+                .with("key_join", keyJoin())
                 .with("new_key_null", keyIsNull("n"))
                 .with("old_key_null", keyIsNull("o"))
                 .with("changed_names", changedNames(shape.nonKeyColumns(), 32))
                 .with("old_key_columns", projection(shape.key(), "o", 40))
                 .with("new_columns", projection(shape.columns(), "n", 40))
                 .with("delete_rows", rowsCapture("D", "deleted", shape.key()))
-                .with("truncate", truncateBranch())
+                .with("truncate", truncateBranch(source -> rowsCapture("D", source, shape.key())))
                 .with("capture_comment", PgName.literal("Tidemark: captures changes of " + names.table()
                         + " into " + names.outbox() + "."))
                 .render();
@@ -499,8 +496,11 @@ public final class OutboxScript {
                 .render();
     }
 
-    /** The TRUNCATE branch of the capture function. */
-    private String truncateBranch() {
+    /**
+     * The TRUNCATE branch of the capture function: refused, or every row recorded as a delete by {@code deletesOf}
+     * (the shape's capture of the rows of a source).
+     */
+    private String truncateBranch(Function<String, String> deletesOf) {
         if (truncate == TruncatePolicy.REFUSE) {
             return SqlTemplate.of("""
                             -- TruncatePolicy.REFUSE: a truncate fires no DELETE trigger; refuse it rather than lose it.
@@ -515,9 +515,20 @@ public final class OutboxScript {
         return SqlTemplate.of("""
                         -- TruncatePolicy.RECORD_DELETES: the key of every row, read before the table is emptied.
                 {{capture}}""")
-                .with("capture", rowsCapture("D", SqlTemplate.of("ONLY {{table}}")
-                        .with("table", names.table().quoted()).render(), shape.key()))
+                .with("capture", deletesOf.apply(SqlTemplate.of("ONLY {{table}}")
+                        .with("table", names.table().quoted()).render()))
                 .render();
+    }
+
+    /**
+     * Old and new rows of an UPDATE paired by key, compared as text: never an error whatever the type, and keys
+     * equal under a coarser equality (numeric 1.0 and 1.00) stay apart.
+     */
+    private String keyJoin() {
+        return shape.key().stream()
+                .map(k -> SqlTemplate.of("(n.{{column}})::pg_catalog.text OPERATOR(pg_catalog.=) (o.{{column}})::pg_catalog.text")
+                        .with("column", k.quotedName()).render())
+                .collect(Collectors.joining(" AND "));
     }
 
     /** {@code r."first key column" IS NULL}: a transition-table row with no match on the other side. */
@@ -716,16 +727,13 @@ public final class OutboxScript {
                                 .render())
                         .collect(Collectors.joining(",\n" + " ".repeat(15))))
                 .with("version", VERSION_EXPRESSION)
-                .with("key_join", shape.key().stream()
-                        .map(k -> SqlTemplate.of("(n.{{column}})::pg_catalog.text OPERATOR(pg_catalog.=) (o.{{column}})::pg_catalog.text")
-                                .with("column", k.quotedName()).render())
-                        .collect(Collectors.joining(" AND ")))
+                .with("key_join", keyJoin())
                 .with("new_key_null", keyIsNull("n"))
                 .with("old_key_null", keyIsNull("o"))
                 .with("changed_names", changedNames(shape.nonKeyColumns(), 32))
                 .with("notify", notifyStatement())
                 .with("delete_rows", keysRowsCapture("D", "deleted"))
-                .with("truncate", keysTruncateBranch())
+                .with("truncate", truncateBranch(source -> keysRowsCapture("D", source)))
                 .with("capture_comment", PgName.literal("Tidemark: captures the keys of changed rows of "
                         + names.table() + " into " + names.outbox() + "."))
                 .render();
@@ -750,18 +758,6 @@ public final class OutboxScript {
                 .with("version", VERSION_EXPRESSION)
                 .with("source", source)
                 .with("notify", notifyStatement())
-                .render();
-    }
-
-    private String keysTruncateBranch() {
-        if (truncate == TruncatePolicy.REFUSE) {
-            return truncateBranch();
-        }
-        return SqlTemplate.of("""
-                        -- TruncatePolicy.RECORD_DELETES: the key of every row, read before the table is emptied.
-                {{capture}}""")
-                .with("capture", keysRowsCapture("D", SqlTemplate.of("ONLY {{table}}")
-                        .with("table", names.table().quoted()).render()))
                 .render();
     }
 
