@@ -376,15 +376,71 @@ public final class OutboxScript {
     }
 
     private String captureFunction() {
-        return SqlTemplate.of("""
-                -- 3. Capture ------------------------------------------------------------------------------------------
+        return captureFunction(new CaptureParts("""
                 -- Runs once per writing statement, so every write pays for it. No SET search_path (a SET clause
                 -- saves and restores its setting on every call): every function, operator, type and cast below is
                 -- schema-qualified instead, so no search_path of the caller, not even one listing a schema ahead
                 -- of pg_catalog, changes what it runs; the transition tables (inserted, old_rows, ...) are found
                 -- before any table of those names. The four settings timestamptz, float, bytea and interval values
                 -- are rendered after stay pinned: this script does not know the columns' types, and the JSON a
-                -- destination receives must not depend on the writing session.
+                -- destination receives must not depend on the writing session.\
+                """,
+                RENDERING_SETTINGS,
+                "Every inserted row, with one INSERT per statement.",
+                rowsCapture("I", "inserted", shape.columns()),
+                SqlTemplate.of("""
+                                INSERT INTO {{outbox}} (version, xact_id, operation, change)
+                                SELECT v.version, v.xact_id, k.operation, d.change\
+                        """)
+                        .with("outbox", names.outbox().quoted())
+                        .render(),
+                ",\n" + SqlTemplate.of("""
+                                       LATERAL (SELECT CASE
+                                           WHEN k.operation OPERATOR(pg_catalog.=) 'D'
+                                           THEN (SELECT pg_catalog.row_to_json(c)
+                                                   FROM (SELECT 'D' AS "$operation",
+                                                                v.version AS "$version",
+                                                                {{old_key_columns}}) AS c)
+                                           WHEN k.operation OPERATOR(pg_catalog.=) 'I'
+                                           THEN (SELECT pg_catalog.row_to_json(c)
+                                                   FROM (SELECT 'I' AS "$operation",
+                                                                v.version AS "$version",
+                                                                {{new_columns}}) AS c)
+                                           ELSE (SELECT pg_catalog.row_to_json(c)
+                                                   FROM (SELECT 'U' AS "$operation",
+                                                                v.version AS "$version",
+                                                                ch.changed AS "$changed",
+                                                                {{new_columns}}) AS c)
+                                           END AS change) AS d\
+                        """)
+                        .with("old_key_columns", projection(shape.key(), "o", 40))
+                        .with("new_columns", projection(shape.columns(), "n", 40))
+                        .render(),
+                rowsCapture("D", "deleted", shape.key()),
+                truncateBranch(source -> rowsCapture("D", source, shape.key())),
+                "Tidemark: captures changes of " + names.table() + " into " + names.outbox() + "."));
+    }
+
+    /**
+     * What the capture function of each shape records; {@link #captureFunction(CaptureParts)} puts it around what
+     * both share (the pairing of an UPDATE's old and new rows by key, the order of deletes before inserts, the
+     * notification, the function's attributes and grants).
+     *
+     * @param header      the comment lines under the section title
+     * @param settings    the function's SET clauses
+     * @param insertRows  the INSERT branch's rows, {@code deleteRows} the DELETE branch's, at their indentation
+     * @param updateInto  the head of the UPDATE branch's INSERT (column and select lists), at its indentation
+     * @param updateImage what the UPDATE branch's FROM adds after the pairing ("" for none)
+     */
+    private record CaptureParts(String header, String settings, String insertComment, String insertRows,
+                                String updateInto, String updateImage, String deleteRows, String truncate,
+                                String comment) {
+    }
+
+    private String captureFunction(CaptureParts parts) {
+        return SqlTemplate.of("""
+                -- 3. Capture ------------------------------------------------------------------------------------------
+                {{header}}
                 CREATE OR REPLACE FUNCTION {{capture}}()
                 RETURNS trigger
                 LANGUAGE plpgsql
@@ -393,39 +449,21 @@ public final class OutboxScript {
                 AS $capture$
                 BEGIN
                     IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' THEN
-                        -- Every inserted row, with one INSERT per statement.
+                        -- {{insert_comment}}
                 {{insert_rows}}
 
                     ELSIF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
                         -- Old and new rows are paired by key (compared as text). A key that stays is an update when a
                         -- captured column's text changed (never an error, whatever the type; an update that changes
                         -- nothing is skipped); a key that goes is a delete, a key that appears an insert.
-                        INSERT INTO {{outbox}} (version, xact_id, operation, change)
-                        SELECT v.version, v.xact_id, k.operation, d.change
+                {{update_into}}
                           FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
                                        {{version}} AS version) AS v,
                                old_rows AS o FULL JOIN new_rows AS n ON {{key_join}},
                                LATERAL (SELECT CASE WHEN {{new_key_null}} THEN 'D'
                                                     WHEN {{old_key_null}} THEN 'I'
                                                     ELSE 'U' END AS operation) AS k,
-                               LATERAL (SELECT {{changed_names}} AS changed) AS ch,
-                               LATERAL (SELECT CASE
-                                   WHEN k.operation OPERATOR(pg_catalog.=) 'D'
-                                   THEN (SELECT pg_catalog.row_to_json(c)
-                                           FROM (SELECT 'D' AS "$operation",
-                                                        v.version AS "$version",
-                                                        {{old_key_columns}}) AS c)
-                                   WHEN k.operation OPERATOR(pg_catalog.=) 'I'
-                                   THEN (SELECT pg_catalog.row_to_json(c)
-                                           FROM (SELECT 'I' AS "$operation",
-                                                        v.version AS "$version",
-                                                        {{new_columns}}) AS c)
-                                   ELSE (SELECT pg_catalog.row_to_json(c)
-                                           FROM (SELECT 'U' AS "$operation",
-                                                        v.version AS "$version",
-                                                        ch.changed AS "$changed",
-                                                        {{new_columns}}) AS c)
-                                   END AS change) AS d
+                               LATERAL (SELECT {{changed_names}} AS changed) AS ch{{update_image}}
                          WHERE k.operation OPERATOR(pg_catalog.<>) 'U'
                             OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0
                          -- Deletes before inserts (ids in this order): for a key type whose equality is coarser
@@ -448,22 +486,22 @@ public final class OutboxScript {
                 REVOKE ALL ON FUNCTION {{capture}}() FROM PUBLIC;
                 COMMENT ON FUNCTION {{capture}}() IS {{capture_comment}};
                 """)
+                .with("header", parts.header())
                 .with("capture", names.captureFunction().quoted())
-                .with("settings", RENDERING_SETTINGS)
-                .with("outbox", names.outbox().quoted())
+                .with("settings", parts.settings())
+                .with("insert_comment", parts.insertComment())
+                .with("insert_rows", parts.insertRows())
+                .with("update_into", parts.updateInto())
                 .with("version", VERSION_EXPRESSION)
-                .with("insert_rows", rowsCapture("I", "inserted", shape.columns()))
-                .with("notify", notifyStatement())
                 .with("key_join", keyJoin())
                 .with("new_key_null", keyIsNull("n"))
                 .with("old_key_null", keyIsNull("o"))
                 .with("changed_names", changedNames(shape.nonKeyColumns(), 32))
-                .with("old_key_columns", projection(shape.key(), "o", 40))
-                .with("new_columns", projection(shape.columns(), "n", 40))
-                .with("delete_rows", rowsCapture("D", "deleted", shape.key()))
-                .with("truncate", truncateBranch(source -> rowsCapture("D", source, shape.key())))
-                .with("capture_comment", PgName.literal("Tidemark: captures changes of " + names.table()
-                        + " into " + names.outbox() + "."))
+                .with("update_image", parts.updateImage())
+                .with("notify", notifyStatement())
+                .with("delete_rows", parts.deleteRows())
+                .with("truncate", parts.truncate())
+                .with("capture_comment", PgName.literal(parts.comment()))
                 .render();
     }
 
@@ -661,82 +699,35 @@ public final class OutboxScript {
     }
 
     private String keysCaptureFunction() {
-        return SqlTemplate.of("""
-                -- 3. Capture ------------------------------------------------------------------------------------------
+        return captureFunction(new CaptureParts("""
                 -- Runs once per writing statement, so every write pays for it. It records keys only and renders no
                 -- JSON, so of the settings a SET clause would pin (each saves and restores its setting on every
                 -- call) it keeps one: extra_float_digits, without which a session at a negative value compares two
                 -- different floats as the same text and misses an update. No SET search_path: every function,
                 -- operator, type and cast below is schema-qualified instead, so no search_path of the caller, not
                 -- even one listing a schema ahead of pg_catalog, changes what it runs; the transition tables
-                -- (inserted, old_rows, ...) are found before any table of those names.
-                CREATE OR REPLACE FUNCTION {{capture}}()
-                RETURNS trigger
-                LANGUAGE plpgsql
-                SECURITY DEFINER
-                SET extra_float_digits = 1
-                AS $capture$
-                BEGIN
-                    IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' THEN
-                        -- The key of every inserted row, with one INSERT per statement.
-                {{insert_rows}}
-
-                    ELSIF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
-                        -- Old and new rows are paired by key (compared as text). A key that stays is an update when a
-                        -- captured column's text changed (never an error, whatever the type; an update that changes
-                        -- nothing is skipped); a key that goes is a delete, a key that appears an insert.
-                        INSERT INTO {{outbox}} (version, xact_id, operation, changed, {{outbox_keys}})
-                        SELECT v.version, v.xact_id, k.operation,
-                               CASE WHEN k.operation OPERATOR(pg_catalog.=) 'U' THEN ch.changed END,
-                               {{pair_keys}}
-                          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
-                                       {{version}} AS version) AS v,
-                               old_rows AS o FULL JOIN new_rows AS n ON {{key_join}},
-                               LATERAL (SELECT CASE WHEN {{new_key_null}} THEN 'D'
-                                                    WHEN {{old_key_null}} THEN 'I'
-                                                    ELSE 'U' END AS operation) AS k,
-                               LATERAL (SELECT {{changed_names}} AS changed) AS ch
-                         WHERE k.operation OPERATOR(pg_catalog.<>) 'U'
-                            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0
-                         -- Deletes before inserts (ids in this order): for a key type whose equality is coarser
-                         -- than its text (numeric 1.0 to 1.00), a reader applying the delete last would lose the row.
-                         ORDER BY k.operation OPERATOR(pg_catalog.=) 'I';
-                        IF FOUND THEN
-                            {{notify}}
-                        END IF;
-
-                    ELSIF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
-                        -- The key of every deleted row, with one INSERT per statement.
-                {{delete_rows}}
-
-                    ELSIF TG_OP OPERATOR(pg_catalog.=) 'TRUNCATE' THEN
-                {{truncate}}
-                    END IF;
-                    RETURN NULL;
-                END
-                $capture$;
-                REVOKE ALL ON FUNCTION {{capture}}() FROM PUBLIC;
-                COMMENT ON FUNCTION {{capture}}() IS {{capture_comment}};
-                """)
-                .with("capture", names.captureFunction().quoted())
-                .with("insert_rows", keysRowsCapture("I", "inserted"))
-                .with("outbox", names.outbox().quoted())
-                .with("outbox_keys", outboxKeyColumns(""))
-                .with("pair_keys", shape.key().stream()
-                        .map(k -> SqlTemplate.of("COALESCE(n.{{column}}, o.{{column}})").with("column", k.quotedName())
-                                .render())
-                        .collect(Collectors.joining(",\n" + " ".repeat(15))))
-                .with("version", VERSION_EXPRESSION)
-                .with("key_join", keyJoin())
-                .with("new_key_null", keyIsNull("n"))
-                .with("old_key_null", keyIsNull("o"))
-                .with("changed_names", changedNames(shape.nonKeyColumns(), 32))
-                .with("notify", notifyStatement())
-                .with("delete_rows", keysRowsCapture("D", "deleted"))
-                .with("truncate", truncateBranch(source -> keysRowsCapture("D", source)))
-                .with("capture_comment", PgName.literal("Tidemark: captures the keys of changed rows of "
-                        + names.table() + " into " + names.outbox() + "."))
-                .render();
+                -- (inserted, old_rows, ...) are found before any table of those names.\
+                """,
+                "SET extra_float_digits = 1",
+                "The key of every inserted row, with one INSERT per statement.",
+                keysRowsCapture("I", "inserted"),
+                SqlTemplate.of("""
+                                INSERT INTO {{outbox}} (version, xact_id, operation, changed, {{outbox_keys}})
+                                SELECT v.version, v.xact_id, k.operation,
+                                       CASE WHEN k.operation OPERATOR(pg_catalog.=) 'U' THEN ch.changed END,
+                                       {{pair_keys}}\
+                        """)
+                        .with("outbox", names.outbox().quoted())
+                        .with("outbox_keys", outboxKeyColumns(""))
+                        .with("pair_keys", shape.key().stream()
+                                .map(k -> SqlTemplate.of("COALESCE(n.{{column}}, o.{{column}})")
+                                        .with("column", k.quotedName()).render())
+                                .collect(Collectors.joining(",\n" + " ".repeat(15))))
+                        .render(),
+                "",
+                keysRowsCapture("D", "deleted"),
+                truncateBranch(source -> keysRowsCapture("D", source)),
+                "Tidemark: captures the keys of changed rows of " + names.table() + " into " + names.outbox() + "."));
     }
 
     /** {@link #rowsCapture} for KEYS: the key of every row of {@code source}. */
