@@ -34,6 +34,11 @@ abstract class ConcurrencyContract {
     /** The trigger mode under test; every scenario runs for both. */
     abstract TriggerMode mode();
 
+    /** Where versions are kept; every scenario runs for each storage shape too. */
+    HistoryStorage storage() {
+        return HistoryStorage.HISTORY_TABLE;
+    }
+
 
     private final DataSource ds;
 
@@ -44,7 +49,7 @@ abstract class ConcurrencyContract {
     @Test
     void two_transactions_racing_on_one_row_keep_the_chain_contiguous_and_every_period_positive() throws Exception {
         Db.exec(ds, "CREATE TABLE race (id int PRIMARY KEY, v int)");
-        TemporalTable.forTable("race").triggerMode(mode()).build().install(ds);
+        TemporalTable.forTable("race").triggerMode(mode()).storage(storage()).build().install(ds);
         Db.exec(ds, "INSERT INTO race VALUES (1, 0)");
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try (Connection older = ds.getConnection(); Connection newer = ds.getConnection();
@@ -81,7 +86,7 @@ abstract class ConcurrencyContract {
     void a_repeatable_read_reinsert_that_cannot_see_a_concurrent_delete_fails_instead_of_overlapping()
             throws SQLException {
         Db.exec(ds, "CREATE TABLE rr (id int PRIMARY KEY, v int)");
-        TemporalTable.forTable("rr").triggerMode(mode()).build().install(ds);
+        TemporalTable.forTable("rr").triggerMode(mode()).storage(storage()).build().install(ds);
         Db.exec(ds, "INSERT INTO rr VALUES (1, 0)");
         try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
             c.setAutoCommit(false);
@@ -99,7 +104,7 @@ abstract class ConcurrencyContract {
     @Test
     void a_reinsert_waits_for_a_transaction_that_inserted_and_deleted_the_key_and_starts_after_it() throws Exception {
         Db.exec(ds, "CREATE TABLE flicker (id int PRIMARY KEY, v int)");
-        TemporalTable.forTable("flicker").triggerMode(mode()).build().install(ds);
+        TemporalTable.forTable("flicker").triggerMode(mode()).storage(storage()).build().install(ds);
         ExecutorService pool = Executors.newSingleThreadExecutor();
         try (Connection first = ds.getConnection(); Connection second = ds.getConnection();
              Statement a = first.createStatement(); Statement b = second.createStatement()) {
@@ -131,7 +136,7 @@ abstract class ConcurrencyContract {
     void a_repeatable_read_insert_of_a_key_whose_whole_life_it_cannot_see_fails_with_a_serialization_error()
             throws SQLException {
         Db.exec(ds, "CREATE TABLE unseen (id int PRIMARY KEY, v int)");
-        TemporalTable.forTable("unseen").triggerMode(mode()).build().install(ds);
+        TemporalTable.forTable("unseen").triggerMode(mode()).storage(storage()).build().install(ds);
         Db.exec(ds, "CREATE TABLE unseen_ref (id int PRIMARY KEY, v int)");
         ReferenceShape ref = ReferenceShape.of("unseen_ref", "id", List.of("id", "v"));
         ref.install(ds, List.of("int", "int"));
@@ -166,7 +171,7 @@ abstract class ConcurrencyContract {
         try (Connection inFlight = ds.getConnection(); Statement w = inFlight.createStatement()) {
             inFlight.setAutoCommit(false);
             w.execute("UPDATE busy SET v = 1 WHERE id = 1; INSERT INTO busy VALUES (101, 1)");
-            Future<InstallReport> install = pool.submit(() -> TemporalTable.forTable("busy").triggerMode(mode()).build().install(ds));
+            Future<InstallReport> install = pool.submit(() -> TemporalTable.forTable("busy").triggerMode(mode()).storage(storage()).build().install(ds));
             Waits.untilWaitingOn(ds, "busy", 1);
             Future<?> late = pool.submit(() -> {
                 Db.exec(ds, "UPDATE busy SET v = 2 WHERE id = 2; INSERT INTO busy VALUES (102, 2)");
@@ -220,7 +225,7 @@ abstract class ConcurrencyContract {
         while (done.get() < 500) {
             Thread.onSpinWait(); // let the writers get going before installing
         }
-        TemporalTable.forTable("churn").triggerMode(mode()).build().install(ds);
+        TemporalTable.forTable("churn").triggerMode(mode()).storage(storage()).build().install(ds);
         int afterInstall = done.get();
         while (done.get() < afterInstall + 500 && futures.stream().anyMatch(f -> !f.isDone())) {
             Thread.onSpinWait();

@@ -32,6 +32,10 @@ public final class CatalogReader {
             "chain_no", "changed_by", "changed_by_name", "correlation_id", "reason", "extra");
     public static final String SESSION_USER_COLUMN = "db_session_user";
     public static final String TRANSACTION_ID_COLUMN = "transaction_id";
+    /** With HistoryStorage.CURRENT_IN_TABLE: the start of the row's current version, kept in the table. */
+    public static final String CURRENT_FROM_COLUMN = "tidemark_valid_from";
+    /** With HistoryStorage.CURRENT_IN_TABLE: the change context of the row's current version, kept in the table. */
+    public static final String CURRENT_CONTEXT_COLUMN = "tidemark_context";
 
     private static final String COLUMNS = """
             SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) AS type, a.atttypid,
@@ -136,7 +140,11 @@ public final class CatalogReader {
             }
         }
         List<Column> versioned = new ArrayList<>();
+        boolean currentInTable = config.storage() == io.tidemark.history.HistoryStorage.CURRENT_IN_TABLE;
         for (Column col : all) {
+            if (currentInTable && (col.name().equals(CURRENT_FROM_COLUMN) || col.name().equals(CURRENT_CONTEXT_COLUMN))) {
+                continue; // the current version's period and context: history's own columns, not versioned data
+            }
             if (!config.excludedColumns().contains(col.name())) {
                 checkNotReserved(config, col.name());
                 versioned.add(col);

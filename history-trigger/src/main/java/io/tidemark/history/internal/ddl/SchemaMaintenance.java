@@ -63,6 +63,20 @@ public final class SchemaMaintenance {
         });
     }
 
+    /**
+     * Switching storage shapes in place is not offered: the history would have to be rewritten under the install's
+     * lock. Refusing names the way that works today.
+     */
+    static TidemarkException storageChanged(String object, RegistryEntry entry, TemporalTable config) {
+        return TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, "history is installed with storage "
+                + entry.storage() + " but configured with " + config.storage() + "; Tidemark does not convert a"
+                + " history between storage shapes. Keep storage(HistoryStorage." + entry.storage() + "), or run"
+                + " uninstall(), rename or drop " + entry.historyTable() + (entry.storage()
+                == io.tidemark.history.HistoryStorage.CURRENT_IN_TABLE ? " and its _closed table, drop the table's"
+                + " columns " + CatalogReader.CURRENT_FROM_COLUMN + " and " + CatalogReader.CURRENT_CONTEXT_COLUMN : "")
+                + ", and install() again (the new history starts at that install)");
+    }
+
     /** Repairs drift; the caller holds the table lock and the transaction. */
     VerifyReport evolveLocked(Connection c, RegistryEntry entry, TableShape shape) throws SQLException {
         List<Drift> drifts = drifts(c, entry, shape);
@@ -86,11 +100,20 @@ public final class SchemaMaintenance {
         HistorySql sql = new HistorySql(config, shape);
         List<String> actions = new ArrayList<>();
         Map<String, String> historyColumns = CatalogObjects.columns(c, entry.historyTable());
+        CurrentInTableSql current = sql.current();
+        boolean viewChanged = false;
         for (Column column : shape.versioned()) {
             if (!historyColumns.containsKey(column.name())) {
-                execute(c, sql.addHistoryColumn(column.quoted() + " " + column.typeDefinition()), actions,
+                execute(c, current != null ? current.addClosedColumn(column.quoted() + " " + column.typeDefinition())
+                                : sql.addHistoryColumn(column.quoted() + " " + column.typeDefinition()), actions,
                         "added column " + column.name() + " " + column.typeDefinition() + " to " + entry.historyTable());
+                viewChanged = true;
             }
+        }
+        if (current != null && (viewChanged || !names(entry.versioned()).equals(names(shape.versioned())))) {
+            // A view's columns can only be appended to; it is rebuilt (grants on it must be given again).
+            Jdbc.execute(c, current.dropView().sql());
+            execute(c, current.createView(orphans(entry, shape)), actions, "rebuilt view " + entry.historyTable());
         }
         if (config.sessionUserColumn() && !historyColumns.containsKey(CatalogReader.SESSION_USER_COLUMN)) {
             execute(c, sql.addHistoryColumn(HistorySql.sessionUserColumnDefinition()), actions,
@@ -110,7 +133,7 @@ public final class SchemaMaintenance {
             Jdbc.execute(c, step.sql());
         }
         HistoryNames names = HistoryNames.of(config);
-        List<String> triggers = new ArrayList<>(names.writeTriggers(config.triggerMode()));
+        List<String> triggers = new ArrayList<>(names.writeTriggers(config.triggerMode(), config.storage()));
         triggers.add(names.truncateTrigger());
         for (String trigger : triggers) {
             // CREATE OR REPLACE TRIGGER keeps a disabled trigger disabled.
@@ -166,6 +189,9 @@ public final class SchemaMaintenance {
                     + " table " + entry.historyTable() + " but configured with " + names.historyTable()
                     + "; configure the installed name, or uninstall first");
         }
+        if (entry.storage() != config.storage()) {
+            throw storageChanged(object, entry, config);
+        }
         if (!RegistryEntry.sameJson(entry.optionsJson(), RegistryEntry.optionsJson(config))) {
             drifts.add(new Drift(Drift.Kind.OPTIONS_CHANGED, "installed with " + entry.optionsJson()
                     + ", configured with " + RegistryEntry.optionsJson(config)));
@@ -206,11 +232,21 @@ public final class SchemaMaintenance {
             }
         }
         String historySchema = entry.historyTable().schema().orElseThrow();
-        List<String> indexes = new ArrayList<>(List.of(names.keyIndex(), names.openIndex(), names.chainIndex()));
-        if (config.periodIndex()) {
-            indexes.add(names.periodIndex());
+        if (config.storage() == io.tidemark.history.HistoryStorage.CURRENT_IN_TABLE) {
+            Map<String, String> tableColumns = CatalogObjects.columns(c, HistoryNames.table(config));
+            for (String column : List.of(CatalogReader.CURRENT_FROM_COLUMN, CatalogReader.CURRENT_CONTEXT_COLUMN)) {
+                if (!tableColumns.containsKey(column)) {
+                    drifts.add(new Drift(Drift.Kind.HISTORY_COLUMN_MISSING, "table " + HistoryNames.table(config)
+                            + " has no column " + column + ", which holds its current versions"));
+                }
+            }
+            if (!CatalogObjects.relationExists(c, historySchema, names.closedTable().name())) {
+                drifts.add(new Drift(Drift.Kind.HISTORY_TABLE_MISSING, "closed-versions table " + names.closedTable()
+                        + " does not exist"));
+                return drifts;
+            }
         }
-        for (String index : indexes) {
+        for (String index : names.indexes(config.periodIndex())) {
             if (!CatalogObjects.relationExists(c, historySchema, index)) {
                 drifts.add(new Drift(Drift.Kind.INDEX_MISSING, "index " + historySchema + "." + index + " is missing"));
             }
@@ -220,7 +256,7 @@ public final class SchemaMaintenance {
         checkFunction(c, names.truncateFunction(), "", sql.truncateFunctionBody(), true, drifts, null);
         checkFunction(c, names.asOfFunction(), "timestamp with time zone", sql.asOfFunctionBody(), false, drifts,
                 null);
-        for (String trigger : names.writeTriggers(config.triggerMode())) {
+        for (String trigger : names.writeTriggers(config.triggerMode(), config.storage())) {
             checkTrigger(c, trigger, names.writeFunction(), drifts);
         }
         checkTrigger(c, names.truncateTrigger(), names.truncateFunction(), drifts);
@@ -276,6 +312,10 @@ public final class SchemaMaintenance {
         entry.versioned().forEach(col -> orphans.putIfAbsent(col.name(), col));
         shape.versioned().forEach(col -> orphans.remove(col.name()));
         return new ArrayList<>(orphans.values());
+    }
+
+    private static List<String> names(List<Column> columns) {
+        return columns.stream().map(Column::name).toList();
     }
 
     private static Map<String, Column> byName(List<Column> columns) {

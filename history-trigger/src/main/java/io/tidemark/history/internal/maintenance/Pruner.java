@@ -41,7 +41,7 @@ public final class Pruner {
             return Registry.advanceHorizon(c, HistoryNames.table(config),
                     Timestamp.from(cutoff.truncatedTo(java.time.temporal.ChronoUnit.MICROS)));
         });
-        String history = HistoryNames.history(config).quoted();
+        String history = HistoryNames.of(config).storedHistory().quoted();
         String delete = SqlTemplate.of("""
                 DELETE FROM {{history}} WHERE history_id IN (
                     SELECT history_id FROM {{history}}
