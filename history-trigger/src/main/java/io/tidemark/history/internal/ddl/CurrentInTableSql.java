@@ -194,15 +194,18 @@ final class CurrentInTableSql {
                 DECLARE
                     _now     pg_catalog.timestamptz := pg_catalog.now();
                     _context pg_catalog.text[] := {{context_expression}};
-                    _to      pg_catalog.timestamptz;
-                    _chain   pg_catalog.int4;
+                    _last_to         pg_catalog.timestamptz;
+                    _last_operation  pg_catalog.int2;
+                    _chain           pg_catalog.int4;
+                    _operation       pg_catalog.int2;
+                    _from            pg_catalog.timestamptz;
+                    _to              pg_catalog.timestamptz;
                 BEGIN
                 {{table_guard}}
                     IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' THEN
-                        -- Called only when the client supplied its own start or context (the trigger's WHEN): a
-                        -- version starts at the transaction's now() with its context, whatever the client says.
+                        -- Called only when the client supplied its own start (the trigger's WHEN): a version
+                        -- starts at the transaction's now(), whatever the client says.
                         NEW.{{from}} := _now;
-                        NEW.{{context}} := _context;
                         RETURN NEW;
                     END IF;
                     IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' AND {{same_key}} AND {{unchanged}} THEN
@@ -213,18 +216,27 @@ final class CurrentInTableSql {
                     END IF;
                     -- Archive the superseded version: it starts no earlier than the end of the key's last closed row
                     -- (the insert clamp) and ends no earlier than 1 microsecond after it starts. In READ COMMITTED
-                    -- this statement sees what a concurrent writer of the key committed while this one waited for
-                    -- the row lock. The chain-start index turns an unseen concurrent chain (REPEATABLE READ) into
-                    -- a serialization error.
+                    -- the look-up sees what a concurrent writer of the key committed while this one waited for the
+                    -- row lock. The chain-start index turns an unseen concurrent chain (REPEATABLE READ) into a
+                    -- serialization error. Small statements, whose plans PL/pgSQL
+                    -- caches.
+                    SELECT l.valid_to, l.operation, l.chain_no INTO _last_to, _last_operation, _chain
+                      FROM (
+                {{last_closed}}) AS l;
+                    _from := GREATEST(OLD.{{from}}, _last_to);
+                    _to := GREATEST(_now, _from OPERATOR(pg_catalog.+) interval '1 microsecond');
+                    IF _last_operation IS NULL OR _last_operation OPERATOR(pg_catalog.=) 3 THEN
+                        _operation := 1;  -- the version began with an insert, and a new chain
+                        _chain := COALESCE(_chain OPERATOR(pg_catalog.+) 1, 1);
+                    ELSE
+                        _operation := 2;
+                    END IF;
                     INSERT INTO {{closed}} ({{versioned}}, valid_from, valid_to, operation, chain_no, context)
-                    SELECT {{old_values}}, s.f, GREATEST(_now, s.f OPERATOR(pg_catalog.+) interval '1 microsecond'),
-                           {{operation}}, {{chain}}, OLD.{{context}}
-                      FROM (VALUES (1)) AS one (x)
-                      LEFT JOIN LATERAL (
-                {{last_closed}}) AS l ON true
-                     CROSS JOIN LATERAL (SELECT GREATEST(OLD.{{from}}, l.valid_to) AS f) AS s
-                    ON CONFLICT ({{key_list}}, chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING
-                    RETURNING valid_to, chain_no INTO _to, _chain;
+                    VALUES ({{old_values}}, _from, _to, _operation, _chain, OLD.{{context}})
+                    ON CONFLICT ({{key_list}}, chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING;
+                    IF NOT FOUND THEN
+                        _to := NULL;
+                    END IF;
                     IF _to IS NULL THEN
                         RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
                               TG_TABLE_SCHEMA, TG_TABLE_NAME, {{old_key}}::pg_catalog.text
@@ -257,8 +269,6 @@ final class CurrentInTableSql {
                 .with("closed", closed)
                 .with("versioned", versioned)
                 .with("old_values", HistorySql.columnList(sql.shape.versioned(), c -> "OLD." + c.quoted()))
-                .with("operation", OPERATION)
-                .with("chain", CHAIN)
                 .with("last_closed", indent(lastClosed("h", "OLD."), "            "))
                 .with("key_list", sql.keyList(""))
                 .with("old_key", HistorySql.row(sql.shape.keyColumns(), "OLD."))
@@ -268,11 +278,11 @@ final class CurrentInTableSql {
     List<SqlStep> writeTriggers() {
         List<String> names = sql.names.statementTriggers();
         PgName function = sql.names.writeFunction();
-        String insertWhen = SqlTemplate.of("""
-                NEW.{{from}} IS NULL OR NEW.{{from}} OPERATOR(pg_catalog.<>) pg_catalog.now()
-                          OR NEW.{{context}} IS NULL OR NEW.{{context}} OPERATOR(pg_catalog.<>) {{context_expression}}""")
-                .with("from", FROM).with("context", CONTEXT)
-                .with("context_expression", contextExpression().replace("\n        ", "\n                  ")).render();
+        // Only the start is checked: a context given as a column value is no more a forgery than one given as a
+        // setting, which every writer can push. Keeping the condition small keeps it cheap: it is prepared once
+        // per statement.
+        String insertWhen = SqlTemplate.of("NEW.{{from}} IS NULL OR NEW.{{from}} OPERATOR(pg_catalog.<>) pg_catalog.now()")
+                .with("from", FROM).render();
         String updateWhen = SqlTemplate.of("""
                 NOT ({{unchanged}})
                           OR NEW.{{from}} IS NULL OR NEW.{{from}} OPERATOR(pg_catalog.<>) OLD.{{from}}
@@ -281,7 +291,7 @@ final class CurrentInTableSql {
                 .with("from", FROM).with("context", CONTEXT).render();
         return List.of(
                 new SqlStep("INSERT: the column defaults date the version and record its context; the function runs\n"
-                        + "only when a client supplied its own values for them (the WHEN is evaluated without a call).",
+                        + "only when a client supplied its own start (the WHEN is evaluated without a call) and resets it.",
                         rowTrigger(names.get(0), "BEFORE INSERT", insertWhen, function)),
                 new SqlStep("UPDATE of a versioned column (or of the version's own columns): archive the superseded\n"
                         + "version and start the next. Updates of excluded columns only call nothing.",
@@ -353,22 +363,30 @@ final class CurrentInTableSql {
      * version had begun by then (no closed row of the key ends after it: the clamp, as an anti-join).
      */
     String asOfQuery() {
-        String closedSelect = sql.shape.allColumns().stream()
+        // Read before install adds them, the table's columns lack the two current-version columns: they come last.
+        List<Column> columns = new ArrayList<>(sql.shape.allColumns());
+        for (String name : List.of(CatalogReader.CURRENT_FROM_COLUMN, CatalogReader.CURRENT_CONTEXT_COLUMN)) {
+            if (columns.stream().noneMatch(c -> c.name().equals(name))) {
+                columns.add(new Column(name, "timestamp with time zone", null, false));
+            }
+        }
+        String closedSelect = columns.stream()
                 .map(c -> sql.shape.isVersioned(c.name()) ? "h." + c.quoted()
                         : c.name().equals(CatalogReader.CURRENT_FROM_COLUMN) ? "h.valid_from"
                         : c.name().equals(CatalogReader.CURRENT_CONTEXT_COLUMN) ? "h.context"
-                        : SqlTemplate.of("NULL::{{type}} AS {{column}}").with("type", c.type()).with("column", c.quoted()).render())
+                        : SqlTemplate.of("NULL::{{type}}").with("type", c.type()).render())
                 .collect(java.util.stream.Collectors.joining(", "));
         return SqlTemplate.of("""
                 SELECT {{closed_select}}
                   FROM {{closed}} AS h
                  WHERE tstzrange(h.valid_from, h.valid_to) @> at
                 UNION ALL
-                SELECT t.*
+                SELECT {{current_select}}
                   FROM {{table}} AS t
                  WHERE t.{{from}} <= at
                    AND NOT EXISTS (SELECT 1 FROM {{closed}} AS h WHERE {{key_match}} AND h.valid_to > at)""")
                 .with("closed_select", closedSelect).with("closed", closed).with("table", table).with("from", FROM)
+                .with("current_select", HistorySql.columnList(columns, c -> "t." + c.quoted()))
                 .with("key_match", sql.keyMatch("h.", "t.")).render();
     }
 

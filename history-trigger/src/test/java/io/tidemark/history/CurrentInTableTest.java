@@ -1,0 +1,146 @@
+package io.tidemark.history;
+
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.testing.EmbeddedPostgresTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** What is particular to {@link HistoryStorage#CURRENT_IN_TABLE}: its columns, its cost model and its maintenance. */
+@EmbeddedPostgresTest
+@ExtendWith(InvariantsAfterEach.class)
+class CurrentInTableTest {
+
+    private final DataSource ds;
+
+    CurrentInTableTest(DataSource ds) {
+        this.ds = ds;
+    }
+
+    private TemporalTable install(String table) {
+        Db.exec(ds, "CREATE TABLE " + table + " (id int PRIMARY KEY, v text)");
+        TemporalTable t = TemporalTable.forTable(table).storage(HistoryStorage.CURRENT_IN_TABLE).build();
+        t.install(ds);
+        return t;
+    }
+
+    @Test
+    void an_insert_calls_no_function_and_update_and_delete_call_one_per_row() throws SQLException {
+        install("calls");
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            s.execute("SET LOCAL track_functions = 'all'");
+            s.execute("SELECT set_config('tidemark.changed_by', 'ann', true)");
+            s.execute("INSERT INTO calls VALUES (1, 'a'), (2, 'b'); INSERT INTO calls (id, v) VALUES (3, 'c')");
+            assertThat(calls(s)).as("INSERT").isZero();
+            s.execute("UPDATE calls SET v = v WHERE id = 1");
+            assertThat(calls(s)).as("an UPDATE that changes nothing").isZero();
+            s.execute("UPDATE calls SET v = 'x' WHERE id IN (1, 2)");
+            assertThat(calls(s)).as("UPDATE of two rows").isEqualTo(2);
+            s.execute("DELETE FROM calls WHERE id = 3");
+            assertThat(calls(s)).as("and a DELETE").isEqualTo(3);
+            c.commit();
+        }
+        assertThat(Versions.of(ds, "calls_history", "id = 1").ops()).containsExactly(1, 2);
+        assertThat(Versions.of(ds, "calls_history", "id = 3").ops()).containsExactly(1, 3);
+        assertThat(Db.scalar(ds, "SELECT changed_by FROM calls_history WHERE id = 2 AND operation = 1"))
+                .as("the context default").isEqualTo("ann");
+        assertThat(Db.count(ds, "SELECT count(*) FROM calls_history_closed")).as("three archived versions and a"
+                + " tombstone").isEqualTo(4);
+    }
+
+    private static long calls(Statement s) throws SQLException {
+        try (ResultSet rs = s.executeQuery("SELECT coalesce(pg_stat_get_xact_function_calls("
+                + "'public.calls_history_write'::regproc), 0)")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    @Test
+    void a_client_cannot_date_a_version_or_rewrite_the_current_one() {
+        install("forged");
+        Instant inserted = Tx.run(ds, "INSERT INTO forged (id, v, tidemark_valid_from) VALUES (1, 'a', '2000-01-01')");
+        assertThat(Versions.of(ds, "forged_history", "id = 1").get(0).from()).as("reset to the transaction's now()")
+                .isEqualTo(inserted);
+        Db.exec(ds, "UPDATE forged SET tidemark_valid_from = '2000-01-01', tidemark_context = '{forger}'");
+        Versions v = Versions.of(ds, "forged_history", "id = 1");
+        assertThat(v.ops()).containsExactly(1);
+        assertThat(v.get(0).from()).isEqualTo(inserted);
+        assertThat(v.get(0).get("changed_by")).isNull();
+        Instant updated = Tx.run(ds, "UPDATE forged SET v = 'b', tidemark_valid_from = '2000-01-01'");
+        assertThat(Versions.of(ds, "forged_history", "id = 1").last().from()).isEqualTo(updated);
+    }
+
+    @Test
+    void the_table_shows_its_two_columns_and_a_positional_insert_still_works() {
+        install("visible");
+        Db.exec(ds, "INSERT INTO visible VALUES (1, 'a')");
+        Map<String, Object> row = Db.rows(ds, "SELECT * FROM visible").get(0);
+        assertThat(row).containsOnlyKeys("id", "v", "tidemark_valid_from", "tidemark_context");
+        assertThat(Db.rows(ds, "SELECT * FROM visible_history").get(0)).containsKeys("history_id", "valid_from",
+                "valid_to", "operation", "chain_no", "changed_by", "changed_by_name", "correlation_id", "reason", "extra");
+    }
+
+    @Test
+    void installing_the_other_storage_over_it_is_refused_with_the_way_to_switch() {
+        install("switched");
+        TemporalTable other = TemporalTable.forTable("switched").build();
+        assertThatThrownBy(() -> other.install(ds)).isInstanceOfSatisfying(TidemarkException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+            assertThat(e.getMessage()).contains("CURRENT_IN_TABLE", "uninstall()", "switched_history and its _closed table");
+        });
+        assertThatThrownBy(() -> other.verify(ds)).hasMessageContaining("storage");
+    }
+
+    @Test
+    void a_table_with_a_column_of_the_same_name_is_refused() {
+        Db.exec(ds, "CREATE TABLE clash (id int PRIMARY KEY, tidemark_valid_from date)");
+        assertThatThrownBy(() -> TemporalTable.forTable("clash").storage(HistoryStorage.CURRENT_IN_TABLE).build()
+                .install(ds)).hasMessageContaining("tidemark_valid_from");
+    }
+
+    @Test
+    void statement_mode_and_the_opt_in_columns_are_refused_at_build() {
+        assertThatThrownBy(() -> TemporalTable.forTable("x").storage(HistoryStorage.CURRENT_IN_TABLE)
+                .triggerMode(TriggerMode.STATEMENT).build()).hasMessageContaining("leave triggerMode at ROW");
+        assertThatThrownBy(() -> TemporalTable.forTable("x").storage(HistoryStorage.CURRENT_IN_TABLE)
+                .sessionUserColumn(true).build()).hasMessageContaining("sessionUserColumn");
+    }
+
+    @Test
+    void verify_is_clean_evolve_adds_a_column_and_prune_deletes_closed_versions() {
+        TemporalTable t = install("evolving");
+        assertThat(t.verify(ds).drifts()).isEmpty();
+        Db.exec(ds, "INSERT INTO evolving VALUES (1, 'a'); UPDATE evolving SET v = 'b'");
+        Db.exec(ds, "ALTER TABLE evolving ADD COLUMN extra_note text");
+        assertThat(t.verify(ds).drifts()).extracting(Drift::kind).contains(Drift.Kind.COLUMN_ADDED);
+        t.evolve(ds);
+        assertThat(t.verify(ds).drifts()).isEmpty();
+        Db.exec(ds, "UPDATE evolving SET extra_note = 'n'");
+        Db.exec(ds, "UPDATE evolving SET v = 'c'");
+        List<Object> notes = Db.rows(ds, "SELECT extra_note FROM evolving_history ORDER BY valid_from, valid_to")
+                .stream().map(r -> r.get("extra_note")).toList();
+        assertThat(notes).containsExactly(null, null, "n", "n");
+        Db.exec(ds, "DROP FUNCTION evolving_history_write() CASCADE");
+        assertThat(t.verify(ds).drifts()).extracting(Drift::kind).contains(Drift.Kind.FUNCTION_MISSING,
+                Drift.Kind.TRIGGER_MISSING);
+        t.evolve(ds);
+        assertThat(t.verify(ds).drifts()).isEmpty();
+        PruneReport pruned = t.prune(ds, Instant.now().plusSeconds(60));
+        assertThat(pruned.deletedRows()).isEqualTo(3);
+        assertThat(Versions.of(ds, "evolving_history", "id = 1").ops()).as("the current version stays").hasSize(1);
+    }
+}
