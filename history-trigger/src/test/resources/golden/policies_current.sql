@@ -88,16 +88,19 @@ CREATE UNIQUE INDEX IF NOT EXISTS "policies_cur_history_closed_chain_uq" ON "pub
 
 -- Every version in the history table shape, row for row: the closed versions, and each row of
 -- the table as its open version (history_id NULL). Its start is clamped to the end of the key's last
--- closed row, so a re-insert never overlaps the versions before it.
+-- closed row, so a re-insert never overlaps the versions before it. tidemark_valid_from: the start
+-- as stored, before that clamp; a condition on it is pushed below the look-up.
 CREATE VIEW "public"."policies_cur_history" AS
 SELECT c.history_id, c."id", c."number", c."premium", c."status", c."holder", c."tags", c."terms", c."location", c.valid_from, c.valid_to, c.operation, c.chain_no,
        c.context[1] AS changed_by, c.context[2] AS changed_by_name, c.context[3] AS correlation_id,
-       c.context[4] AS reason, c.context[5]::pg_catalog.jsonb AS extra
+       c.context[4] AS reason, c.context[5]::pg_catalog.jsonb AS extra,
+       c.valid_from AS "tidemark_valid_from"
   FROM "public"."policies_cur_history_closed" AS c
 UNION ALL
 SELECT NULL::bigint, t."id", t."number", t."premium", t."status", t."holder", t."tags", t."terms", t."location", GREATEST(t."tidemark_valid_from", l.valid_to), 'infinity'::timestamptz,
        (CASE WHEN l.operation IS NULL OR l.operation OPERATOR(pg_catalog.=) 3 THEN 1 ELSE 2 END)::smallint, COALESCE(l.chain_no OPERATOR(pg_catalog.+) CASE WHEN l.operation OPERATOR(pg_catalog.=) 3 THEN 1 ELSE 0 END, 1),
-       t."tidemark_context"[1], t."tidemark_context"[2], t."tidemark_context"[3], t."tidemark_context"[4], t."tidemark_context"[5]::pg_catalog.jsonb
+       t."tidemark_context"[1], t."tidemark_context"[2], t."tidemark_context"[3], t."tidemark_context"[4], t."tidemark_context"[5]::pg_catalog.jsonb,
+       t."tidemark_valid_from"
   FROM "public"."policies_cur" AS t
   LEFT JOIN LATERAL (
         SELECT h.valid_to, h.operation, h.chain_no
@@ -141,7 +144,10 @@ BEGIN
         NEW."tidemark_valid_from" := _now;
         RETURN NEW;
     END IF;
-    IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' AND NEW."id" OPERATOR(pg_catalog.=) OLD."id" AND COALESCE(NEW."id" OPERATOR(pg_catalog.=) OLD."id", NEW."id" IS NULL AND OLD."id" IS NULL)
+    IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE'
+       AND (NEW."tidemark_valid_from" OPERATOR(pg_catalog.<>) OLD."tidemark_valid_from" OR NEW."tidemark_valid_from" IS NULL
+            OR NOT COALESCE(NEW."tidemark_context" OPERATOR(pg_catalog.=) OLD."tidemark_context", NEW."tidemark_context" IS NULL AND OLD."tidemark_context" IS NULL))
+       AND NEW."id" OPERATOR(pg_catalog.=) OLD."id" AND COALESCE(NEW."id" OPERATOR(pg_catalog.=) OLD."id", NEW."id" IS NULL AND OLD."id" IS NULL)
            AND COALESCE(NEW."number" OPERATOR(pg_catalog.=) OLD."number", NEW."number" IS NULL AND OLD."number" IS NULL)
            AND COALESCE(NEW."premium" OPERATOR(pg_catalog.=) OLD."premium", NEW."premium" IS NULL AND OLD."premium" IS NULL)
            AND COALESCE(NEW."status" OPERATOR(pg_catalog.=) OLD."status", NEW."status" IS NULL AND OLD."status" IS NULL)
@@ -175,11 +181,18 @@ BEGIN
     ELSE
         _operation := 2;
     END IF;
-    INSERT INTO "public"."policies_cur_history_closed" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, context)
-    VALUES (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", _from, _to, _operation, _chain, OLD."tidemark_context")
-    ON CONFLICT ("id", chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING;
-    IF NOT FOUND THEN
-        _to := NULL;
+    IF _operation OPERATOR(pg_catalog.=) 2
+       OR pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
+        -- Here no other transaction can have started this chain unseen; the index still refuses it.
+        INSERT INTO "public"."policies_cur_history_closed" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, context)
+        VALUES (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", _from, _to, _operation, _chain, OLD."tidemark_context");
+    ELSE
+        INSERT INTO "public"."policies_cur_history_closed" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, context)
+        VALUES (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", _from, _to, _operation, _chain, OLD."tidemark_context")
+        ON CONFLICT ("id", chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING;
+        IF NOT FOUND THEN
+            _to := NULL;
+        END IF;
     END IF;
     IF _to IS NULL THEN
         RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
@@ -326,7 +339,7 @@ VALUES ('public', 'policies_cur', 'public', 'policies_cur_history',
         '[{"name":"id","type":"bigint"},{"name":"number","type":"character varying(20)"},{"name":"premium","type":"public.money_amount"},{"name":"status","type":"public.policy_status"},{"name":"holder","type":"text COLLATE pg_catalog.\"C\""},{"name":"tags","type":"text[]"},{"name":"terms","type":"json"},{"name":"location","type":"point"}]',
         '[]',
         '{"settingsPrefix":"tidemark","truncatePolicy":"CLOSE_VERSIONS","triggerMode":"ROW","periodIndex":false,"storage":"CURRENT_IN_TABLE","sessionUserColumn":false,"transactionIdColumn":false,"excluded":["document"]}',
-        'bc9a1b204f5620a543c7c6db499f7f01be50dd7361a13fd6c02a689e12b3e9ff')
+        '7ae6c6d0787303625b2462c51e10531d75f35f058d906921e0025a19b6a90540')
 ON CONFLICT (source_schema, source_table) DO UPDATE
    SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,
        orphan_columns = EXCLUDED.orphan_columns, options = EXCLUDED.options,

@@ -154,17 +154,20 @@ final class CurrentInTableSql {
                 + orphans.stream().map(c -> ", NULL::" + c.type()).collect(java.util.stream.Collectors.joining());
         return new SqlStep("Every version in the history table shape, row for row: the closed versions, and each row of\n"
                 + "the table as its open version (history_id NULL). Its start is clamped to the end of the key's last\n"
-                + "closed row, so a re-insert never overlaps the versions before it.",
+                + "closed row, so a re-insert never overlaps the versions before it. tidemark_valid_from: the start\n"
+                + "as stored, before that clamp; a condition on it is pushed below the look-up.",
                 SqlTemplate.of("""
                         CREATE VIEW {{history}} AS
                         SELECT c.history_id, {{closed_columns}}, c.valid_from, c.valid_to, c.operation, c.chain_no,
                                c.context[1] AS changed_by, c.context[2] AS changed_by_name, c.context[3] AS correlation_id,
-                               c.context[4] AS reason, c.context[5]::pg_catalog.jsonb AS extra
+                               c.context[4] AS reason, c.context[5]::pg_catalog.jsonb AS extra,
+                               c.valid_from AS {{from}}
                           FROM {{closed}} AS c
                         UNION ALL
                         SELECT NULL::bigint, {{current_columns}}, GREATEST(t.{{from}}, l.valid_to), 'infinity'::timestamptz,
                                ({{operation}})::smallint, {{chain}},
-                               t.{{context}}[1], t.{{context}}[2], t.{{context}}[3], t.{{context}}[4], t.{{context}}[5]::pg_catalog.jsonb
+                               t.{{context}}[1], t.{{context}}[2], t.{{context}}[3], t.{{context}}[4], t.{{context}}[5]::pg_catalog.jsonb,
+                               t.{{from}}
                           FROM {{table}} AS t
                           LEFT JOIN LATERAL (
                         {{last_closed}}) AS l ON true""")
@@ -208,7 +211,10 @@ final class CurrentInTableSql {
                         NEW.{{from}} := _now;
                         RETURN NEW;
                     END IF;
-                    IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' AND {{same_key}} AND {{unchanged}} THEN
+                    IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE'
+                       AND (NEW.{{from}} OPERATOR(pg_catalog.<>) OLD.{{from}} OR NEW.{{from}} IS NULL
+                            OR NOT COALESCE(NEW.{{context}} OPERATOR(pg_catalog.=) OLD.{{context}}, NEW.{{context}} IS NULL AND OLD.{{context}} IS NULL))
+                       AND {{same_key}} AND {{unchanged}} THEN
                         -- No versioned column changed, only the version's own columns: they cannot be rewritten.
                         NEW.{{from}} := OLD.{{from}};
                         NEW.{{context}} := OLD.{{context}};
@@ -231,11 +237,18 @@ final class CurrentInTableSql {
                     ELSE
                         _operation := 2;
                     END IF;
-                    INSERT INTO {{closed}} ({{versioned}}, valid_from, valid_to, operation, chain_no, context)
-                    VALUES ({{old_values}}, _from, _to, _operation, _chain, OLD.{{context}})
-                    ON CONFLICT ({{key_list}}, chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING;
-                    IF NOT FOUND THEN
-                        _to := NULL;
+                    IF _operation OPERATOR(pg_catalog.=) 2
+                       OR pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
+                        -- Here no other transaction can have started this chain unseen; the index still refuses it.
+                        INSERT INTO {{closed}} ({{versioned}}, valid_from, valid_to, operation, chain_no, context)
+                        VALUES ({{old_values}}, _from, _to, _operation, _chain, OLD.{{context}});
+                    ELSE
+                        INSERT INTO {{closed}} ({{versioned}}, valid_from, valid_to, operation, chain_no, context)
+                        VALUES ({{old_values}}, _from, _to, _operation, _chain, OLD.{{context}})
+                        ON CONFLICT ({{key_list}}, chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING;
+                        IF NOT FOUND THEN
+                            _to := NULL;
+                        END IF;
                     END IF;
                     IF _to IS NULL THEN
                         RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
