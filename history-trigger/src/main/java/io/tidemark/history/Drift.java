@@ -25,6 +25,13 @@ public final class Drift {
         FUNCTION_MISSING,
         /** A generated function differs from what the configuration generates (edited by hand, or stale). */
         FUNCTION_CHANGED,
+        /** A column default Tidemark generated differs from what the configuration generates. */
+        COLUMN_DEFAULT_CHANGED,
+        /**
+         * CURRENT_IN_TABLE: another BEFORE ROW UPDATE trigger on the table fires after Tidemark's and could change a
+         * versioned column unarchived; evolve refuses until it is renamed or made an AFTER trigger.
+         */
+        CONFLICTING_TRIGGER,
         /** A generated trigger is missing. */
         TRIGGER_MISSING,
         /** A generated trigger exists but is disabled, so changes go unrecorded. */

@@ -139,8 +139,107 @@ class CurrentInTableTest {
                 Drift.Kind.TRIGGER_MISSING);
         t.evolve(ds);
         assertThat(t.verify(ds).drifts()).isEmpty();
+        Map<String, Object> before = current("evolving");
+        assertThat(before.get("operation")).isEqualTo(2);
         PruneReport pruned = t.prune(ds, Instant.now().plusSeconds(60));
-        assertThat(pruned.deletedRows()).isEqualTo(3);
-        assertThat(Versions.of(ds, "evolving_history", "id = 1").ops()).as("the current version stays").hasSize(1);
+        assertThat(pruned.deletedRows()).as("all closed versions but the newest").isEqualTo(2);
+        assertThat(current("evolving")).as("the current version's operation, chain and start survive")
+                .isEqualTo(before);
+        assertThat(Versions.of(ds, "evolving_history", "id = 1").ops()).containsExactly(2, 2);
+    }
+
+    @Test
+    void prune_keeps_a_deleted_keys_tombstone_so_a_reinsert_starts_a_new_chain() {
+        TemporalTable t = install("pruned");
+        Db.exec(ds, "INSERT INTO pruned VALUES (1, 'a'); UPDATE pruned SET v = 'b'; DELETE FROM pruned");
+        Db.exec(ds, "INSERT INTO pruned VALUES (1, 'c')");
+        t.prune(ds, Instant.now().plusSeconds(60));
+        assertThat(Versions.of(ds, "pruned_history", "id = 1").ops()).containsExactly(3, 1);
+        assertThat(current("pruned").get("chain_no")).isEqualTo(2);
+    }
+
+    private Map<String, Object> current(String table) {
+        return Db.rows(ds, "SELECT operation, chain_no, valid_from FROM " + table + "_history WHERE history_id IS NULL")
+                .get(0);
+    }
+
+    @Test
+    void truncate_outside_read_committed_is_refused_with_a_serialization_error() throws SQLException {
+        install("truncated");
+        Db.exec(ds, "INSERT INTO truncated VALUES (1, 'a')");
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            s.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+            s.execute("SELECT count(*) FROM truncated"); // the snapshot an archive would read
+            Db.exec(ds, "INSERT INTO truncated VALUES (2, 'b')");
+            assertThatThrownBy(() -> s.execute("TRUNCATE truncated"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("40001"));
+            c.rollback();
+        }
+        Db.exec(ds, "TRUNCATE truncated");
+        assertThat(Versions.of(ds, "truncated_history", "id = 2").ops()).containsExactly(1, 3);
+    }
+
+    @Test
+    void a_malformed_context_supplied_by_a_writer_is_refused_and_the_view_stays_readable() {
+        install("contexts");
+        assertThatThrownBy(() -> Db.exec(ds, "INSERT INTO contexts (id, v, tidemark_context)"
+                + " VALUES (1, 'a', '{x,y,z,w,\"{\"}')")).isNotNull();
+        assertThatThrownBy(() -> Db.exec(ds, "INSERT INTO contexts (id, v, tidemark_context) VALUES (1, 'a', '{x}')"))
+                .isNotNull();
+        Db.exec(ds, "INSERT INTO contexts (id, v, tidemark_context) VALUES (2, 'b', '{x,y,z,w,\"{}\"}')");
+        assertThat(Db.scalar(ds, "SELECT changed_by FROM contexts_history WHERE id = 2")).isEqualTo("x");
+    }
+
+    @Test
+    void evolve_moves_the_context_default_to_a_changed_settings_prefix_and_verify_reports_it() {
+        install("prefixed");
+        TemporalTable moved = TemporalTable.forTable("prefixed").storage(HistoryStorage.CURRENT_IN_TABLE)
+                .settingsPrefix("app").build();
+        assertThat(moved.verify(ds).drifts()).extracting(Drift::kind).contains(Drift.Kind.COLUMN_DEFAULT_CHANGED);
+        moved.evolve(ds);
+        assertThat(moved.verify(ds).drifts()).isEmpty();
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            s.execute("SELECT set_config('app.changed_by', 'bob', true)");
+            s.execute("INSERT INTO prefixed VALUES (1, 'a')");
+            c.commit();
+        } catch (SQLException e) {
+            throw new AssertionError(e);
+        }
+        assertThat(Db.scalar(ds, "SELECT changed_by FROM prefixed_history WHERE id = 1")).isEqualTo("bob");
+    }
+
+    @Test
+    void a_delete_cancelled_by_a_later_before_delete_trigger_leaves_no_tombstone() {
+        install("soft");
+        Db.exec(ds, "INSERT INTO soft VALUES (1, 'a')");
+        Db.exec(ds, "CREATE FUNCTION soft_delete() RETURNS trigger LANGUAGE plpgsql AS"
+                + " $$ BEGIN UPDATE soft SET v = 'deleted' WHERE id = OLD.id; RETURN NULL; END $$;"
+                + " CREATE TRIGGER zz_soft_delete BEFORE DELETE ON soft FOR EACH ROW EXECUTE FUNCTION soft_delete()");
+        Db.exec(ds, "DELETE FROM soft WHERE id = 1");
+        assertThat(Db.scalar(ds, "SELECT v FROM soft WHERE id = 1")).isEqualTo("deleted");
+        assertThat(Versions.of(ds, "soft_history", "id = 1").ops()).as("an update, no tombstone").containsExactly(1, 2);
+    }
+
+    @Test
+    void a_before_update_trigger_that_fires_after_tidemarks_is_refused_at_install_and_reported_by_verify() {
+        Db.exec(ds, "CREATE TABLE touched (id int PRIMARY KEY, v text, note text, updated_at timestamptz);"
+                + " CREATE FUNCTION touch() RETURNS trigger LANGUAGE plpgsql AS"
+                + " $$ BEGIN NEW.updated_at := clock_timestamp(); RETURN NEW; END $$;"
+                + " CREATE TRIGGER zz_touch BEFORE UPDATE ON touched FOR EACH ROW EXECUTE FUNCTION touch()");
+        TemporalTable t = TemporalTable.forTable("touched").storage(HistoryStorage.CURRENT_IN_TABLE).build();
+        assertThatThrownBy(() -> t.install(ds)).isInstanceOfSatisfying(TidemarkException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_UNSUPPORTED);
+            assertThat(e.getMessage()).contains("zz_touch", "touched_history_upd_trg", "Nothing was installed");
+        });
+        Db.exec(ds, "ALTER TRIGGER zz_touch ON touched RENAME TO a_touch");
+        t.install(ds);
+        assertThat(t.verify(ds).drifts()).isEmpty();
+        Db.exec(ds, "CREATE TRIGGER zz_touch BEFORE UPDATE ON touched FOR EACH ROW EXECUTE FUNCTION touch()");
+        assertThat(t.verify(ds).drifts()).extracting(Drift::kind).containsExactly(Drift.Kind.CONFLICTING_TRIGGER);
+        assertThatThrownBy(() -> t.evolve(ds)).isInstanceOfSatisfying(TidemarkException.class,
+                e -> assertThat(e.getMessage()).contains("zz_touch"));
+        Db.exec(ds, "DROP TRIGGER zz_touch ON touched");
     }
 }

@@ -85,6 +85,36 @@ public final class CatalogObjects {
         return columns;
     }
 
+    /**
+     * The table's other BEFORE ROW UPDATE triggers whose names sort after {@code trigger}: PostgreSQL fires triggers
+     * of one kind in name order, so these run after it and can change the row it has already judged.
+     */
+    public static List<String> beforeRowUpdateTriggersAfter(Connection c, PgName table, String trigger)
+            throws SQLException {
+        // tgtype bits: 1 ROW, 2 BEFORE, 16 UPDATE. name compares in C order, the order triggers fire in.
+        return Jdbc.query(c, """
+                SELECT t.tgname::text
+                FROM pg_catalog.pg_trigger t
+                JOIN pg_catalog.pg_class r ON r.oid = t.tgrelid
+                JOIN pg_catalog.pg_namespace n ON n.oid = r.relnamespace
+                WHERE n.nspname = ? AND r.relname = ? AND NOT t.tgisinternal
+                  AND (t.tgtype::int & 19) = 19 AND t.tgname > ?::name
+                ORDER BY t.tgname""",
+                rs -> rs.getString(1), table.schema().orElseThrow(), table.name(), trigger);
+    }
+
+    /** A column's default as PostgreSQL deparses it, or empty when it has none. */
+    public static Optional<String> columnDefault(Connection c, PgName table, String column) throws SQLException {
+        return Jdbc.query(c, """
+                SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid)
+                FROM pg_catalog.pg_attrdef d
+                JOIN pg_catalog.pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+                JOIN pg_catalog.pg_class r ON r.oid = d.adrelid
+                JOIN pg_catalog.pg_namespace n ON n.oid = r.relnamespace
+                WHERE n.nspname = ? AND r.relname = ? AND a.attname = ?""",
+                rs -> rs.getString(1), table.schema().orElseThrow(), table.name(), column).stream().findFirst();
+    }
+
     private static List<String> settings(Array array) throws SQLException {
         if (array == null) {
             return List.of();

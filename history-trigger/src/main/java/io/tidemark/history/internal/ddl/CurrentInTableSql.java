@@ -64,9 +64,36 @@ final class CurrentInTableSql {
                 SqlTemplate.of("""
                         ALTER TABLE {{table}}
                             ADD COLUMN {{from}} timestamptz NOT NULL DEFAULT pg_catalog.now(),
-                            ADD COLUMN {{context}} text[] DEFAULT {{context_expression}}""")
+                            ADD COLUMN {{context}} text[] DEFAULT {{context_expression}}
+                                -- Any writer may supply the context: its shape is checked so that the view can
+                                -- always read it (extra must be JSON).
+                                CHECK ({{context}} IS NULL
+                                       OR (pg_catalog.cardinality({{context}}) OPERATOR(pg_catalog.=) 5
+                                           AND ({{context}}[5] IS NULL OR ({{context}}[5])::pg_catalog.jsonb IS NOT NULL)))""")
                         .with("table", table).with("from", FROM).with("context", CONTEXT)
                         .with("context_expression", contextExpression()).render());
+    }
+
+    /** evolve: the defaults as the configuration generates them (a changed settingsPrefix changes the context's). */
+    SqlStep setDefaults() {
+        return new SqlStep("The current version's defaults, as the configuration generates them.",
+                SqlTemplate.of("""
+                        ALTER TABLE {{table}}
+                            ALTER COLUMN {{from}} SET DEFAULT pg_catalog.now(),
+                            ALTER COLUMN {{context}} SET DEFAULT {{context_expression}}""")
+                        .with("table", table).with("from", FROM).with("context", CONTEXT)
+                        .with("context_expression", contextExpression()).render());
+    }
+
+    /**
+     * Whether a default, as PostgreSQL deparses it ({@code pg_get_expr}), reads the configured settings. The deparsed
+     * text is not the generated text, so the check is on what can drift: the setting names.
+     */
+    boolean contextDefaultMatches(String deparsed) {
+        String p = sql.config.settingsPrefix();
+        return deparsed != null && java.util.stream.Stream.of("changed_by", "changed_by_name", "correlation_id",
+                        "reason", "extra")
+                .allMatch(name -> deparsed.contains(PgName.literal(p + "." + name)));
     }
 
     /** Only with seedValidFrom: the existing rows' current versions start at the configured column. */
@@ -229,6 +256,15 @@ final class CurrentInTableSql {
                     SELECT l.valid_to, l.operation, l.chain_no INTO _last_to, _last_operation, _chain
                       FROM (
                 {{last_closed}}) AS l;
+                    IF _last_operation OPERATOR(pg_catalog.<>) 3
+                       AND OLD.{{from}} IS DISTINCT FROM _last_to THEN
+                        -- A version that follows a closed, non-tombstone row starts exactly where that row ended.
+                        -- If not, this snapshot missed a concurrent change of the key (a REPEATABLE READ writer
+                        -- re-inserted a key another transaction deleted unseen): archiving would overlap it.
+                        RAISE EXCEPTION 'tidemark: a concurrent transaction changed the history of %.% for key % unseen by this snapshot',
+                              TG_TABLE_SCHEMA, TG_TABLE_NAME, {{old_key}}::pg_catalog.text
+                              USING ERRCODE = 'serialization_failure';
+                    END IF;
                     _from := GREATEST(OLD.{{from}}, _last_to);
                     _to := GREATEST(_now, _from OPERATOR(pg_catalog.+) interval '1 microsecond');
                     IF _last_operation IS NULL OR _last_operation OPERATOR(pg_catalog.=) 3 THEN
@@ -265,7 +301,7 @@ final class CurrentInTableSql {
                     INSERT INTO {{closed}} ({{versioned}}, valid_from, valid_to, operation, chain_no, context)
                     VALUES ({{old_values}}, _to, _to, 3, _chain, _context);
                     IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
-                        RETURN OLD;
+                        RETURN NULL;  -- an AFTER trigger: the result is ignored
                     END IF;
                     -- The new key of a key update starts a chain, as an insert.
                     NEW.{{from}} := _now;
@@ -309,8 +345,22 @@ final class CurrentInTableSql {
                 new SqlStep("UPDATE of a versioned column (or of the version's own columns): archive the superseded\n"
                         + "version and start the next. Updates of excluded columns only call nothing.",
                         rowTrigger(names.get(1), "BEFORE UPDATE", updateWhen, function)),
-                new SqlStep("DELETE: archive the version and write its tombstone.",
-                        rowTrigger(names.get(2), "BEFORE DELETE", null, function)));
+                new SqlStep("DELETE: archive the version and write its tombstone. AFTER the row is gone, so that a\n"
+                        + "BEFORE DELETE trigger of the application that cancels the delete leaves no tombstone.",
+                        rowTrigger(names.get(2), "AFTER DELETE", null, function)));
+    }
+
+    /**
+     * Why {@code triggers} (BEFORE ROW UPDATE triggers of the table that fire after Tidemark's) are refused: Tidemark
+     * decides from NEW whether a version changed and stamps the next one; a trigger after it could change a
+     * versioned column unseen (a set_updated_at on an update of an excluded column) and the change would be lost.
+     */
+    String laterUpdateTriggersProblem(List<String> triggers) {
+        String ours = sql.names.statementTriggers().get(1);
+        return "BEFORE ROW UPDATE trigger(s) " + String.join(", ", triggers) + " on " + sql.shape.table()
+                + " fire after Tidemark's " + ours + " (PostgreSQL fires them in name order), so a versioned column"
+                + " they change would not be archived. Rename them to sort before " + ours
+                + ", or make them AFTER triggers";
     }
 
     private String rowTrigger(String name, String event, String when, PgName function) {
@@ -336,7 +386,14 @@ final class CurrentInTableSql {
                     _now     pg_catalog.timestamptz := pg_catalog.now();
                     _context pg_catalog.text[] := {{context_expression}};
                 BEGIN
-                {{table_guard}}    -- TRUNCATE fires no row trigger: before the rows go, archive each one's version and write its
+                {{table_guard}}    -- The archive reads the rows through this transaction's snapshot: outside READ COMMITTED it can
+                    -- be older than the rows TRUNCATE removes (rows inserted or changed since would vanish unarchived).
+                    IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+                        RAISE EXCEPTION 'tidemark: TRUNCATE of %.% is only archived in READ COMMITTED; run it there or use DELETE',
+                              TG_TABLE_SCHEMA, TG_TABLE_NAME
+                              USING ERRCODE = 'serialization_failure';
+                    END IF;
+                    -- TRUNCATE fires no row trigger: before the rows go, archive each one's version and write its
                     -- tombstone, exactly as a DELETE of each row would have.
                     WITH archived AS (
                         INSERT INTO {{closed}} ({{versioned}}, valid_from, valid_to, operation, chain_no, context)

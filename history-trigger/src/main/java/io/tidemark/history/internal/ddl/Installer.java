@@ -107,6 +107,12 @@ public final class Installer {
             refuseCollisions(c);
             HistorySql sql = new HistorySql(config, shape);
             if (sql.current() != null) {
+                List<String> later = CatalogObjects.beforeRowUpdateTriggersAfter(c, HistoryNames.table(config),
+                        HistoryNames.of(config).statementTriggers().get(1));
+                if (!later.isEmpty()) {
+                    throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object,
+                            sql.current().laterUpdateTriggersProblem(later) + ". Nothing was installed.");
+                }
                 return installCurrentInTable(c, sql, progress);
             }
             SqlStep seed = sql.seed();

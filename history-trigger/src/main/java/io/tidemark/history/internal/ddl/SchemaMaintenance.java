@@ -92,6 +92,12 @@ public final class SchemaMaintenance {
                     + " and evolve again, which adds a fresh column of the new type, or uninstall and install with a"
                     + " new history table. Nothing was changed.");
         }
+        List<String> conflicts = drifts.stream().filter(d -> d.kind() == Drift.Kind.CONFLICTING_TRIGGER)
+                .map(Drift::detail).toList();
+        if (!conflicts.isEmpty()) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, String.join("; ", conflicts)
+                    + ". Nothing was changed.");
+        }
         if (drifts.stream().anyMatch(d -> d.kind() == Drift.Kind.HISTORY_TABLE_MISSING)) {
             throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, "history table " + entry.historyTable()
                     + " is gone, and with it the history; evolve cannot restore it. Run uninstall() and install()"
@@ -109,6 +115,9 @@ public final class SchemaMaintenance {
                         "added column " + column.name() + " " + column.typeDefinition() + " to " + entry.historyTable());
                 viewChanged = true;
             }
+        }
+        if (current != null) {
+            Jdbc.execute(c, current.setDefaults().sql());
         }
         if (current != null && (viewChanged || !names(entry.versioned()).equals(names(shape.versioned())))) {
             // A view's columns can only be appended to; it is rebuilt (grants on it must be given again).
@@ -239,6 +248,26 @@ public final class SchemaMaintenance {
                     drifts.add(new Drift(Drift.Kind.HISTORY_COLUMN_MISSING, "table " + HistoryNames.table(config)
                             + " has no column " + column + ", which holds its current versions"));
                 }
+            }
+            String contextDefault = CatalogObjects.columnDefault(c, HistoryNames.table(config),
+                    CatalogReader.CURRENT_CONTEXT_COLUMN).orElse(null);
+            if (tableColumns.containsKey(CatalogReader.CURRENT_CONTEXT_COLUMN)
+                    && !new HistorySql(config, shape).current().contextDefaultMatches(contextDefault)) {
+                drifts.add(new Drift(Drift.Kind.COLUMN_DEFAULT_CHANGED, "the default of " + HistoryNames.table(config)
+                        + "." + CatalogReader.CURRENT_CONTEXT_COLUMN + " does not read the settings "
+                        + config.settingsPrefix() + ".*: " + contextDefault));
+            }
+            String fromDefault = CatalogObjects.columnDefault(c, HistoryNames.table(config),
+                    CatalogReader.CURRENT_FROM_COLUMN).orElse(null);
+            if (tableColumns.containsKey(CatalogReader.CURRENT_FROM_COLUMN) && !"now()".equals(fromDefault)) {
+                drifts.add(new Drift(Drift.Kind.COLUMN_DEFAULT_CHANGED, "the default of " + HistoryNames.table(config)
+                        + "." + CatalogReader.CURRENT_FROM_COLUMN + " is " + fromDefault + ", not now()"));
+            }
+            List<String> later = CatalogObjects.beforeRowUpdateTriggersAfter(c, HistoryNames.table(config),
+                    names.statementTriggers().get(1));
+            if (!later.isEmpty()) {
+                drifts.add(new Drift(Drift.Kind.CONFLICTING_TRIGGER,
+                        new HistorySql(config, shape).current().laterUpdateTriggersProblem(later)));
             }
             if (!CatalogObjects.relationExists(c, historySchema, names.closedTable().name())) {
                 drifts.add(new Drift(Drift.Kind.HISTORY_TABLE_MISSING, "closed-versions table " + names.closedTable()
