@@ -53,7 +53,12 @@ ALTER TABLE "public"."policies_cur"
         CASE WHEN pg_catalog.current_setting('tidemark.changed_by_name', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.changed_by_name', true) END,
         CASE WHEN pg_catalog.current_setting('tidemark.correlation_id', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.correlation_id', true) END,
         CASE WHEN pg_catalog.current_setting('tidemark.reason', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.reason', true) END,
-        ((CASE WHEN pg_catalog.current_setting('tidemark.extra', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.extra', true) END)::pg_catalog.jsonb)::pg_catalog.text];
+        ((CASE WHEN pg_catalog.current_setting('tidemark.extra', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.extra', true) END)::pg_catalog.jsonb)::pg_catalog.text]
+        -- Any writer may supply the context: its shape is checked so that the view can
+        -- always read it (extra must be JSON).
+        CHECK ("tidemark_context" IS NULL
+               OR (pg_catalog.cardinality("tidemark_context") OPERATOR(pg_catalog.=) 5
+                   AND ("tidemark_context"[5] IS NULL OR ("tidemark_context"[5])::pg_catalog.jsonb IS NOT NULL)));
 
 -- Superseded versions and tombstones of public.policies_cur, appended by UPDATE, DELETE and
 -- TRUNCATE and never updated. No row here is open: the current versions are the table's rows.
@@ -173,6 +178,15 @@ BEGIN
              WHERE h."id" OPERATOR(pg_catalog.=) OLD."id"
              ORDER BY h.valid_from DESC, h.valid_to DESC
              LIMIT 1) AS l;
+    IF _last_operation OPERATOR(pg_catalog.<>) 3
+       AND OLD."tidemark_valid_from" IS DISTINCT FROM _last_to THEN
+        -- A version that follows a closed, non-tombstone row starts exactly where that row ended.
+        -- If not, this snapshot missed a concurrent change of the key (a REPEATABLE READ writer
+        -- re-inserted a key another transaction deleted unseen): archiving would overlap it.
+        RAISE EXCEPTION 'tidemark: a concurrent transaction changed the history of %.% for key % unseen by this snapshot',
+              TG_TABLE_SCHEMA, TG_TABLE_NAME, (OLD."id")::pg_catalog.text
+              USING ERRCODE = 'serialization_failure';
+    END IF;
     _from := GREATEST(OLD."tidemark_valid_from", _last_to);
     _to := GREATEST(_now, _from OPERATOR(pg_catalog.+) interval '1 microsecond');
     IF _last_operation IS NULL OR _last_operation OPERATOR(pg_catalog.=) 3 THEN
@@ -209,7 +223,7 @@ BEGIN
     INSERT INTO "public"."policies_cur_history_closed" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, context)
     VALUES (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", _to, _to, 3, _chain, _context);
     IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
-        RETURN OLD;
+        RETURN NULL;  -- an AFTER trigger: the result is ignored
     END IF;
     -- The new key of a key update starts a chain, as an insert.
     NEW."tidemark_valid_from" := _now;
@@ -238,6 +252,13 @@ BEGIN
     IF TG_TABLE_SCHEMA OPERATOR(pg_catalog.<>) 'public' OR TG_TABLE_NAME OPERATOR(pg_catalog.<>) 'policies_cur' THEN
         RAISE EXCEPTION 'tidemark: % was generated for public.policies_cur, not for %.%', TG_NAME, TG_TABLE_SCHEMA, TG_TABLE_NAME
               USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    -- The archive reads the rows through this transaction's snapshot: outside READ COMMITTED it can
+    -- be older than the rows TRUNCATE removes (rows inserted or changed since would vanish unarchived).
+    IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+        RAISE EXCEPTION 'tidemark: TRUNCATE of %.% is only archived in READ COMMITTED; run it there or use DELETE',
+              TG_TABLE_SCHEMA, TG_TABLE_NAME
+              USING ERRCODE = 'serialization_failure';
     END IF;
     -- TRUNCATE fires no row trigger: before the rows go, archive each one's version and write its
     -- tombstone, exactly as a DELETE of each row would have.
@@ -290,9 +311,10 @@ CREATE OR REPLACE TRIGGER "policies_cur_history_upd_trg"
           OR NOT COALESCE(NEW."tidemark_context" OPERATOR(pg_catalog.=) OLD."tidemark_context", NEW."tidemark_context" IS NULL AND OLD."tidemark_context" IS NULL))
     EXECUTE FUNCTION "public"."policies_cur_history_write"();
 
--- DELETE: archive the version and write its tombstone.
+-- DELETE: archive the version and write its tombstone. AFTER the row is gone, so that a
+-- BEFORE DELETE trigger of the application that cancels the delete leaves no tombstone.
 CREATE OR REPLACE TRIGGER "policies_cur_history_del_trg"
-    BEFORE DELETE ON "public"."policies_cur"
+    AFTER DELETE ON "public"."policies_cur"
     FOR EACH ROW EXECUTE FUNCTION "public"."policies_cur_history_write"();
 
 -- TRUNCATE policy: CLOSE_VERSIONS.
@@ -339,7 +361,7 @@ VALUES ('public', 'policies_cur', 'public', 'policies_cur_history',
         '[{"name":"id","type":"bigint"},{"name":"number","type":"character varying(20)"},{"name":"premium","type":"public.money_amount"},{"name":"status","type":"public.policy_status"},{"name":"holder","type":"text COLLATE pg_catalog.\"C\""},{"name":"tags","type":"text[]"},{"name":"terms","type":"json"},{"name":"location","type":"point"}]',
         '[]',
         '{"settingsPrefix":"tidemark","truncatePolicy":"CLOSE_VERSIONS","triggerMode":"ROW","periodIndex":false,"storage":"CURRENT_IN_TABLE","sessionUserColumn":false,"transactionIdColumn":false,"excluded":["document"]}',
-        '7ae6c6d0787303625b2462c51e10531d75f35f058d906921e0025a19b6a90540')
+        'e2e95097d50ec5127cf1a26e7a3ac22210e746b4ec267d16723e12a35266cb48')
 ON CONFLICT (source_schema, source_table) DO UPDATE
    SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,
        orphan_columns = EXCLUDED.orphan_columns, options = EXCLUDED.options,
