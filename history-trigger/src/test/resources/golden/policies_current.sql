@@ -178,8 +178,10 @@ BEGIN
              WHERE h."id" OPERATOR(pg_catalog.=) OLD."id"
              ORDER BY h.valid_from DESC, h.valid_to DESC
              LIMIT 1) AS l;
+    -- (Both are NOT NULL columns once a closed row exists; IS DISTINCT FROM would resolve = through
+    -- the caller's search_path.)
     IF _last_operation OPERATOR(pg_catalog.<>) 3
-       AND OLD."tidemark_valid_from" IS DISTINCT FROM _last_to THEN
+       AND OLD."tidemark_valid_from" OPERATOR(pg_catalog.<>) _last_to THEN
         -- A version that follows a closed, non-tombstone row starts exactly where that row ended.
         -- If not, this snapshot missed a concurrent change of the key (a REPEATABLE READ writer
         -- re-inserted a key another transaction deleted unseen): archiving would overlap it.
@@ -361,7 +363,7 @@ VALUES ('public', 'policies_cur', 'public', 'policies_cur_history',
         '[{"name":"id","type":"bigint"},{"name":"number","type":"character varying(20)"},{"name":"premium","type":"public.money_amount"},{"name":"status","type":"public.policy_status"},{"name":"holder","type":"text COLLATE pg_catalog.\"C\""},{"name":"tags","type":"text[]"},{"name":"terms","type":"json"},{"name":"location","type":"point"}]',
         '[]',
         '{"settingsPrefix":"tidemark","truncatePolicy":"CLOSE_VERSIONS","triggerMode":"ROW","periodIndex":false,"storage":"CURRENT_IN_TABLE","sessionUserColumn":false,"transactionIdColumn":false,"excluded":["document"]}',
-        'e2e95097d50ec5127cf1a26e7a3ac22210e746b4ec267d16723e12a35266cb48')
+        'bdc1c5eb6bcf7584418e4c5a543c7430f405f746a4f3ccf32018757d2d82d637')
 ON CONFLICT (source_schema, source_table) DO UPDATE
    SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,
        orphan_columns = EXCLUDED.orphan_columns, options = EXCLUDED.options,

@@ -256,8 +256,10 @@ final class CurrentInTableSql {
                     SELECT l.valid_to, l.operation, l.chain_no INTO _last_to, _last_operation, _chain
                       FROM (
                 {{last_closed}}) AS l;
+                    -- (Both are NOT NULL columns once a closed row exists; IS DISTINCT FROM would resolve = through
+                    -- the caller's search_path.)
                     IF _last_operation OPERATOR(pg_catalog.<>) 3
-                       AND OLD.{{from}} IS DISTINCT FROM _last_to THEN
+                       AND OLD.{{from}} OPERATOR(pg_catalog.<>) _last_to THEN
                         -- A version that follows a closed, non-tombstone row starts exactly where that row ended.
                         -- If not, this snapshot missed a concurrent change of the key (a REPEATABLE READ writer
                         -- re-inserted a key another transaction deleted unseen): archiving would overlap it.
