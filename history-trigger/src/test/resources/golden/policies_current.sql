@@ -344,14 +344,16 @@ BEGIN
               USING ERRCODE = 'data_exception';
     END IF;
     RETURN QUERY
-    SELECT h."id", h."number", h."premium", h."status", h."holder", h."tags", h."terms", h."location", NULL::bytea, h.valid_from, h.context
-      FROM "public"."policies_cur_history_closed" AS h
-     WHERE tstzrange(h.valid_from, h.valid_to) @> at
+    SELECT h."id", h."number", h."premium", h."status", h."holder", h."tags", h."terms", h."location", NULL::bytea, h.valid_from, ARRAY[h.changed_by, h.changed_by_name, h.correlation_id, h.reason, h.extra::pg_catalog.text]
+      FROM "public"."policies_cur_history" AS h
+     WHERE h.history_id IS NOT NULL
+       AND tstzrange(h.valid_from, h.valid_to) @> at
     UNION ALL
     SELECT t."id", t."number", t."premium", t."status", t."holder", t."tags", t."terms", t."location", t."document", t."tidemark_valid_from", t."tidemark_context"
       FROM "public"."policies_cur" AS t
      WHERE t."tidemark_valid_from" <= at
-       AND NOT EXISTS (SELECT 1 FROM "public"."policies_cur_history_closed" AS h WHERE h."id" OPERATOR(pg_catalog.=) t."id" AND h.valid_to > at);
+       AND NOT EXISTS (SELECT 1 FROM "public"."policies_cur_history" AS h
+                        WHERE h.history_id IS NOT NULL AND h."id" OPERATOR(pg_catalog.=) t."id" AND h.valid_to > at);
 END;
 $tidemark$;
 

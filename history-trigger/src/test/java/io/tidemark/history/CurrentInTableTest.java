@@ -242,4 +242,33 @@ class CurrentInTableTest {
                 e -> assertThat(e.getMessage()).contains("zz_touch"));
         Db.exec(ds, "DROP TRIGGER zz_touch ON touched");
     }
+
+    @Test
+    void as_of_between_a_reinserts_stored_start_and_its_clamped_start_shows_the_version_before_it() throws Exception {
+        TemporalTable t = install("clamped");
+        Db.exec(ds, "INSERT INTO clamped VALUES (1, 'old')");
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            s.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+            s.execute("SELECT count(*) FROM clamped"); // the snapshot, and now(): the re-insert's stored start
+            Thread.sleep(20);
+            Db.exec(ds, "DELETE FROM clamped WHERE id = 1"); // committed later, unseen by the snapshot
+            s.execute("INSERT INTO clamped VALUES (1, 'new')");
+            c.commit();
+        }
+        Map<String, Object> current = Db.rows(ds, "SELECT tidemark_valid_from AS stored, valid_from AS clamped"
+                + " FROM clamped_history WHERE history_id IS NULL").get(0);
+        Instant stored = ((java.sql.Timestamp) current.get("stored")).toInstant();
+        Instant clamped = ((java.sql.Timestamp) current.get("clamped")).toInstant();
+        assertThat(stored).isBefore(clamped);
+        Instant between = stored.plus(java.time.Duration.between(stored, clamped).dividedBy(2));
+        HistoryQueries queries = t.queries(ds);
+        assertThat(queries.asOf(between)).extracting(r -> r.value("v")).containsExactly("old");
+        assertThat(queries.asOf(between, 1)).map(r -> r.value("v")).contains("old");
+        assertThat(Db.rows(ds, "SELECT v FROM clamped_as_of(?)", java.sql.Timestamp.from(between)))
+                .extracting(r -> r.get("v")).containsExactly("old");
+        assertThat(queries.asOf(clamped)).extracting(r -> r.value("v")).containsExactly("new");
+        assertThat(Db.rows(ds, "SELECT v FROM clamped_as_of(?)", java.sql.Timestamp.from(clamped)))
+                .extracting(r -> r.get("v")).containsExactly("new");
+    }
 }

@@ -204,15 +204,45 @@ final class CurrentInTableSql {
                         .with("last_closed", indent(lastClosed("h", "t."), "        ")).render());
     }
 
+    /** The view's column names, in order, for the versioned columns and orphans it was built with. */
+    static List<String> viewColumns(List<Column> versioned, List<Column> orphans) {
+        List<String> columns = new ArrayList<>();
+        columns.add("history_id");
+        versioned.forEach(c -> columns.add(c.name()));
+        orphans.forEach(c -> columns.add(c.name()));
+        columns.addAll(List.of("valid_from", "valid_to", "operation", "chain_no", "changed_by", "changed_by_name",
+                "correlation_id", "reason", "extra", CatalogReader.CURRENT_FROM_COLUMN));
+        return columns;
+    }
+
     SqlStep addClosedColumn(String definition) {
         return new SqlStep("A column new to the table joins the closed versions; older ones have NULL.",
                 SqlTemplate.of("ALTER TABLE {{closed}} ADD COLUMN {{definition}}")
                         .with("closed", closed).with("definition", definition).render());
     }
 
+    /**
+     * Without CASCADE: a view of the application's that reads this one makes the drop fail with an error naming it,
+     * instead of vanishing with it.
+     */
     SqlStep dropView() {
         return new SqlStep("The view is rebuilt when the versioned columns change.",
                 SqlTemplate.of("DROP VIEW IF EXISTS {{history}}").with("history", sql.history).render());
+    }
+
+    /**
+     * uninstall: the table keeps its two columns, which hold the current versions' start and context (the part of
+     * the history not in the closed versions), but no longer fills them: without their defaults and the start's NOT
+     * NULL, an INSERT that leaves them out leaves them NULL and nothing else about the table's behaviour changes.
+     */
+    SqlStep releaseCurrentColumns() {
+        return new SqlStep("The table's two columns stay (with their values) but are no longer filled.",
+                SqlTemplate.of("""
+                        ALTER TABLE {{table}}
+                            ALTER COLUMN {{from}} DROP DEFAULT,
+                            ALTER COLUMN {{from}} DROP NOT NULL,
+                            ALTER COLUMN {{context}} DROP DEFAULT""")
+                        .with("table", table).with("from", FROM).with("context", CONTEXT).render());
     }
 
     // --- the row triggers ----------------------------------------------------------------------------------------
@@ -316,7 +346,7 @@ final class CurrentInTableSql {
                 .with("from", FROM)
                 .with("context", CONTEXT)
                 .with("same_key", sql.keyMatch("NEW.", "OLD."))
-                .with("unchanged", sql.unchanged("NEW.", "OLD.", "           AND "))
+                .with("unchanged", sql.unchanged(sql.shape.comparable(), "NEW.", "OLD.", "           AND "))
                 .with("closed", closed)
                 .with("versioned", versioned)
                 .with("old_values", HistorySql.columnList(sql.shape.versioned(), c -> "OLD." + c.quoted()))
@@ -338,7 +368,7 @@ final class CurrentInTableSql {
                 NOT ({{unchanged}})
                           OR NEW.{{from}} IS NULL OR NEW.{{from}} OPERATOR(pg_catalog.<>) OLD.{{from}}
                           OR NOT COALESCE(NEW.{{context}} OPERATOR(pg_catalog.=) OLD.{{context}}, NEW.{{context}} IS NULL AND OLD.{{context}} IS NULL)""")
-                .with("unchanged", sql.unchanged("NEW.", "OLD.", "                   AND "))
+                .with("unchanged", sql.unchanged(sql.shape.comparable(), "NEW.", "OLD.", "                   AND "))
                 .with("from", FROM).with("context", CONTEXT).render();
         return List.of(
                 new SqlStep("INSERT: the column defaults date the version and record its context; the function runs\n"
@@ -350,6 +380,54 @@ final class CurrentInTableSql {
                 new SqlStep("DELETE: archive the version and write its tombstone. AFTER the row is gone, so that a\n"
                         + "BEFORE DELETE trigger of the application that cancels the delete leaves no tombstone.",
                         rowTrigger(names.get(2), "AFTER DELETE", null, function)));
+    }
+
+    /** pg_trigger.tgtype bits: ROW, BEFORE, INSERT, DELETE, UPDATE, TRUNCATE. */
+    private static final int ROW = 1, BEFORE = 2, INSERT = 4, DELETE = 8, UPDATE = 16, TRUNCATE = 32;
+
+    /**
+     * A trigger as install generates it: its pg_trigger.tgtype, its function, and the table columns its WHEN reads
+     * (sorted; null: no WHEN).
+     */
+    record ExpectedTrigger(String name, int type, PgName function, List<String> whenColumns) {
+    }
+
+    /**
+     * The four triggers, for the versioned columns {@code versioned} they were installed with (the registry's; a
+     * generated column is not compared, so not read).
+     */
+    List<ExpectedTrigger> expectedTriggers(List<Column> versioned) {
+        List<String> names = sql.names.statementTriggers();
+        PgName write = sql.names.writeFunction();
+        List<String> updateColumns = new ArrayList<>();
+        versioned.stream().map(Column::name).filter(n -> !sql.shape.generated().contains(n)).forEach(updateColumns::add);
+        updateColumns.add(CatalogReader.CURRENT_FROM_COLUMN);
+        updateColumns.add(CatalogReader.CURRENT_CONTEXT_COLUMN);
+        return List.of(
+                new ExpectedTrigger(names.get(0), ROW | BEFORE | INSERT, write, List.of(CatalogReader.CURRENT_FROM_COLUMN)),
+                new ExpectedTrigger(names.get(1), ROW | BEFORE | UPDATE, write,
+                        updateColumns.stream().distinct().sorted().toList()),
+                new ExpectedTrigger(names.get(2), ROW | DELETE, write, null),
+                new ExpectedTrigger(sql.names.truncateTrigger(), BEFORE | TRUNCATE, sql.names.truncateFunction(), null));
+    }
+
+    /** A tgtype in words, for a drift message: "BEFORE UPDATE FOR EACH ROW". */
+    static String describeTriggerType(int type) {
+        List<String> events = new ArrayList<>();
+        if ((type & INSERT) != 0) {
+            events.add("INSERT");
+        }
+        if ((type & UPDATE) != 0) {
+            events.add("UPDATE");
+        }
+        if ((type & DELETE) != 0) {
+            events.add("DELETE");
+        }
+        if ((type & TRUNCATE) != 0) {
+            events.add("TRUNCATE");
+        }
+        String timing = (type & BEFORE) != 0 ? "BEFORE" : (type & 64) != 0 ? "INSTEAD OF" : "AFTER";
+        return timing + " " + String.join(" OR ", events) + ((type & ROW) != 0 ? " FOR EACH ROW" : " FOR EACH STATEMENT");
     }
 
     /**
@@ -432,7 +510,10 @@ final class CurrentInTableSql {
 
     /**
      * The as-of query: closed versions whose period contains the instant, and the table's rows whose current
-     * version had begun by then (no closed row of the key ends after it: the clamp, as an anti-join).
+     * version had begun by then (no closed row of the key ends after it: the clamp, as an anti-join). The closed
+     * versions are read through the view, whose other branch {@code history_id IS NOT NULL} prunes at plan time: the
+     * function runs with the caller's rights, and a reader granted the view (and the table, whose rows are the
+     * current versions) needs no grant on the closed-versions table.
      */
     String asOfQuery() {
         // Read before install adds them, the table's columns lack the two current-version columns: they come last.
@@ -445,19 +526,22 @@ final class CurrentInTableSql {
         String closedSelect = columns.stream()
                 .map(c -> sql.shape.isVersioned(c.name()) ? "h." + c.quoted()
                         : c.name().equals(CatalogReader.CURRENT_FROM_COLUMN) ? "h.valid_from"
-                        : c.name().equals(CatalogReader.CURRENT_CONTEXT_COLUMN) ? "h.context"
+                        : c.name().equals(CatalogReader.CURRENT_CONTEXT_COLUMN) ? "ARRAY[h.changed_by, h.changed_by_name,"
+                                + " h.correlation_id, h.reason, h.extra::pg_catalog.text]"
                         : SqlTemplate.of("NULL::{{type}}").with("type", c.type()).render())
                 .collect(java.util.stream.Collectors.joining(", "));
         return SqlTemplate.of("""
                 SELECT {{closed_select}}
-                  FROM {{closed}} AS h
-                 WHERE tstzrange(h.valid_from, h.valid_to) @> at
+                  FROM {{history}} AS h
+                 WHERE h.history_id IS NOT NULL
+                   AND tstzrange(h.valid_from, h.valid_to) @> at
                 UNION ALL
                 SELECT {{current_select}}
                   FROM {{table}} AS t
                  WHERE t.{{from}} <= at
-                   AND NOT EXISTS (SELECT 1 FROM {{closed}} AS h WHERE {{key_match}} AND h.valid_to > at)""")
-                .with("closed_select", closedSelect).with("closed", closed).with("table", table).with("from", FROM)
+                   AND NOT EXISTS (SELECT 1 FROM {{history}} AS h
+                                    WHERE h.history_id IS NOT NULL AND {{key_match}} AND h.valid_to > at)""")
+                .with("closed_select", closedSelect).with("history", sql.history).with("table", table).with("from", FROM)
                 .with("current_select", HistorySql.columnList(columns, c -> "t." + c.quoted()))
                 .with("key_match", sql.keyMatch("h.", "t.")).render();
     }

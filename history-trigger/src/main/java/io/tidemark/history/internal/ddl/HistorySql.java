@@ -674,7 +674,12 @@ public final class HistorySql {
      * search_path and has no qualified form. Columns without an equality operator are compared as text.
      */
     String unchanged(String left, String right, String separator) {
-        return shape.versioned().stream().map(c -> {
+        return unchanged(shape.versioned(), left, right, separator);
+    }
+
+    /** The no-op test over {@code columns}: every one equal in {@code left} and {@code right}, NULLs equal. */
+    String unchanged(List<Column> columns, String left, String right, String separator) {
+        return columns.stream().map(c -> {
             String cast = c.noEquality() ? "::pg_catalog.text" : "";
             String l = left + c.quoted() + cast;
             String r = right + c.quoted() + cast;

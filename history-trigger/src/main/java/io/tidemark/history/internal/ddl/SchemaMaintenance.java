@@ -98,21 +98,24 @@ public final class SchemaMaintenance {
             throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, String.join("; ", conflicts)
                     + ". Nothing was changed.");
         }
-        if (drifts.stream().anyMatch(d -> d.kind() == Drift.Kind.HISTORY_TABLE_MISSING)) {
-            throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, "history table " + entry.historyTable()
-                    + " is gone, and with it the history; evolve cannot restore it. Run uninstall() and install()"
-                    + " to start a new history.");
-        }
         HistorySql sql = new HistorySql(config, shape);
-        List<String> actions = new ArrayList<>();
-        Map<String, String> historyColumns = CatalogObjects.columns(c, entry.historyTable());
         CurrentInTableSql current = sql.current();
-        boolean viewChanged = false;
+        PgName stored = current != null ? HistoryNames.of(config).closedTable() : entry.historyTable();
+        if (drifts.stream().anyMatch(d -> d.kind() == Drift.Kind.HISTORY_TABLE_MISSING)) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, (current != null
+                    ? "closed-versions table " : "history table ") + stored + " is gone, and with it the history;"
+                    + " evolve cannot restore it. Run uninstall() and install() to start a new history.");
+        }
+        List<String> actions = new ArrayList<>();
+        // The versioned columns are checked against where history is stored (the view may be gone, see drifts()).
+        Map<String, String> historyColumns = CatalogObjects.columns(c, stored);
+        boolean viewChanged = drifts.stream().anyMatch(d -> d.kind() == Drift.Kind.HISTORY_VIEW_MISSING
+                || d.kind() == Drift.Kind.HISTORY_VIEW_CHANGED);
         for (Column column : shape.versioned()) {
             if (!historyColumns.containsKey(column.name())) {
                 execute(c, current != null ? current.addClosedColumn(column.quoted() + " " + column.typeDefinition())
                                 : sql.addHistoryColumn(column.quoted() + " " + column.typeDefinition()), actions,
-                        "added column " + column.name() + " " + column.typeDefinition() + " to " + entry.historyTable());
+                        "added column " + column.name() + " " + column.typeDefinition() + " to " + stored);
                 viewChanged = true;
             }
         }
@@ -121,6 +124,7 @@ public final class SchemaMaintenance {
         }
         if (current != null && (viewChanged || !names(entry.versioned()).equals(names(shape.versioned())))) {
             // A view's columns can only be appended to; it is rebuilt (grants on it must be given again).
+            refuseDependentViews(c, entry.historyTable(), "evolve() rebuilds it");
             Jdbc.execute(c, current.dropView().sql());
             execute(c, current.createView(orphans(entry, shape)), actions, "rebuilt view " + entry.historyTable());
         }
@@ -163,8 +167,28 @@ public final class SchemaMaintenance {
         HistoryTransactions.inTransaction(dataSource, object, "uninstalling history", c -> {
             CatalogReader.pinSearchPath(c);
             HistoryNames names = HistoryNames.of(config);
-            if (CatalogReader.tableOid(c, HistoryNames.table(config)).isPresent()) {
-                Jdbc.execute(c, new HistorySql(config, null).lockTable().sql());
+            // The shape installed decides what to remove; without a registry row, the configured one.
+            boolean currentInTable = (Registry.exists(c) ? Registry.find(c, HistoryNames.table(config))
+                    .map(RegistryEntry::storage).orElse(config.storage()) : config.storage())
+                    == io.tidemark.history.HistoryStorage.CURRENT_IN_TABLE;
+            HistorySql plain = new HistorySql(config, null);
+            boolean tableExists = CatalogReader.tableOid(c, HistoryNames.table(config)).isPresent();
+            if (tableExists) {
+                Jdbc.execute(c, plain.lockTable().sql()); // first, as install and evolve do
+            }
+            if (currentInTable) {
+                String schema = names.historyTable().schema().orElseThrow();
+                if (CatalogObjects.relationKind(c, schema, names.historyTable().name()).filter("v"::equals).isPresent()) {
+                    refuseDependentViews(c, names.historyTable(), "uninstall() drops it");
+                    Jdbc.execute(c, new CurrentInTableSql(plain).dropView().sql());
+                }
+            }
+            if (tableExists) {
+                Map<String, String> columns = CatalogObjects.columns(c, HistoryNames.table(config));
+                if (currentInTable && columns.containsKey(CatalogReader.CURRENT_FROM_COLUMN)
+                        && columns.containsKey(CatalogReader.CURRENT_CONTEXT_COLUMN)) {
+                    Jdbc.execute(c, new CurrentInTableSql(plain).releaseCurrentColumns().sql());
+                }
                 List<String> triggers = new ArrayList<>(names.statementTriggers());
                 triggers.add(names.rowTrigger());
                 triggers.add(names.truncateTrigger());
@@ -205,14 +229,25 @@ public final class SchemaMaintenance {
             drifts.add(new Drift(Drift.Kind.OPTIONS_CHANGED, "installed with " + entry.optionsJson()
                     + ", configured with " + RegistryEntry.optionsJson(config)));
         }
-        if (!CatalogObjects.relationExists(c, entry.historyTable().schema().orElseThrow(),
-                entry.historyTable().name())) {
-            drifts.add(new Drift(Drift.Kind.HISTORY_TABLE_MISSING, "history table " + entry.historyTable()
-                    + " does not exist"));
+        boolean currentInTable = config.storage() == io.tidemark.history.HistoryStorage.CURRENT_IN_TABLE;
+        String historySchema = entry.historyTable().schema().orElseThrow();
+        // Where the history itself is: the history table, or the closed versions of CURRENT_IN_TABLE (the view of
+        // the history table's name only presents them, and a DROP COLUMN ... CASCADE drops it with nothing lost).
+        PgName stored = currentInTable ? names.closedTable() : entry.historyTable();
+        if (!CatalogObjects.relationExists(c, historySchema, stored.name())) {
+            drifts.add(new Drift(Drift.Kind.HISTORY_TABLE_MISSING, (currentInTable ? "closed-versions table "
+                    : "history table ") + stored + " does not exist"));
             return drifts;
         }
+        Optional<String> viewKind = currentInTable
+                ? CatalogObjects.relationKind(c, historySchema, entry.historyTable().name()) : Optional.empty();
+        if (currentInTable && viewKind.isEmpty()) {
+            drifts.add(new Drift(Drift.Kind.HISTORY_VIEW_MISSING, "view " + entry.historyTable() + " is missing (a"
+                    + " DROP COLUMN ... CASCADE of a versioned column drops it); the closed versions in " + stored
+                    + " are intact and evolve() recreates it"));
+        }
         // The history table itself says which type history holds for a column; the registry says what was versioned.
-        Map<String, String> historyColumns = CatalogObjects.columns(c, entry.historyTable());
+        Map<String, String> historyColumns = CatalogObjects.columns(c, stored);
         Map<String, Column> registered = byName(entry.versioned());
         Map<String, Column> current = byName(shape.versioned());
         for (Column column : shape.versioned()) {
@@ -234,46 +269,15 @@ public final class SchemaMaintenance {
                         + " is no longer versioned (dropped or excluded); history keeps it as an orphan"));
             }
         }
-        for (String column : CatalogReader.FIXED_HISTORY_COLUMNS) {
+        for (String column : currentInTable ? CatalogReader.CLOSED_HISTORY_COLUMNS
+                : CatalogReader.FIXED_HISTORY_COLUMNS) {
             if (!historyColumns.containsKey(column)) {
-                drifts.add(new Drift(Drift.Kind.HISTORY_COLUMN_MISSING, "history table " + entry.historyTable()
+                drifts.add(new Drift(Drift.Kind.HISTORY_COLUMN_MISSING, "history table " + stored
                         + " has no column " + column));
             }
         }
-        String historySchema = entry.historyTable().schema().orElseThrow();
-        if (config.storage() == io.tidemark.history.HistoryStorage.CURRENT_IN_TABLE) {
-            Map<String, String> tableColumns = CatalogObjects.columns(c, HistoryNames.table(config));
-            for (String column : List.of(CatalogReader.CURRENT_FROM_COLUMN, CatalogReader.CURRENT_CONTEXT_COLUMN)) {
-                if (!tableColumns.containsKey(column)) {
-                    drifts.add(new Drift(Drift.Kind.HISTORY_COLUMN_MISSING, "table " + HistoryNames.table(config)
-                            + " has no column " + column + ", which holds its current versions"));
-                }
-            }
-            String contextDefault = CatalogObjects.columnDefault(c, HistoryNames.table(config),
-                    CatalogReader.CURRENT_CONTEXT_COLUMN).orElse(null);
-            if (tableColumns.containsKey(CatalogReader.CURRENT_CONTEXT_COLUMN)
-                    && !new HistorySql(config, shape).current().contextDefaultMatches(contextDefault)) {
-                drifts.add(new Drift(Drift.Kind.COLUMN_DEFAULT_CHANGED, "the default of " + HistoryNames.table(config)
-                        + "." + CatalogReader.CURRENT_CONTEXT_COLUMN + " does not read the settings "
-                        + config.settingsPrefix() + ".*: " + contextDefault));
-            }
-            String fromDefault = CatalogObjects.columnDefault(c, HistoryNames.table(config),
-                    CatalogReader.CURRENT_FROM_COLUMN).orElse(null);
-            if (tableColumns.containsKey(CatalogReader.CURRENT_FROM_COLUMN) && !"now()".equals(fromDefault)) {
-                drifts.add(new Drift(Drift.Kind.COLUMN_DEFAULT_CHANGED, "the default of " + HistoryNames.table(config)
-                        + "." + CatalogReader.CURRENT_FROM_COLUMN + " is " + fromDefault + ", not now()"));
-            }
-            List<String> later = CatalogObjects.beforeRowUpdateTriggersAfter(c, HistoryNames.table(config),
-                    names.statementTriggers().get(1));
-            if (!later.isEmpty()) {
-                drifts.add(new Drift(Drift.Kind.CONFLICTING_TRIGGER,
-                        new HistorySql(config, shape).current().laterUpdateTriggersProblem(later)));
-            }
-            if (!CatalogObjects.relationExists(c, historySchema, names.closedTable().name())) {
-                drifts.add(new Drift(Drift.Kind.HISTORY_TABLE_MISSING, "closed-versions table " + names.closedTable()
-                        + " does not exist"));
-                return drifts;
-            }
+        if (currentInTable) {
+            currentInTableDrifts(c, entry, shape, viewKind, drifts);
         }
         for (String index : names.indexes(config.periodIndex())) {
             if (!CatalogObjects.relationExists(c, historySchema, index)) {
@@ -290,6 +294,88 @@ public final class SchemaMaintenance {
         }
         checkTrigger(c, names.truncateTrigger(), names.truncateFunction(), drifts);
         return drifts;
+    }
+
+    /**
+     * CURRENT_IN_TABLE: the table's two columns and their defaults, the view, and the triggers' timing, events and
+     * WHEN columns (their definitions as PostgreSQL records them; the deparsed text is not the generated text, so
+     * what can drift is compared: what fires, when, and on which columns).
+     */
+    private void currentInTableDrifts(Connection c, RegistryEntry entry, TableShape shape, Optional<String> viewKind,
+                                      List<Drift> drifts) throws SQLException {
+        HistoryNames names = HistoryNames.of(config);
+        PgName table = HistoryNames.table(config);
+        CurrentInTableSql current = new HistorySql(config, shape).current();
+        Map<String, String> tableColumns = CatalogObjects.columns(c, table);
+        for (String column : List.of(CatalogReader.CURRENT_FROM_COLUMN, CatalogReader.CURRENT_CONTEXT_COLUMN)) {
+            if (!tableColumns.containsKey(column)) {
+                drifts.add(new Drift(Drift.Kind.HISTORY_COLUMN_MISSING, "table " + table + " has no column " + column
+                        + ", which holds its current versions"));
+            }
+        }
+        String contextDefault = CatalogObjects.columnDefault(c, table, CatalogReader.CURRENT_CONTEXT_COLUMN).orElse(null);
+        if (tableColumns.containsKey(CatalogReader.CURRENT_CONTEXT_COLUMN)
+                && !current.contextDefaultMatches(contextDefault)) {
+            drifts.add(new Drift(Drift.Kind.COLUMN_DEFAULT_CHANGED, "the default of " + table + "."
+                    + CatalogReader.CURRENT_CONTEXT_COLUMN + " does not read the settings " + config.settingsPrefix()
+                    + ".*: " + contextDefault));
+        }
+        String fromDefault = CatalogObjects.columnDefault(c, table, CatalogReader.CURRENT_FROM_COLUMN).orElse(null);
+        if (tableColumns.containsKey(CatalogReader.CURRENT_FROM_COLUMN) && !"now()".equals(fromDefault)) {
+            drifts.add(new Drift(Drift.Kind.COLUMN_DEFAULT_CHANGED, "the default of " + table + "."
+                    + CatalogReader.CURRENT_FROM_COLUMN + " is " + fromDefault + ", not now()"));
+        }
+        List<String> later = CatalogObjects.beforeRowUpdateTriggersAfter(c, table, names.statementTriggers().get(1));
+        if (!later.isEmpty()) {
+            drifts.add(new Drift(Drift.Kind.CONFLICTING_TRIGGER, current.laterUpdateTriggersProblem(later)));
+        }
+        if (viewKind.isPresent()) {
+            // Compared with what was installed (the registry), so a column added since is one drift, not two.
+            List<String> expected = CurrentInTableSql.viewColumns(entry.versioned(), entry.orphans());
+            List<String> live = new ArrayList<>(CatalogObjects.columns(c, entry.historyTable()).keySet());
+            if (!"v".equals(viewKind.get())) {
+                drifts.add(new Drift(Drift.Kind.HISTORY_VIEW_CHANGED, entry.historyTable() + " is not a view"
+                        + " (relkind '" + viewKind.get() + "'); it should present the versions of " + table));
+            } else if (!live.equals(expected)) {
+                drifts.add(new Drift(Drift.Kind.HISTORY_VIEW_CHANGED, "view " + entry.historyTable() + " has the"
+                        + " columns " + live + ", not the generated " + expected));
+            }
+        }
+        for (CurrentInTableSql.ExpectedTrigger expected : current.expectedTriggers(entry.versioned())) {
+            Optional<CatalogObjects.InstalledTrigger> installed = CatalogObjects.trigger(c, table, expected.name());
+            if (installed.isEmpty() || !installed.get().function().equals(expected.function().toString())) {
+                continue; // reported as TRIGGER_MISSING
+            }
+            CatalogObjects.InstalledTrigger t = installed.get();
+            List<String> problems = new ArrayList<>();
+            if (t.type() != expected.type()) {
+                problems.add("it fires " + CurrentInTableSql.describeTriggerType(t.type()) + ", not "
+                        + CurrentInTableSql.describeTriggerType(expected.type()));
+            }
+            if (expected.whenColumns() == null ? t.hasWhen() : !t.hasWhen()
+                    || !t.whenColumns().equals(expected.whenColumns())) {
+                problems.add(expected.whenColumns() == null ? "it has a WHEN condition, which the generated one has"
+                        + " not" : "its WHEN condition reads " + (t.hasWhen() ? t.whenColumns() : "nothing")
+                        + ", not " + expected.whenColumns());
+            }
+            if (!problems.isEmpty()) {
+                drifts.add(new Drift(Drift.Kind.TRIGGER_CHANGED, "trigger " + expected.name() + " on " + table + ": "
+                        + String.join(", ", problems)));
+            }
+        }
+    }
+
+    /**
+     * The history view is dropped without CASCADE, so a view of the application's that reads it is never dropped
+     * with it; this names those views before PostgreSQL's own refusal would (whose detail a driver may not show).
+     */
+    private void refuseDependentViews(Connection c, PgName view, String why) throws SQLException {
+        List<String> dependents = CatalogObjects.dependentViews(c, view);
+        if (!dependents.isEmpty()) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_CHANGE_REFUSED, object, "view " + view + " is read by "
+                    + String.join(", ", dependents) + ", and " + why + ". Tidemark does not drop views of yours: drop"
+                    + " them, run this again and create them again. Nothing was changed.");
+        }
     }
 
     private void checkFunction(Connection c, PgName function, String args, String expectedBody,
