@@ -75,6 +75,27 @@ class CurrentSchemaMaintenanceTest {
     }
 
     @Test
+    void a_versioned_column_excluded_first_is_dropped_without_cascade_and_without_a_gap() {
+        TemporalTable t = install("retired", "id int PRIMARY KEY, v text, note text");
+        Db.exec(ds, "INSERT INTO retired VALUES (1, 'a', 'n1'); UPDATE retired SET v = 'b'");
+        TemporalTable excluding = TemporalTable.forTable("retired").storage(HistoryStorage.CURRENT_IN_TABLE)
+                .exclude("note").build();
+        excluding.evolve(ds);
+        assertThat(excluding.verify(ds).drifts()).isEmpty();
+        Db.exec(ds, "ALTER TABLE retired DROP COLUMN note"); // nothing of Tidemark's reads it any more
+        Db.exec(ds, "UPDATE retired SET v = 'c'");
+        assertThat(Versions.of(ds, "retired_history", "id = 1").ops()).as("versioned throughout")
+                .containsExactly(1, 2, 2);
+        assertThat(kinds(t.verify(ds))).contains(Drift.Kind.OPTIONS_CHANGED)
+                .doesNotContain(Drift.Kind.HISTORY_VIEW_MISSING, Drift.Kind.TRIGGER_MISSING);
+        t.evolve(ds);
+        assertThat(t.verify(ds).drifts()).isEmpty();
+        assertThat(Db.rows(ds, "SELECT note FROM retired_history ORDER BY valid_from, valid_to").stream()
+                .map(r -> r.get("note")).toList()).containsExactly("n1", null, null);
+        assertThat(Db.count(ds, "SELECT count(*) FROM retired_as_of(now())")).isEqualTo(1);
+    }
+
+    @Test
     void a_closed_versions_table_that_is_gone_is_a_missing_history_which_evolve_refuses() {
         TemporalTable t = install("lost", "id int PRIMARY KEY, v text");
         Db.exec(ds, "DROP VIEW lost_history; DROP TABLE lost_history_closed");

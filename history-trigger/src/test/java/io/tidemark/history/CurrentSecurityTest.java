@@ -57,5 +57,16 @@ class CurrentSecurityTest {
                 .containsExactly("paid");
         assertThat(Db.count(reader, "SELECT count(*) FROM shop.orders_as_of(now() - interval '1 hour')")).isZero();
         assertThat(orders.verify(owner).drifts()).isEmpty();
+
+        // evolve rebuilds the view for a new column; the reader keeps its grant.
+        Db.exec(owner, "ALTER TABLE shop.orders ADD COLUMN note text");
+        orders.evolve(owner);
+        assertThat(orders.verify(owner).drifts()).isEmpty();
+        Db.exec(app, "UPDATE shop.orders SET note = 'gift' WHERE id = 1");
+        assertThat(orders.queries(reader).history(1)).extracting(r -> r.value("note")).containsExactly(null, null, "gift");
+        assertThat(Db.rows(reader, "SELECT note FROM shop.orders_as_of(now())")).extracting(r -> r.get("note"))
+                .containsExactly("gift");
+        assertThat(Db.scalar(admin, "SELECT relacl::text FROM pg_class WHERE oid = 'shop.orders_history'::regclass"))
+                .asString().contains("cur_reader=r/cur_owner").doesNotContain("cur_app");
     }
 }

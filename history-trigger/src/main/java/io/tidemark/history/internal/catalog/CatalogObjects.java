@@ -94,6 +94,23 @@ public final class CatalogObjects {
                 ORDER BY 1""", rs -> rs.getString(1), relation.schema().orElseThrow(), relation.name());
     }
 
+    /**
+     * The grants on a relation other than its owner's own, as GRANT statements to run again after it is recreated
+     * (grantee names as regrole prints them: quoted where needed).
+     */
+    public static List<String> grants(Connection c, PgName relation) throws SQLException {
+        return Jdbc.query(c, """
+                SELECT 'GRANT ' || a.privilege_type || ' ON ' || pg_catalog.quote_ident(n.nspname) || '.'
+                       || pg_catalog.quote_ident(r.relname) || ' TO '
+                       || CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE a.grantee::pg_catalog.regrole::pg_catalog.text END
+                       || CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END
+                FROM pg_catalog.pg_class r
+                JOIN pg_catalog.pg_namespace n ON n.oid = r.relnamespace
+                CROSS JOIN LATERAL pg_catalog.aclexplode(r.relacl) AS a
+                WHERE n.nspname = ? AND r.relname = ? AND a.grantee <> r.relowner
+                ORDER BY 1""", rs -> rs.getString(1), relation.schema().orElseThrow(), relation.name());
+    }
+
     /** Whether a relation (table, index, view, ...) of that name exists in the schema. */
     public static boolean relationExists(Connection c, String schema, String name) throws SQLException {
         return !Jdbc.query(c, """

@@ -123,10 +123,15 @@ public final class SchemaMaintenance {
             Jdbc.execute(c, current.setDefaults().sql());
         }
         if (current != null && (viewChanged || !names(entry.versioned()).equals(names(shape.versioned())))) {
-            // A view's columns can only be appended to; it is rebuilt (grants on it must be given again).
+            // A view's columns can only be appended to; it is rebuilt (with its grants, below).
             refuseDependentViews(c, entry.historyTable(), "evolve() rebuilds it");
+            // Readers keep their access: the view's grants are given again to the rebuilt view.
+            List<String> grants = CatalogObjects.grants(c, entry.historyTable());
             Jdbc.execute(c, current.dropView().sql());
             execute(c, current.createView(orphans(entry, shape)), actions, "rebuilt view " + entry.historyTable());
+            for (String grant : grants) {
+                Jdbc.execute(c, grant);
+            }
         }
         if (config.sessionUserColumn() && !historyColumns.containsKey(CatalogReader.SESSION_USER_COLUMN)) {
             execute(c, sql.addHistoryColumn(HistorySql.sessionUserColumnDefinition()), actions,
