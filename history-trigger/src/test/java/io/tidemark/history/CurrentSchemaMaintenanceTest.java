@@ -158,6 +158,26 @@ class CurrentSchemaMaintenanceTest {
     }
 
     @Test
+    void a_virtual_generated_column_is_refused_unless_excluded() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Db.count(ds, "SELECT current_setting('server_version_num')::int")
+                >= 180000, "virtual generated columns exist from PostgreSQL 18");
+        Db.exec(ds, "CREATE TABLE vlines (id int PRIMARY KEY, price numeric, qty int,"
+                + " total numeric GENERATED ALWAYS AS (price * qty) VIRTUAL)");
+        assertThatThrownBy(() -> TemporalTable.forTable("vlines").storage(HistoryStorage.CURRENT_IN_TABLE).build()
+                .install(ds)).isInstanceOfSatisfying(TidemarkException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_UNSUPPORTED);
+                    assertThat(e.getMessage()).contains("\"total\" is a virtual generated column", "STORED");
+                });
+        TemporalTable t = TemporalTable.forTable("vlines").storage(HistoryStorage.CURRENT_IN_TABLE).exclude("total")
+                .build();
+        t.install(ds);
+        Db.exec(ds, "INSERT INTO vlines (id, price, qty) VALUES (1, 2, 3); UPDATE vlines SET qty = 4; DELETE FROM vlines");
+        assertThat(Db.rows(ds, "SELECT qty FROM vlines_history ORDER BY valid_from, valid_to, operation").stream()
+                .map(r -> r.get("qty")).toList()).containsExactly(3, 4, 4);
+        assertThat(t.verify(ds).drifts()).isEmpty();
+    }
+
+    @Test
     void verify_reports_a_changed_view_trigger_or_default_and_evolve_restores_them() {
         TemporalTable t = install("edited", "id int PRIMARY KEY, v text, w text");
         Db.exec(ds, "INSERT INTO edited VALUES (1, 'a', 'x')");
