@@ -271,4 +271,20 @@ class CurrentInTableTest {
         assertThat(Db.rows(ds, "SELECT v FROM clamped_as_of(?)", java.sql.Timestamp.from(clamped)))
                 .extracting(r -> r.get("v")).containsExactly("new");
     }
+
+    @Test
+    void the_as_of_function_reads_closed_versions_through_the_view_without_its_branch_over_the_table() {
+        install("planned");
+        Db.exec(ds, "INSERT INTO planned SELECT g, 'a' FROM generate_series(1, 50) g; UPDATE planned SET v = 'b'");
+        for (String query : List.of("SELECT h.id FROM planned_history AS h WHERE h.history_id IS NOT NULL"
+                        + " AND tstzrange(h.valid_from, h.valid_to) @> now()",
+                "SELECT t.id FROM planned AS t WHERE NOT EXISTS (SELECT 1 FROM planned_history AS h"
+                        + " WHERE h.history_id IS NOT NULL AND h.id = t.id AND h.valid_to > now())")) {
+            String plan = String.join("\n", Db.rows(ds, "EXPLAIN " + query).stream()
+                    .map(r -> r.values().iterator().next().toString()).toList());
+            assertThat(plan).as("the view's branch over the table (and its look-up) is pruned at plan time: %s", plan)
+                    .doesNotContain("Limit").containsOnlyOnce("planned_history_closed");
+        }
+        assertThat(Db.count(ds, "SELECT count(*) FROM planned_as_of(now())")).isEqualTo(50);
+    }
 }

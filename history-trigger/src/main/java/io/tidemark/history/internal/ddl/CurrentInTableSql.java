@@ -364,7 +364,7 @@ final class CurrentInTableSql {
         // per statement.
         String insertWhen = SqlTemplate.of("NEW.{{from}} IS NULL OR NEW.{{from}} OPERATOR(pg_catalog.<>) pg_catalog.now()")
                 .with("from", FROM).render();
-        String updateWhen = SqlTemplate.of("""
+        String updateWhen = wholeRowUpdateCondition() ? "NOT (OLD.* OPERATOR(pg_catalog.=) NEW.*)" : SqlTemplate.of("""
                 NOT ({{unchanged}})
                           OR NEW.{{from}} IS NULL OR NEW.{{from}} OPERATOR(pg_catalog.<>) OLD.{{from}}
                           OR NOT COALESCE(NEW.{{context}} OPERATOR(pg_catalog.=) OLD.{{context}}, NEW.{{context}} IS NULL AND OLD.{{context}} IS NULL)""")
@@ -375,7 +375,10 @@ final class CurrentInTableSql {
                         + "only when a client supplied its own start (the WHEN is evaluated without a call) and resets it.",
                         rowTrigger(names.get(0), "BEFORE INSERT", insertWhen, function)),
                 new SqlStep("UPDATE of a versioned column (or of the version's own columns): archive the superseded\n"
-                        + "version and start the next. Updates of excluded columns only call nothing.",
+                        + "version and start the next. Updates of excluded columns only call nothing."
+                        + (wholeRowUpdateCondition() ? "\nThe whole rows are compared (NULLs equal): the trigger then"
+                        + " depends on no single column, so a column\ndropped with CASCADE does not drop it (writes fail"
+                        + " until evolve() instead of going unarchived)." : ""),
                         rowTrigger(names.get(1), "BEFORE UPDATE", updateWhen, function)),
                 new SqlStep("DELETE: archive the version and write its tombstone. AFTER the row is gone, so that a\n"
                         + "BEFORE DELETE trigger of the application that cancels the delete leaves no tombstone.",
@@ -405,8 +408,8 @@ final class CurrentInTableSql {
         updateColumns.add(CatalogReader.CURRENT_CONTEXT_COLUMN);
         return List.of(
                 new ExpectedTrigger(names.get(0), ROW | BEFORE | INSERT, write, List.of(CatalogReader.CURRENT_FROM_COLUMN)),
-                new ExpectedTrigger(names.get(1), ROW | BEFORE | UPDATE, write,
-                        updateColumns.stream().distinct().sorted().toList()),
+                new ExpectedTrigger(names.get(1), ROW | BEFORE | UPDATE, write, wholeRowUpdateCondition() ? List.of()
+                        : updateColumns.stream().distinct().sorted().toList()),
                 new ExpectedTrigger(names.get(2), ROW | DELETE, write, null),
                 new ExpectedTrigger(sql.names.truncateTrigger(), BEFORE | TRUNCATE, sql.names.truncateFunction(), null));
     }
@@ -428,6 +431,19 @@ final class CurrentInTableSql {
         }
         String timing = (type & BEFORE) != 0 ? "BEFORE" : (type & 64) != 0 ? "INSTEAD OF" : "AFTER";
         return timing + " " + String.join(" OR ", events) + ((type & ROW) != 0 ? " FOR EACH ROW" : " FOR EACH STATEMENT");
+    }
+
+    /**
+     * Whether the UPDATE trigger's condition compares whole rows ({@code OLD.* = NEW.*}, record equality: NULLs equal)
+     * instead of each column: possible when every column is versioned (an excluded column would call the function
+     * for nothing), none is generated (PostgreSQL refuses a whole-row NEW in a BEFORE trigger's WHEN then) and every
+     * type has an equality (record equality has no text fallback). Then the trigger depends on the table, not on a
+     * column, and a {@code DROP COLUMN ... CASCADE} leaves it in place: updates fail (the function reads the dropped
+     * column) until evolve() instead of going unarchived.
+     */
+    boolean wholeRowUpdateCondition() {
+        return sql.config.excludedColumns().isEmpty() && sql.shape.generated().isEmpty()
+                && sql.shape.allColumns().stream().noneMatch(Column::noEquality);
     }
 
     /**
