@@ -5,7 +5,10 @@ import java.util.Objects;
 /** One difference between what is installed and what the configuration generates for the table as it is now. */
 public final class Drift {
 
-    /** What kind of difference; {@link TemporalTable#evolve} repairs every kind but {@link #COLUMN_TYPE_CHANGED}. */
+    /**
+     * What kind of difference; {@link TemporalTable#evolve} repairs every kind but {@link #COLUMN_TYPE_CHANGED},
+     * {@link #HISTORY_TABLE_MISSING} and {@link #CONFLICTING_TRIGGER}, which it refuses with the way out.
+     */
     public enum Kind {
         /** The table is not in the registry: it was never installed, or was uninstalled. */
         NOT_INSTALLED,
