@@ -32,7 +32,7 @@ public final class CatalogReader {
             "chain_no", "changed_by", "changed_by_name", "correlation_id", "reason", "extra");
     /**
      * With HistoryStorage.CURRENT_IN_TABLE: the columns of the closed-versions table besides the versioned ones (the
-     * change context is one array there), and the column the view adds after the history table's own.
+     * change context is one array there, not the five columns of the history table).
      */
     public static final java.util.List<String> CLOSED_HISTORY_COLUMNS = java.util.List.of("history_id", "valid_from",
             "valid_to", "operation", "chain_no", "context");
