@@ -19,8 +19,8 @@ public final class Drift {
         HISTORY_TABLE_MISSING,
         /**
          * CURRENT_IN_TABLE: the view {@code <history>} that presents the versions is missing (a {@code DROP COLUMN ...
-         * CASCADE} of a versioned column drops it, and the update trigger). The closed versions are intact; evolve
-         * recreates the view and the triggers.
+         * CASCADE} of a versioned column drops it, and an update trigger that compares column by column). The closed
+         * versions are intact; evolve recreates the view and the triggers.
          */
         HISTORY_VIEW_MISSING,
         /**
