@@ -4,7 +4,7 @@ import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.TestDatabase;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -52,11 +52,14 @@ class HostileSearchPathTest {
             new String[] {"+", "pg_catalog.int4", "pg_catalog.int4"},
             new String[] {"+", "pg_catalog.timestamptz", "pg_catalog.interval"});
 
+    /** Both trigger modes of the history table shape, and the current-in-table shape. */
     @ParameterizedTest
-    @EnumSource(TriggerMode.class)
+    @ValueSource(strings = {"ROW", "STATEMENT", "CURRENT_IN_TABLE"})
     void a_hostile_search_path_or_pg_temp_cannot_make_the_trigger_run_its_objects_or_write_elsewhere(
-            TriggerMode mode, TestDatabase db) throws SQLException {
-        String suffix = mode.name().toLowerCase(Locale.ROOT);
+            String variant, TestDatabase db) throws SQLException {
+        boolean current = variant.equals("CURRENT_IN_TABLE");
+        TriggerMode mode = current ? TriggerMode.ROW : TriggerMode.valueOf(variant);
+        String suffix = current ? "cur" : mode.name().toLowerCase(Locale.ROOT);
         // One database serves both modes: each gets schemas of its own.
         shop = "shop_" + suffix;
         evil = "evil_" + suffix;
@@ -75,7 +78,8 @@ class HostileSearchPathTest {
                 + " CREATE TYPE shop.state AS ENUM ('open', 'closed');"
                 + " CREATE TABLE shop.items (id bigint PRIMARY KEY, name text, price shop.money_amount,"
                 + " state shop.state, tags text[], doc json, meta jsonb, seen timestamptz)"));
-        TemporalTable items = TemporalTable.forTable(x("shop.items")).triggerMode(mode).build();
+        TemporalTable items = TemporalTable.forTable(x("shop.items")).triggerMode(mode)
+                .storage(current ? HistoryStorage.CURRENT_IN_TABLE : HistoryStorage.HISTORY_TABLE).build();
         items.install(owner);
         Db.exec(owner, x("GRANT USAGE ON SCHEMA shop TO PUBLIC;"
                 + " GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON shop.items TO hsp_app_" + suffix));

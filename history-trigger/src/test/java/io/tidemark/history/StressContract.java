@@ -37,6 +37,11 @@ abstract class StressContract {
     /** The trigger mode under test; every scenario runs for both. */
     abstract TriggerMode mode();
 
+    /** Where versions are kept; every scenario runs for each storage shape too. */
+    HistoryStorage storage() {
+        return HistoryStorage.HISTORY_TABLE;
+    }
+
 
     private static final Logger LOG = LoggerFactory.getLogger(StressContract.class);
     private static final int WRITERS = 8;
@@ -50,7 +55,7 @@ abstract class StressContract {
             throws Exception {
         Db.exec(ds, "CREATE TABLE hot (id int PRIMARY KEY, v int NOT NULL, note text);"
                 + " INSERT INTO hot SELECT g, 0, NULL FROM generate_series(1, " + KEYS + ") g");
-        TemporalTable hot = TemporalTable.forTable("hot").triggerMode(mode()).build();
+        TemporalTable hot = TemporalTable.forTable("hot").triggerMode(mode()).storage(storage()).build();
         hot.install(ds);
         long seed = Long.getLong("tidemark.stress.seed", System.nanoTime());
         LOG.info("stress seed {}", seed);

@@ -26,6 +26,11 @@ abstract class TriggerSemanticsContract {
     /** The trigger mode under test; every scenario runs for both. */
     abstract TriggerMode mode();
 
+    /** Where versions are kept; every scenario runs for each storage shape too. */
+    HistoryStorage storage() {
+        return HistoryStorage.HISTORY_TABLE;
+    }
+
 
     private static final Duration MICRO = Duration.ofNanos(1000);
 
@@ -39,12 +44,13 @@ abstract class TriggerSemanticsContract {
     void install(DataSource ds) {
         Db.exec(ds, "CREATE TABLE accounts (id int PRIMARY KEY, owner text NOT NULL, balance numeric(12,2),"
                 + " note text, blob bytea)");
-        TemporalTable.forTable("accounts").exclude("blob").triggerMode(mode()).build().install(ds);
+        TemporalTable.forTable("accounts").exclude("blob").triggerMode(mode()).storage(storage()).build().install(ds);
     }
 
     @BeforeEach
     void clean() {
-        Db.exec(ds, "DELETE FROM accounts; TRUNCATE accounts_history");
+        Db.exec(ds, "DELETE FROM accounts; TRUNCATE accounts_history"
+                + (storage() == HistoryStorage.CURRENT_IN_TABLE ? "_closed" : ""));
     }
 
     private Versions versions(int id) {

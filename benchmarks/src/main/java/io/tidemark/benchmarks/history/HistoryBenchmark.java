@@ -23,8 +23,8 @@ import java.util.Map;
  * History write overhead and as-of latency, every figure against its baseline measured in the same run.
  *
  * <p>Six statements — UPDATE of 100 rows by key range, UPDATE of 1 row by key, INSERT of 1 and of 100 rows, DELETE of
- * 1 and of 100 rows — on a plain table, the reference trigger, Tidemark's row and statement triggers and the two
- * {@link DesignBounds} tables, all holding the same rows and preloaded histories. Three rounds, interleaved: each
+ * 1 and of 100 rows — on a plain table, the reference trigger, Tidemark's history table shape with row and with
+ * statement triggers, its current-in-table shape and the {@link DesignBounds} tables, all holding the same rows and preloaded histories. Three rounds, interleaved: each
  * round runs every statement size on every table, the tables' order rotated repetition by repetition so drift on a
  * shared machine hits all alike. Overhead is a statement's latency minus the plain table's in the same repetition;
  * a cell is the median over the three rounds of each round's median overhead, reported as a fraction of the
@@ -38,21 +38,18 @@ public final class HistoryBenchmark {
     private static final String REFERENCE = "bench_ref";
     private static final String ROW = "bench_tm";
     private static final String STATEMENT = "bench_tms";
-    private static final String[] TABLES = {PLAIN, REFERENCE, ROW, STATEMENT, "bench_tmp", "bench_tmo", "bench_tmc",
-            "bench_tmx", DesignBounds.BARE, DesignBounds.BARE_INVOKER, DesignBounds.ONE_ROW,
-            DesignBounds.CURRENT_IN_TABLE};
+    private static final String CURRENT = "bench_tmcur";
+    private static final String[] TABLES = {PLAIN, REFERENCE, ROW, STATEMENT, CURRENT, DesignBounds.BARE,
+            DesignBounds.BARE_INVOKER, DesignBounds.ONE_ROW, DesignBounds.CURRENT_IN_TABLE};
     /** The columns of the summary table after plain and reference: table and heading. */
     private static final String[][] COLUMNS = {
-            {ROW, "Tidemark ROW"},
-            {STATEMENT, "Tidemark STATEMENT"},
-            {"bench_tmp", "ROW with SET search_path (before this change)"},
-            {"bench_tmo", "ROW without the open-version index"},
-            {"bench_tmc", "ROW without the INSERT clamp lookup"},
-            {"bench_tmx", "ROW without the chain-start index"},
+            {ROW, "Tidemark HISTORY_TABLE, ROW"},
+            {STATEMENT, "Tidemark HISTORY_TABLE, STATEMENT"},
+            {CURRENT, "Tidemark CURRENT_IN_TABLE"},
             {DesignBounds.BARE, "bound: empty row trigger"},
             {DesignBounds.BARE_INVOKER, "bound: the same without SECURITY DEFINER, search_path"},
             {DesignBounds.ONE_ROW, "bound: one inserted row per change"},
-            {DesignBounds.CURRENT_IN_TABLE, "bound: current version in the table"}};
+            {DesignBounds.CURRENT_IN_TABLE, "bound: current version in the table, no clamp or invariant"}};
     private static final int ROUNDS = 3;
 
     /** The rows, in its order: what the statement is, how many rows, which of the three a repetition runs. */
@@ -109,7 +106,7 @@ public final class HistoryBenchmark {
             bench.printWrites();
             System.out.println();
             bench.asOf(keys);
-            for (var table : List.of(BenchSchema.TIDEMARK, BenchSchema.TIDEMARK_STATEMENT)) {
+            for (var table : BenchSchema.TIDEMARK_TABLES) {
                 List<InvariantViolation> violations = table.checkInvariants(db.dataSource());
                 System.out.printf(Locale.ROOT, "%nHistory of %s after the run: %,d rows; invariant violations: %d",
                         table.table(), Db.count(db.dataSource(), "SELECT count(*) FROM "
@@ -253,6 +250,7 @@ public final class HistoryBenchmark {
     private void asOf(int keys) throws SQLException {
         // Like an application with a connection pool: the queries borrow a warm connection.
         HistoryQueries queries = BenchSchema.TIDEMARK.queries(new OneConnectionDataSource(direct));
+        HistoryQueries current = BenchSchema.TIDEMARK_CURRENT.queries(new OneConnectionDataSource(direct));
         Instant at = Instant.now().minusSeconds(3 * 86_400 + 3600);  // in the middle of the preloaded chains
         Binder keyAndAt = (ps, key, ts) -> {
             ps.setLong(1, key);
@@ -268,6 +266,11 @@ public final class HistoryBenchmark {
                 + " trip)", key -> queries.asOf(at, key).map(r -> 1L).orElse(0L));
         oneKey.put("one key, the same as bare prepared SQL on Tidemark's history", prepared(at, keyAtAt,
                 "SELECT * FROM bench_tm_history WHERE id = ? AND valid_from <= ? AND valid_to > ?"
+                        + " ORDER BY valid_from DESC LIMIT 1"));
+        oneKey.put("one key, HistoryQueries.asOf(at, key) on CURRENT_IN_TABLE (its history view)",
+                key -> current.asOf(at, key).map(r -> 1L).orElse(0L));
+        oneKey.put("one key, the same as bare prepared SQL on CURRENT_IN_TABLE's history view", prepared(at, keyAtAt,
+                "SELECT * FROM bench_tmcur_history WHERE id = ? AND valid_from <= ? AND valid_to > ?"
                         + " ORDER BY valid_from DESC LIMIT 1"));
         oneKey.put("one key, the same on the reference history", prepared(at, keyAtAt,
                 "SELECT * FROM bench_ref_history WHERE id = ? AND valid_from <= ? AND valid_to > ?"
@@ -287,6 +290,10 @@ public final class HistoryBenchmark {
                 prepared(at, atOnly, "SELECT count(*) FROM bench_tm_as_of(?)"));
         wholeTable.put("whole table, HistoryQueries.asOf(at) into Java objects, no period index (default)",
                 key -> queries.asOf(at).size());
+        wholeTable.put("whole table, SELECT count(*) FROM bench_tmcur_as_of(at), CURRENT_IN_TABLE",
+                prepared(at, atOnly, "SELECT count(*) FROM bench_tmcur_as_of(?)"));
+        wholeTable.put("whole table, HistoryQueries.asOf(at) into Java objects, CURRENT_IN_TABLE",
+                key -> current.asOf(at).size());
         wholeTable.put("whole table, the same count on the reference history", prepared(at, (ps, key, ts) -> {
                     ps.setTimestamp(1, ts);
                     ps.setTimestamp(2, ts);

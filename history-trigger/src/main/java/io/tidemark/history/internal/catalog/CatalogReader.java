@@ -30,14 +30,25 @@ public final class CatalogReader {
     /** Columns Tidemark adds to every history table; a versioned column cannot have one of these names. */
     public static final Set<String> FIXED_HISTORY_COLUMNS = Set.of("history_id", "valid_from", "valid_to", "operation",
             "chain_no", "changed_by", "changed_by_name", "correlation_id", "reason", "extra");
+    /**
+     * With HistoryStorage.CURRENT_IN_TABLE: the columns of the closed-versions table besides the versioned ones (the
+     * change context is one array there, not the five columns of the history table).
+     */
+    public static final java.util.List<String> CLOSED_HISTORY_COLUMNS = java.util.List.of("history_id", "valid_from",
+            "valid_to", "operation", "chain_no", "context");
     public static final String SESSION_USER_COLUMN = "db_session_user";
     public static final String TRANSACTION_ID_COLUMN = "transaction_id";
+    /** With HistoryStorage.CURRENT_IN_TABLE: the start of the row's current version, kept in the table. */
+    public static final String CURRENT_FROM_COLUMN = "tidemark_valid_from";
+    /** With HistoryStorage.CURRENT_IN_TABLE: the change context of the row's current version, kept in the table. */
+    public static final String CURRENT_CONTEXT_COLUMN = "tidemark_context";
 
     private static final String COLUMNS = """
             SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod) AS type, a.atttypid,
                    CASE WHEN a.attcollation <> 0 AND a.attcollation <> t.typcollation
                         THEN pg_catalog.quote_ident(cn.nspname) || '.' || pg_catalog.quote_ident(co.collname)
-                   END AS collation
+                   END AS collation,
+                   a.attgenerated::text AS generated
               FROM pg_catalog.pg_attribute a
               JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
               LEFT JOIN pg_catalog.pg_collation co ON co.oid = a.attcollation
@@ -110,13 +121,26 @@ public final class CatalogReader {
                     + " table (relkind '" + kind + "'); history triggers are generated for ordinary tables only"
                     + ("p".equals(kind) ? " (install history on each partition instead)" : ""));
         }
+        boolean currentInTable = config.storage() == io.tidemark.history.HistoryStorage.CURRENT_IN_TABLE;
         Map<Long, Boolean> equalityCache = new HashMap<>();
         List<Column> all = new ArrayList<>();
+        Set<String> generated = new LinkedHashSet<>();
         for (Object[] row : Jdbc.query(c, COLUMNS, rs -> new Object[] {rs.getString(1), rs.getString(2),
-                rs.getLong(3), rs.getString(4)}, oid)) {
+                rs.getLong(3), rs.getString(4), rs.getString(5)}, oid)) {
             long typeOid = (Long) row[2];
             boolean noEquality = !hasEquality(c, typeOid, equalityCache);
             all.add(new Column((String) row[0], (String) row[1], (String) row[3], noEquality));
+            String generation = (String) row[4];
+            if ("s".equals(generation) || "v".equals(generation)) {
+                generated.add((String) row[0]);
+            }
+            if ("v".equals(generation) && currentInTable && !config.excludedColumns().contains((String) row[0])) {
+                // Measured on PostgreSQL 18: the archiving trigger reads NULL for a virtual column's old value.
+                throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, "column \"" + row[0]
+                        + "\" is a virtual generated column, whose value the archiving trigger of"
+                        + " HistoryStorage.CURRENT_IN_TABLE cannot read; exclude it (history keeps the columns it is"
+                        + " computed from) or make it STORED");
+            }
         }
         List<String> keyNames = Jdbc.query(c, PRIMARY_KEY, rs -> rs.getString(1), oid);
         if (keyNames.isEmpty()) {
@@ -137,6 +161,9 @@ public final class CatalogReader {
         }
         List<Column> versioned = new ArrayList<>();
         for (Column col : all) {
+            if (currentInTable && (col.name().equals(CURRENT_FROM_COLUMN) || col.name().equals(CURRENT_CONTEXT_COLUMN))) {
+                continue; // the current version's period and context: history's own columns, not versioned data
+            }
             if (!config.excludedColumns().contains(col.name())) {
                 checkNotReserved(config, col.name());
                 versioned.add(col);
@@ -156,7 +183,54 @@ public final class CatalogReader {
                         + "\" has type " + col.type() + "; it must be timestamptz, timestamp or date");
             }
         }
-        return new TableShape(table, all, versioned, key);
+        if (currentInTable) {
+            for (Column k : key) {
+                if (generated.contains(k.name())) {
+                    // The UPDATE trigger tells a key update from NEW's key, which a BEFORE trigger cannot read.
+                    throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, "primary-key column \""
+                            + k.name() + "\" is generated; HistoryStorage.CURRENT_IN_TABLE needs a key its BEFORE"
+                            + " UPDATE trigger can read. Use HistoryStorage.HISTORY_TABLE for this table");
+                }
+            }
+            refuseGeneratedFromExcluded(c, config, oid, versioned, generated);
+        }
+        return new TableShape(table, all, versioned, key, generated);
+    }
+
+    /**
+     * CURRENT_IN_TABLE compares a generated column through the columns it is computed from (a BEFORE trigger cannot
+     * read its new value). A versioned generated column computed from an excluded column would change unarchived
+     * when only that column changes: refused, naming both.
+     */
+    private static void refuseGeneratedFromExcluded(Connection c, TemporalTable config, long oid,
+                                                    List<Column> versioned, Set<String> generated)
+            throws SQLException {
+        for (Column col : versioned) {
+            if (!generated.contains(col.name())) {
+                continue;
+            }
+            List<String> sources = Jdbc.query(c, """
+                    SELECT DISTINCT b.attname::text
+                      FROM pg_catalog.pg_attribute g
+                      JOIN pg_catalog.pg_attrdef d ON d.adrelid = g.attrelid AND d.adnum = g.attnum
+                      -- Recorded on the column default (newer servers) or on the column itself (older ones).
+                      JOIN pg_catalog.pg_depend dep
+                        ON ((dep.classid = 'pg_catalog.pg_attrdef'::pg_catalog.regclass AND dep.objid = d.oid)
+                            OR (dep.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND dep.objid = g.attrelid
+                                AND dep.objsubid = g.attnum))
+                       AND dep.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
+                       AND dep.refobjid = g.attrelid AND dep.refobjsubid > 0 AND dep.refobjsubid <> g.attnum
+                      JOIN pg_catalog.pg_attribute b ON b.attrelid = g.attrelid AND b.attnum = dep.refobjsubid
+                     WHERE g.attrelid = ? AND g.attname = ?
+                     ORDER BY 1""", rs -> rs.getString(1), oid, col.name());
+            List<String> excluded = sources.stream().filter(config.excludedColumns()::contains).toList();
+            if (!excluded.isEmpty()) {
+                throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, HistoryNames.table(config)
+                        .toString(), "generated column \"" + col.name() + "\" is computed from excluded column(s) "
+                        + excluded + "; with HistoryStorage.CURRENT_IN_TABLE a change of a generated column is seen"
+                        + " in the columns it is computed from, so exclude it too or version them");
+            }
+        }
     }
 
     private static void checkNotReserved(TemporalTable config, String column) {
@@ -167,6 +241,16 @@ public final class CatalogReader {
             throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, HistoryNames.table(config).toString(), "column \""
                     + column + "\" has the name of a column every history table adds (" + FIXED_HISTORY_COLUMNS
                     + " and the opt-in db_session_user, transaction_id); rename it or exclude it from history");
+        }
+        // The closed versions keep the context in one column, and the view adds the stored start: a versioned column
+        // of either name would collide there (the table's own two columns are not versioned, see read()).
+        if (config.storage() == io.tidemark.history.HistoryStorage.CURRENT_IN_TABLE
+                && (column.equals("context") || column.equals(CURRENT_FROM_COLUMN)
+                    || column.equals(CURRENT_CONTEXT_COLUMN))) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, HistoryNames.table(config).toString(), "column \""
+                    + column + "\" has the name of a column HistoryStorage.CURRENT_IN_TABLE adds (context in the"
+                    + " closed versions, " + CURRENT_FROM_COLUMN + " in the history view, " + CURRENT_FROM_COLUMN
+                    + " and " + CURRENT_CONTEXT_COLUMN + " in the table); rename it or exclude it from history");
         }
     }
 

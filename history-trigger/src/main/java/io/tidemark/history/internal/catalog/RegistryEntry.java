@@ -53,11 +53,22 @@ public record RegistryEntry(PgName table, PgName historyTable, List<String> keyC
         o.put("truncatePolicy", config.truncatePolicy().name());
         o.put("triggerMode", config.triggerMode().name());
         o.put("periodIndex", config.periodIndex());
+        if (config.storage() != io.tidemark.history.HistoryStorage.HISTORY_TABLE) {
+            // Only when not the default, so registries written before the option existed stay without drift.
+            o.put("storage", config.storage().name());
+        }
         o.put("sessionUserColumn", config.sessionUserColumn());
         o.put("transactionIdColumn", config.transactionIdColumn());
         ArrayNode excluded = o.putArray("excluded");
         config.excludedColumns().stream().sorted().forEach(excluded::add);
         return o.toString();
+    }
+
+    /** The storage this entry was installed with (registries without the option hold the default). */
+    public io.tidemark.history.HistoryStorage storage() {
+        JsonNode storage = read(optionsJson).get("storage");
+        return storage == null ? io.tidemark.history.HistoryStorage.HISTORY_TABLE
+                : io.tidemark.history.HistoryStorage.valueOf(storage.asText());
     }
 
     public String keyColumnsJson() {

@@ -1,5 +1,6 @@
 package io.tidemark.history.internal.ddl;
 
+import io.tidemark.history.HistoryStorage;
 import io.tidemark.history.TemporalTable;
 import io.tidemark.history.TriggerMode;
 import io.tidemark.sync.ErrorCode;
@@ -31,8 +32,14 @@ public final class HistoryNames {
     private final String openIndex;
     private final String chainIndex;
     private final String periodIndex;
+    private final HistoryStorage storage;
+    private final PgName closedTable;
+    private final String closedKeyIndex;
+    private final String closedChainIndex;
+    private final String closedPeriodIndex;
 
-    private HistoryNames(PgName table, PgName historyTable) {
+    private HistoryNames(PgName table, PgName historyTable, HistoryStorage storage) {
+        this.storage = storage;
         this.table = table;
         this.historyTable = historyTable;
         String schema = historyTable.schema().orElseThrow();
@@ -51,6 +58,12 @@ public final class HistoryNames {
         generated.put("chain-start index", base + "_chain_uq");
         generated.put("period index", base + "_period_idx");
         generated.put("as-of function", table.name() + "_as_of");
+        if (storage == HistoryStorage.CURRENT_IN_TABLE) {
+            generated.put("closed-versions table", base + "_closed");
+            generated.put("closed-versions key index", base + "_closed_key_idx");
+            generated.put("closed-versions chain-start index", base + "_closed_chain_uq");
+            generated.put("closed-versions period index", base + "_closed_period_idx");
+        }
         generated.forEach((what, name) -> check(table, what, name));
         this.writeFunction = PgName.of(schema, generated.get("write function"));
         this.truncateFunction = PgName.of(schema, generated.get("truncate function"));
@@ -64,11 +77,15 @@ public final class HistoryNames {
         this.openIndex = generated.get("open-version index");
         this.chainIndex = generated.get("chain-start index");
         this.periodIndex = generated.get("period index");
+        this.closedTable = PgName.of(schema, base + "_closed");
+        this.closedKeyIndex = base + "_closed_key_idx";
+        this.closedChainIndex = base + "_closed_chain_uq";
+        this.closedPeriodIndex = base + "_closed_period_idx";
     }
 
     /** The names {@code config} generates. */
     public static HistoryNames of(TemporalTable config) {
-        return new HistoryNames(table(config), history(config));
+        return new HistoryNames(table(config), history(config), config.storage());
     }
 
     /** The configured table as a name the SQL generators quote. */
@@ -82,10 +99,10 @@ public final class HistoryNames {
     }
 
     /** The names for {@code table}, whose history is {@code historyTable} or, when null, {@code <table>_history}. */
-    public static HistoryNames of(PgName table, PgName historyTable) {
+    public static HistoryNames of(PgName table, PgName historyTable, HistoryStorage storage) {
         PgName history = historyTable != null ? historyTable
                 : PgName.of(table.schema().orElseThrow(), checkedHistoryName(table));
-        return new HistoryNames(table, history);
+        return new HistoryNames(table, history, storage);
     }
 
     private static String checkedHistoryName(PgName table) {
@@ -110,8 +127,49 @@ public final class HistoryNames {
         return table;
     }
 
+    /**
+     * Where history is read: the history table, or with {@link HistoryStorage#CURRENT_IN_TABLE} the view of the same
+     * name that presents the closed versions and the table's current rows in the history table's columns.
+     */
     public PgName historyTable() {
         return historyTable;
+    }
+
+    /** Where history rows are written (and pruned): the history table, or the closed-versions table. */
+    public PgName storedHistory() {
+        return storage == HistoryStorage.CURRENT_IN_TABLE ? closedTable : historyTable;
+    }
+
+    /** {@code <history>_closed}: the superseded versions and tombstones of {@link HistoryStorage#CURRENT_IN_TABLE}. */
+    public PgName closedTable() {
+        return closedTable;
+    }
+
+    public String closedKeyIndex() {
+        return closedKeyIndex;
+    }
+
+    public String closedChainIndex() {
+        return closedChainIndex;
+    }
+
+    public String closedPeriodIndex() {
+        return closedPeriodIndex;
+    }
+
+    /** The indexes this storage creates on the table history is written to. */
+    public java.util.List<String> indexes(boolean withPeriodIndex) {
+        java.util.List<String> indexes = new java.util.ArrayList<>(storage == HistoryStorage.CURRENT_IN_TABLE
+                ? java.util.List.of(closedKeyIndex, closedChainIndex) : java.util.List.of(keyIndex, openIndex, chainIndex));
+        if (withPeriodIndex) {
+            indexes.add(storage == HistoryStorage.CURRENT_IN_TABLE ? closedPeriodIndex : periodIndex);
+        }
+        return indexes;
+    }
+
+    /** The triggers that write history for this storage in {@code mode}. */
+    public java.util.List<String> writeTriggers(TriggerMode mode, HistoryStorage storage) {
+        return storage == HistoryStorage.CURRENT_IN_TABLE ? statementTriggers() : writeTriggers(mode);
     }
 
     /** The row trigger's function: {@code <history>_write()}. */

@@ -4,6 +4,7 @@ import io.tidemark.history.internal.catalog.CatalogReader;
 import io.tidemark.history.internal.catalog.Column;
 import io.tidemark.history.internal.catalog.RegistryEntry;
 import io.tidemark.history.internal.catalog.TableShape;
+import io.tidemark.history.HistoryStorage;
 import io.tidemark.history.TemporalTable;
 import io.tidemark.history.TriggerMode;
 import io.tidemark.history.TruncatePolicy;
@@ -39,11 +40,11 @@ public final class HistorySql {
     static final String CONTEXT_COLUMNS = "changed_by, changed_by_name, correlation_id, reason, extra";
     static final String CONTEXT_VALUES = "_changed_by, _changed_by_name, _correlation_id, _reason, _extra";
 
-    private final TemporalTable config;
+    final TemporalTable config;
     final TableShape shape;
-    private final HistoryNames names;
+    final HistoryNames names;
     final String history;
-    private final String table;
+    final String table;
 
     public HistorySql(TemporalTable config, TableShape shape) {
         this.config = config;
@@ -102,7 +103,15 @@ public final class HistorySql {
                         .with("history", history).with("definition", definition).render());
     }
 
+    /** The {@link HistoryStorage#CURRENT_IN_TABLE} generator, or null for the history table shape. */
+    CurrentInTableSql current() {
+        return config.storage() == HistoryStorage.CURRENT_IN_TABLE ? new CurrentInTableSql(this) : null;
+    }
+
     public List<SqlStep> createIndexes() {
+        if (current() != null) {
+            return current().createIndexes();
+        }
         List<SqlStep> steps = new ArrayList<>();
         steps.add(keyIndex());
         steps.add(openVersionIndex());
@@ -135,7 +144,7 @@ public final class HistorySql {
                 false, names.periodIndex(), "USING gist (tstzrange(valid_from, valid_to))");
     }
 
-    private SqlStep index(String comment, boolean unique, String name, String definition) {
+    SqlStep index(String comment, boolean unique, String name, String definition) {
         return new SqlStep(comment, SqlTemplate.of("CREATE {{unique}}INDEX IF NOT EXISTS {{name}} ON {{history}} {{definition}}")
                 .with("unique", unique ? "UNIQUE " : "")
                 .with("name", PgName.quote(name))
@@ -148,6 +157,9 @@ public final class HistorySql {
 
     /** The body of {@code <history>_write()}, exactly as PostgreSQL stores it in {@code prosrc}. */
     public String writeFunctionBody() {
+        if (current() != null) {
+            return current().writeBody();
+        }
         return config.triggerMode() == TriggerMode.ROW ? rowFunctionBody() : new StatementTriggerSql(this).body();
     }
 
@@ -286,6 +298,9 @@ public final class HistorySql {
 
     /** The triggers that call the write function: one row trigger, or three statement triggers. */
     public List<SqlStep> writeTriggers() {
+        if (current() != null) {
+            return current().writeTriggers();
+        }
         if (config.triggerMode() == TriggerMode.ROW) {
             return List.of(new SqlStep("Every row change of the table, whoever makes it, is recorded in the same statement.",
                     trigger(names.rowTrigger(), SqlTemplate.of("AFTER INSERT OR UPDATE OR DELETE ON {{table}}")
@@ -307,7 +322,7 @@ public final class HistorySql {
     }
 
     /** {@code CREATE OR REPLACE TRIGGER}: {@code when} is the timing, event and table, {@code each} ROW or STATEMENT. */
-    private static String trigger(String name, String when, String each, PgName function) {
+    static String trigger(String name, String when, String each, PgName function) {
         return SqlTemplate.of("""
                 CREATE OR REPLACE TRIGGER {{name}}
                     {{when}}
@@ -321,6 +336,9 @@ public final class HistorySql {
 
     /** The triggers of the other mode, dropped when evolve switches modes. */
     public List<SqlStep> dropOtherModeTriggers() {
+        if (current() != null) {
+            return List.of(); // one set of triggers whatever the mode
+        }
         TriggerMode other = config.triggerMode() == TriggerMode.ROW ? TriggerMode.STATEMENT : TriggerMode.ROW;
         return names.writeTriggers(other).stream().map(t -> new SqlStep("Switching trigger mode.",
                 SqlTemplate.of("DROP TRIGGER IF EXISTS {{trigger}} ON {{table}}")
@@ -330,6 +348,9 @@ public final class HistorySql {
     // --- TRUNCATE ------------------------------------------------------------------------------------------------
 
     public String truncateFunctionBody() {
+        if (current() != null && current().truncateBody() != null) {
+            return current().truncateBody();
+        }
         if (config.truncatePolicy() == TruncatePolicy.REFUSE) {
             return SqlTemplate.of("""
 
@@ -380,12 +401,13 @@ public final class HistorySql {
                 revokeFromPublic(names.truncateFunction().quoted()));
     }
 
-    private static String revokeFromPublic(String function) {
+    static String revokeFromPublic(String function) {
         return SqlTemplate.of("REVOKE ALL ON FUNCTION {{function}}() FROM PUBLIC").with("function", function).render();
     }
 
     public SqlStep truncateTrigger() {
-        String timing = config.truncatePolicy() == TruncatePolicy.REFUSE ? "BEFORE" : "AFTER";
+        // With the current version in the table, TRUNCATE archives the rows before they go.
+        String timing = config.truncatePolicy() == TruncatePolicy.REFUSE || current() != null ? "BEFORE" : "AFTER";
         return new SqlStep("TRUNCATE policy: " + config.truncatePolicy() + ".",
                 trigger(names.truncateTrigger(), SqlTemplate.of("{{timing}} TRUNCATE ON {{table}}")
                                 .with("timing", timing).with("table", table).render(), "STATEMENT",
@@ -414,17 +436,18 @@ public final class HistorySql {
                               USING ERRCODE = 'data_exception';
                     END IF;
                     RETURN QUERY
-                    SELECT {{select}}
-                      FROM {{history}} AS h
-                     WHERE tstzrange(h.valid_from, h.valid_to) @> at;
+                {{query}};
                 END;
                 """)
                 .with("registry", REGISTRY)
                 .with("schema", PgName.literal(shape.table().schema().orElseThrow()))
                 .with("table", PgName.literal(shape.table().name()))
                 .with("table_in_format", escapeFormat(shape.table().toString()))
-                .with("select", select)
-                .with("history", history)
+                .with("query", (current() != null ? current().asOfQuery() : SqlTemplate.of("""
+                            SELECT {{select}}
+                              FROM {{history}} AS h
+                             WHERE tstzrange(h.valid_from, h.valid_to) @> at""")
+                        .with("select", select).with("history", history).render()).replaceAll("(?m)^(?=.)", "    "))
                 .render();
     }
 
@@ -585,7 +608,7 @@ public final class HistorySql {
 
     // --- helpers -------------------------------------------------------------------------------------------------
 
-    private SqlStep function(PgName name, String body, String comment) {
+    SqlStep function(PgName name, String body, String comment) {
         return new SqlStep(comment, SqlTemplate.of("""
                 CREATE OR REPLACE FUNCTION {{function}}()
                     RETURNS trigger
@@ -620,7 +643,7 @@ public final class HistorySql {
     }
 
     /** A transaction-local setting, NULL when absent or empty. */
-    private static String setting(String name) {
+    static String setting(String name) {
         return SqlTemplate.of("CASE WHEN pg_catalog.current_setting({{name}}, true) OPERATOR(pg_catalog.<>) ''"
                         + " THEN pg_catalog.current_setting({{name}}, true) END")
                 .with("name", PgName.literal(name)).render();
@@ -651,7 +674,12 @@ public final class HistorySql {
      * search_path and has no qualified form. Columns without an equality operator are compared as text.
      */
     String unchanged(String left, String right, String separator) {
-        return shape.versioned().stream().map(c -> {
+        return unchanged(shape.versioned(), left, right, separator);
+    }
+
+    /** The no-op test over {@code columns}: every one equal in {@code left} and {@code right}, NULLs equal. */
+    String unchanged(List<Column> columns, String left, String right, String separator) {
+        return columns.stream().map(c -> {
             String cast = c.noEquality() ? "::pg_catalog.text" : "";
             String l = left + c.quoted() + cast;
             String r = right + c.quoted() + cast;
@@ -673,7 +701,7 @@ public final class HistorySql {
     }
 
     /** A name inside a RAISE format string and a SQL literal: quote doubled, % doubled. */
-    private static String escapeFormat(String text) {
+    static String escapeFormat(String text) {
         return text.replace("'", "''").replace("%", "%%");
     }
 }

@@ -21,6 +21,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /** Installs a temporal table, or renders the installation as a script. */
@@ -96,12 +97,24 @@ public final class Installer {
             Jdbc.execute(c, new HistorySql(config, null).lockTable().sql());
             TableShape shape = CatalogReader.read(c, config);
             Optional<RegistryEntry> existing = Registry.find(c, HistoryNames.table(config));
+            if (existing.isPresent() && existing.get().storage() != config.storage()) {
+                throw SchemaMaintenance.storageChanged(object, existing.get(), config);
+            }
             if (existing.isPresent()) {
                 List<String> repairs = new SchemaMaintenance(config).evolveLocked(c, existing.get(), shape).actions();
                 return new InstallReport(false, 0, repairs);
             }
             refuseCollisions(c);
             HistorySql sql = new HistorySql(config, shape);
+            if (sql.current() != null) {
+                List<String> later = CatalogObjects.beforeRowUpdateTriggersAfter(c, HistoryNames.table(config),
+                        HistoryNames.of(config).statementTriggers().get(1));
+                if (!later.isEmpty()) {
+                    throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object,
+                            sql.current().laterUpdateTriggersProblem(later) + ". Nothing was installed.");
+                }
+                return installCurrentInTable(c, sql, progress);
+            }
             SqlStep seed = sql.seed();
             long seeded = 0;
             for (SqlStep step : installSteps(sql)) {
@@ -121,8 +134,39 @@ public final class Installer {
         });
     }
 
+    /**
+     * With the current version in the table there is nothing to seed: every existing row is its own open version
+     * once the table has its two columns. Progress hears the row count at once.
+     */
+    private InstallReport installCurrentInTable(Connection c, HistorySql sql, InstallProgress progress)
+            throws SQLException {
+        long rows = Jdbc.query(c, sql.countRows(), rs -> rs.getLong(1)).get(0);
+        if (progress != null) {
+            progress.seeded(0, rows);
+        }
+        for (SqlStep step : installSteps(sql)) {
+            Jdbc.execute(c, step.sql());
+        }
+        if (progress != null && rows > 0) {
+            progress.seeded(rows, rows);
+        }
+        Jdbc.execute(c, sql.register(RegistryEntry.of(config, sql.shape, List.of(), sql)).sql());
+        return new InstallReport(true, rows, List.of());
+    }
+
     /** Creation, seed, indexes (after the seed: faster on a big table), functions, triggers, as-of. */
     static List<SqlStep> installSteps(HistorySql sql) {
+        CurrentInTableSql current = sql.current();
+        if (current != null) {
+            List<SqlStep> steps = new ArrayList<>();
+            steps.add(current.addCurrentColumns());
+            sql.config.seedValidFromColumn().ifPresent(column -> steps.add(current.seedFrom(column)));
+            steps.add(current.createClosedTable());
+            steps.addAll(current.createIndexes());
+            steps.add(current.createView());
+            steps.addAll(functionsAndTriggers(sql));
+            return steps;
+        }
         List<SqlStep> steps = new ArrayList<>();
         steps.add(sql.createHistoryTable());
         steps.add(sql.seed());
@@ -176,7 +220,23 @@ public final class Installer {
                         + " Drop or rename it, or choose another history table name");
             }
         }
-        for (String index : List.of(names.keyIndex(), names.openIndex(), names.chainIndex(), names.periodIndex())) {
+        if (config.storage() == io.tidemark.history.HistoryStorage.CURRENT_IN_TABLE) {
+            if (CatalogObjects.relationExists(c, historySchema, names.closedTable().name())) {
+                throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, names.closedTable()
+                        + " already exists and is not a registered history table. Rename or drop it, or choose"
+                        + " another name with historyTable(...)");
+            }
+            Map<String, String> columns = CatalogObjects.columns(c, HistoryNames.table(config));
+            for (String column : List.of(CatalogReader.CURRENT_FROM_COLUMN, CatalogReader.CURRENT_CONTEXT_COLUMN)) {
+                if (columns.containsKey(column)) {
+                    throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, "the table already has a"
+                            + " column " + column + ", which HistoryStorage.CURRENT_IN_TABLE adds to keep the current"
+                            + " version; rename it, or use HistoryStorage.HISTORY_TABLE");
+                }
+            }
+        }
+        for (String index : List.of(names.keyIndex(), names.openIndex(), names.chainIndex(), names.periodIndex(),
+                names.closedKeyIndex(), names.closedChainIndex(), names.closedPeriodIndex())) {
             if (CatalogObjects.relationExists(c, historySchema, index)) {
                 throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, "relation " + historySchema
                         + "." + index + " already exists; choose another history table name");

@@ -63,6 +63,20 @@ public final class SchemaMaintenance {
         });
     }
 
+    /**
+     * Switching storage shapes in place is not offered: the history would have to be rewritten under the install's
+     * lock. Refusing names the way that works today.
+     */
+    static TidemarkException storageChanged(String object, RegistryEntry entry, TemporalTable config) {
+        return TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, "history is installed with storage "
+                + entry.storage() + " but configured with " + config.storage() + "; Tidemark does not convert a"
+                + " history between storage shapes. Keep storage(HistoryStorage." + entry.storage() + "), or run"
+                + " uninstall(), rename or drop " + entry.historyTable() + (entry.storage()
+                == io.tidemark.history.HistoryStorage.CURRENT_IN_TABLE ? " and its _closed table, drop the table's"
+                + " columns " + CatalogReader.CURRENT_FROM_COLUMN + " and " + CatalogReader.CURRENT_CONTEXT_COLUMN : "")
+                + ", and install() again (the new history starts at that install)");
+    }
+
     /** Repairs drift; the caller holds the table lock and the transaction. */
     VerifyReport evolveLocked(Connection c, RegistryEntry entry, TableShape shape) throws SQLException {
         List<Drift> drifts = drifts(c, entry, shape);
@@ -78,18 +92,45 @@ public final class SchemaMaintenance {
                     + " and evolve again, which adds a fresh column of the new type, or uninstall and install with a"
                     + " new history table. Nothing was changed.");
         }
-        if (drifts.stream().anyMatch(d -> d.kind() == Drift.Kind.HISTORY_TABLE_MISSING)) {
-            throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, "history table " + entry.historyTable()
-                    + " is gone, and with it the history; evolve cannot restore it. Run uninstall() and install()"
-                    + " to start a new history.");
+        List<String> conflicts = drifts.stream().filter(d -> d.kind() == Drift.Kind.CONFLICTING_TRIGGER)
+                .map(Drift::detail).toList();
+        if (!conflicts.isEmpty()) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, String.join("; ", conflicts)
+                    + ". Nothing was changed.");
         }
         HistorySql sql = new HistorySql(config, shape);
+        CurrentInTableSql current = sql.current();
+        PgName stored = current != null ? HistoryNames.of(config).closedTable() : entry.historyTable();
+        if (drifts.stream().anyMatch(d -> d.kind() == Drift.Kind.HISTORY_TABLE_MISSING)) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, (current != null
+                    ? "closed-versions table " : "history table ") + stored + " is gone, and with it the history;"
+                    + " evolve cannot restore it. Run uninstall() and install() to start a new history.");
+        }
         List<String> actions = new ArrayList<>();
-        Map<String, String> historyColumns = CatalogObjects.columns(c, entry.historyTable());
+        // The versioned columns are checked against where history is stored (the view may be gone, see drifts()).
+        Map<String, String> historyColumns = CatalogObjects.columns(c, stored);
+        boolean viewChanged = drifts.stream().anyMatch(d -> d.kind() == Drift.Kind.HISTORY_VIEW_MISSING
+                || d.kind() == Drift.Kind.HISTORY_VIEW_CHANGED);
         for (Column column : shape.versioned()) {
             if (!historyColumns.containsKey(column.name())) {
-                execute(c, sql.addHistoryColumn(column.quoted() + " " + column.typeDefinition()), actions,
-                        "added column " + column.name() + " " + column.typeDefinition() + " to " + entry.historyTable());
+                execute(c, current != null ? current.addClosedColumn(column.quoted() + " " + column.typeDefinition())
+                                : sql.addHistoryColumn(column.quoted() + " " + column.typeDefinition()), actions,
+                        "added column " + column.name() + " " + column.typeDefinition() + " to " + stored);
+                viewChanged = true;
+            }
+        }
+        if (current != null) {
+            Jdbc.execute(c, current.setDefaults().sql());
+        }
+        if (current != null && (viewChanged || !names(entry.versioned()).equals(names(shape.versioned())))) {
+            // A view's columns can only be appended to; it is rebuilt (with its grants, below).
+            refuseDependentViews(c, entry.historyTable(), "evolve() rebuilds it");
+            // Readers keep their access: the view's grants are given again to the rebuilt view.
+            List<String> grants = CatalogObjects.grants(c, entry.historyTable());
+            Jdbc.execute(c, current.dropView().sql());
+            execute(c, current.createView(orphans(entry, shape)), actions, "rebuilt view " + entry.historyTable());
+            for (String grant : grants) {
+                Jdbc.execute(c, grant);
             }
         }
         if (config.sessionUserColumn() && !historyColumns.containsKey(CatalogReader.SESSION_USER_COLUMN)) {
@@ -110,7 +151,7 @@ public final class SchemaMaintenance {
             Jdbc.execute(c, step.sql());
         }
         HistoryNames names = HistoryNames.of(config);
-        List<String> triggers = new ArrayList<>(names.writeTriggers(config.triggerMode()));
+        List<String> triggers = new ArrayList<>(names.writeTriggers(config.triggerMode(), config.storage()));
         triggers.add(names.truncateTrigger());
         for (String trigger : triggers) {
             // CREATE OR REPLACE TRIGGER keeps a disabled trigger disabled.
@@ -131,8 +172,28 @@ public final class SchemaMaintenance {
         HistoryTransactions.inTransaction(dataSource, object, "uninstalling history", c -> {
             CatalogReader.pinSearchPath(c);
             HistoryNames names = HistoryNames.of(config);
-            if (CatalogReader.tableOid(c, HistoryNames.table(config)).isPresent()) {
-                Jdbc.execute(c, new HistorySql(config, null).lockTable().sql());
+            // The shape installed decides what to remove; without a registry row, the configured one.
+            boolean currentInTable = (Registry.exists(c) ? Registry.find(c, HistoryNames.table(config))
+                    .map(RegistryEntry::storage).orElse(config.storage()) : config.storage())
+                    == io.tidemark.history.HistoryStorage.CURRENT_IN_TABLE;
+            HistorySql plain = new HistorySql(config, null);
+            boolean tableExists = CatalogReader.tableOid(c, HistoryNames.table(config)).isPresent();
+            if (tableExists) {
+                Jdbc.execute(c, plain.lockTable().sql()); // first, as install and evolve do
+            }
+            if (currentInTable) {
+                String schema = names.historyTable().schema().orElseThrow();
+                if (CatalogObjects.relationKind(c, schema, names.historyTable().name()).filter("v"::equals).isPresent()) {
+                    refuseDependentViews(c, names.historyTable(), "uninstall() drops it");
+                    Jdbc.execute(c, new CurrentInTableSql(plain).dropView().sql());
+                }
+            }
+            if (tableExists) {
+                Map<String, String> columns = CatalogObjects.columns(c, HistoryNames.table(config));
+                if (currentInTable && columns.containsKey(CatalogReader.CURRENT_FROM_COLUMN)
+                        && columns.containsKey(CatalogReader.CURRENT_CONTEXT_COLUMN)) {
+                    Jdbc.execute(c, new CurrentInTableSql(plain).releaseCurrentColumns().sql());
+                }
                 List<String> triggers = new ArrayList<>(names.statementTriggers());
                 triggers.add(names.rowTrigger());
                 triggers.add(names.truncateTrigger());
@@ -166,18 +227,32 @@ public final class SchemaMaintenance {
                     + " table " + entry.historyTable() + " but configured with " + names.historyTable()
                     + "; configure the installed name, or uninstall first");
         }
+        if (entry.storage() != config.storage()) {
+            throw storageChanged(object, entry, config);
+        }
         if (!RegistryEntry.sameJson(entry.optionsJson(), RegistryEntry.optionsJson(config))) {
             drifts.add(new Drift(Drift.Kind.OPTIONS_CHANGED, "installed with " + entry.optionsJson()
                     + ", configured with " + RegistryEntry.optionsJson(config)));
         }
-        if (!CatalogObjects.relationExists(c, entry.historyTable().schema().orElseThrow(),
-                entry.historyTable().name())) {
-            drifts.add(new Drift(Drift.Kind.HISTORY_TABLE_MISSING, "history table " + entry.historyTable()
-                    + " does not exist"));
+        boolean currentInTable = config.storage() == io.tidemark.history.HistoryStorage.CURRENT_IN_TABLE;
+        String historySchema = entry.historyTable().schema().orElseThrow();
+        // Where the history itself is: the history table, or the closed versions of CURRENT_IN_TABLE (the view of
+        // the history table's name only presents them, and a DROP COLUMN ... CASCADE drops it with nothing lost).
+        PgName stored = currentInTable ? names.closedTable() : entry.historyTable();
+        if (!CatalogObjects.relationExists(c, historySchema, stored.name())) {
+            drifts.add(new Drift(Drift.Kind.HISTORY_TABLE_MISSING, (currentInTable ? "closed-versions table "
+                    : "history table ") + stored + " does not exist"));
             return drifts;
         }
+        Optional<String> viewKind = currentInTable
+                ? CatalogObjects.relationKind(c, historySchema, entry.historyTable().name()) : Optional.empty();
+        if (currentInTable && viewKind.isEmpty()) {
+            drifts.add(new Drift(Drift.Kind.HISTORY_VIEW_MISSING, "view " + entry.historyTable() + " is missing (a"
+                    + " DROP COLUMN ... CASCADE of a versioned column drops it); the closed versions in " + stored
+                    + " are intact and evolve() recreates it"));
+        }
         // The history table itself says which type history holds for a column; the registry says what was versioned.
-        Map<String, String> historyColumns = CatalogObjects.columns(c, entry.historyTable());
+        Map<String, String> historyColumns = CatalogObjects.columns(c, stored);
         Map<String, Column> registered = byName(entry.versioned());
         Map<String, Column> current = byName(shape.versioned());
         for (Column column : shape.versioned()) {
@@ -199,18 +274,17 @@ public final class SchemaMaintenance {
                         + " is no longer versioned (dropped or excluded); history keeps it as an orphan"));
             }
         }
-        for (String column : CatalogReader.FIXED_HISTORY_COLUMNS) {
+        for (String column : currentInTable ? CatalogReader.CLOSED_HISTORY_COLUMNS
+                : CatalogReader.FIXED_HISTORY_COLUMNS) {
             if (!historyColumns.containsKey(column)) {
-                drifts.add(new Drift(Drift.Kind.HISTORY_COLUMN_MISSING, "history table " + entry.historyTable()
+                drifts.add(new Drift(Drift.Kind.HISTORY_COLUMN_MISSING, "history table " + stored
                         + " has no column " + column));
             }
         }
-        String historySchema = entry.historyTable().schema().orElseThrow();
-        List<String> indexes = new ArrayList<>(List.of(names.keyIndex(), names.openIndex(), names.chainIndex()));
-        if (config.periodIndex()) {
-            indexes.add(names.periodIndex());
+        if (currentInTable) {
+            currentInTableDrifts(c, entry, shape, viewKind, drifts);
         }
-        for (String index : indexes) {
+        for (String index : names.indexes(config.periodIndex())) {
             if (!CatalogObjects.relationExists(c, historySchema, index)) {
                 drifts.add(new Drift(Drift.Kind.INDEX_MISSING, "index " + historySchema + "." + index + " is missing"));
             }
@@ -220,11 +294,93 @@ public final class SchemaMaintenance {
         checkFunction(c, names.truncateFunction(), "", sql.truncateFunctionBody(), true, drifts, null);
         checkFunction(c, names.asOfFunction(), "timestamp with time zone", sql.asOfFunctionBody(), false, drifts,
                 null);
-        for (String trigger : names.writeTriggers(config.triggerMode())) {
+        for (String trigger : names.writeTriggers(config.triggerMode(), config.storage())) {
             checkTrigger(c, trigger, names.writeFunction(), drifts);
         }
         checkTrigger(c, names.truncateTrigger(), names.truncateFunction(), drifts);
         return drifts;
+    }
+
+    /**
+     * CURRENT_IN_TABLE: the table's two columns and their defaults, the view, and the triggers' timing, events and
+     * WHEN columns (their definitions as PostgreSQL records them; the deparsed text is not the generated text, so
+     * what can drift is compared: what fires, when, and on which columns).
+     */
+    private void currentInTableDrifts(Connection c, RegistryEntry entry, TableShape shape, Optional<String> viewKind,
+                                      List<Drift> drifts) throws SQLException {
+        HistoryNames names = HistoryNames.of(config);
+        PgName table = HistoryNames.table(config);
+        CurrentInTableSql current = new HistorySql(config, shape).current();
+        Map<String, String> tableColumns = CatalogObjects.columns(c, table);
+        for (String column : List.of(CatalogReader.CURRENT_FROM_COLUMN, CatalogReader.CURRENT_CONTEXT_COLUMN)) {
+            if (!tableColumns.containsKey(column)) {
+                drifts.add(new Drift(Drift.Kind.HISTORY_COLUMN_MISSING, "table " + table + " has no column " + column
+                        + ", which holds its current versions"));
+            }
+        }
+        String contextDefault = CatalogObjects.columnDefault(c, table, CatalogReader.CURRENT_CONTEXT_COLUMN).orElse(null);
+        if (tableColumns.containsKey(CatalogReader.CURRENT_CONTEXT_COLUMN)
+                && !current.contextDefaultMatches(contextDefault)) {
+            drifts.add(new Drift(Drift.Kind.COLUMN_DEFAULT_CHANGED, "the default of " + table + "."
+                    + CatalogReader.CURRENT_CONTEXT_COLUMN + " does not read the settings " + config.settingsPrefix()
+                    + ".*: " + contextDefault));
+        }
+        String fromDefault = CatalogObjects.columnDefault(c, table, CatalogReader.CURRENT_FROM_COLUMN).orElse(null);
+        if (tableColumns.containsKey(CatalogReader.CURRENT_FROM_COLUMN) && !"now()".equals(fromDefault)) {
+            drifts.add(new Drift(Drift.Kind.COLUMN_DEFAULT_CHANGED, "the default of " + table + "."
+                    + CatalogReader.CURRENT_FROM_COLUMN + " is " + fromDefault + ", not now()"));
+        }
+        List<String> later = CatalogObjects.beforeRowUpdateTriggersAfter(c, table, names.statementTriggers().get(1));
+        if (!later.isEmpty()) {
+            drifts.add(new Drift(Drift.Kind.CONFLICTING_TRIGGER, current.laterUpdateTriggersProblem(later)));
+        }
+        if (viewKind.isPresent()) {
+            // Compared with what was installed (the registry), so a column added since is one drift, not two.
+            List<String> expected = CurrentInTableSql.viewColumns(entry.versioned(), entry.orphans());
+            List<String> live = new ArrayList<>(CatalogObjects.columns(c, entry.historyTable()).keySet());
+            if (!"v".equals(viewKind.get())) {
+                drifts.add(new Drift(Drift.Kind.HISTORY_VIEW_CHANGED, entry.historyTable() + " is not a view"
+                        + " (relkind '" + viewKind.get() + "'); it should present the versions of " + table));
+            } else if (!live.equals(expected)) {
+                drifts.add(new Drift(Drift.Kind.HISTORY_VIEW_CHANGED, "view " + entry.historyTable() + " has the"
+                        + " columns " + live + ", not the generated " + expected));
+            }
+        }
+        for (CurrentInTableSql.ExpectedTrigger expected : current.expectedTriggers(entry.versioned())) {
+            Optional<CatalogObjects.InstalledTrigger> installed = CatalogObjects.trigger(c, table, expected.name());
+            if (installed.isEmpty() || !installed.get().function().equals(expected.function().toString())) {
+                continue; // reported as TRIGGER_MISSING
+            }
+            CatalogObjects.InstalledTrigger t = installed.get();
+            List<String> problems = new ArrayList<>();
+            if (t.type() != expected.type()) {
+                problems.add("it fires " + CurrentInTableSql.describeTriggerType(t.type()) + ", not "
+                        + CurrentInTableSql.describeTriggerType(expected.type()));
+            }
+            if (expected.whenColumns() == null ? t.hasWhen() : !t.hasWhen()
+                    || !t.whenColumns().equals(expected.whenColumns())) {
+                problems.add(expected.whenColumns() == null ? "it has a WHEN condition, which the generated one has"
+                        + " not" : "its WHEN condition reads " + (t.hasWhen() ? t.whenColumns() : "nothing")
+                        + ", not " + expected.whenColumns());
+            }
+            if (!problems.isEmpty()) {
+                drifts.add(new Drift(Drift.Kind.TRIGGER_CHANGED, "trigger " + expected.name() + " on " + table + ": "
+                        + String.join(", ", problems)));
+            }
+        }
+    }
+
+    /**
+     * The history view is dropped without CASCADE, so a view of the application's that reads it is never dropped
+     * with it; this names those views before PostgreSQL's own refusal would (whose detail a driver may not show).
+     */
+    private void refuseDependentViews(Connection c, PgName view, String why) throws SQLException {
+        List<String> dependents = CatalogObjects.dependentViews(c, view);
+        if (!dependents.isEmpty()) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_CHANGE_REFUSED, object, "view " + view + " is read by "
+                    + String.join(", ", dependents) + ", and " + why + ". Tidemark does not drop views of yours: drop"
+                    + " them, run this again and create them again. Nothing was changed.");
+        }
     }
 
     private void checkFunction(Connection c, PgName function, String args, String expectedBody,
@@ -276,6 +432,10 @@ public final class SchemaMaintenance {
         entry.versioned().forEach(col -> orphans.putIfAbsent(col.name(), col));
         shape.versioned().forEach(col -> orphans.remove(col.name()));
         return new ArrayList<>(orphans.values());
+    }
+
+    private static List<String> names(List<Column> columns) {
+        return columns.stream().map(Column::name).toList();
     }
 
     private static Map<String, Column> byName(List<Column> columns) {

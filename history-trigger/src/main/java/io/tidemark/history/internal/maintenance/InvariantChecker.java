@@ -21,6 +21,7 @@ import java.util.stream.Collectors;
 /**
  * Finds broken invariants in one history table with a single read-only query. Versions of a key are ordered by
  * (valid_from, valid_to, history_id): a tombstone's empty period then sorts before a re-insert at the same instant.
+ * With the current version in the table, the history is the view of that name; its open versions have no history_id.
  * At most {@value #LIMIT} violations are returned.
  */
 public final class InvariantChecker {
@@ -54,7 +55,7 @@ public final class InvariantChecker {
                 WITH x AS (
                     SELECT h.history_id, {{chain_key}}, h.valid_from, h.valid_to, h.operation,
                            lag(h.valid_to) OVER w AS prev_to, lag(h.operation) OVER w AS prev_op,
-                           lag(h.history_id) OVER w AS prev_id, lead(h.history_id) OVER w AS next_id
+                           lag(h.history_id) OVER w AS prev_id, lead(true) OVER w AS has_next
                       FROM {{history}} AS h
                     WINDOW w AS (PARTITION BY {{chain_key}} ORDER BY h.valid_from, h.valid_to, h.history_id)
                 )
@@ -76,7 +77,7 @@ public final class InvariantChecker {
                     SELECT 'CHAIN_NOT_TERMINATED', ARRAY[{{key_text}}], ARRAY[x.history_id],
                            'version ' || x.history_id || ' was closed at ' || x.valid_to
                            || ' but neither a next version nor a tombstone follows'
-                      FROM x WHERE x.next_id IS NULL AND x.operation <> 3 AND x.valid_to <> 'infinity'
+                      FROM x WHERE x.has_next IS NULL AND x.operation <> 3 AND x.valid_to <> 'infinity'
                     UNION ALL
                     SELECT 'MULTIPLE_OPEN', ARRAY[{{key_text}}],
                            pg_catalog.array_agg(x.history_id ORDER BY x.history_id), pg_catalog.count(*) || ' open versions'

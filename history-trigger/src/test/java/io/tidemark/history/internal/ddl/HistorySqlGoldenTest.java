@@ -4,6 +4,7 @@ import io.tidemark.sync.testsupport.Golden;
 import io.tidemark.history.internal.catalog.Column;
 import io.tidemark.history.internal.catalog.TableShape;
 import io.tidemark.history.Db;
+import io.tidemark.history.HistoryStorage;
 import io.tidemark.history.InvariantsAfterEach;
 import io.tidemark.history.TemporalTable;
 import io.tidemark.history.TriggerMode;
@@ -45,6 +46,7 @@ class HistorySqlGoldenTest {
             + "    document  bytea\n"
             + ");\n"
             + "CREATE TABLE public.policies_stmt (LIKE public.policies INCLUDING ALL);\n"
+            + "CREATE TABLE public.policies_cur (LIKE public.policies INCLUDING ALL);\n"
             + "CREATE SCHEMA \"Sales\";\n"
             + "CREATE TABLE \"Sales\".\"Order Lines\" (\n"
             + "    \"Order\"  integer,\n"
@@ -58,6 +60,9 @@ class HistorySqlGoldenTest {
     /** Statement triggers and the optional period index, on the same table (installed on a copy of it). */
     static final TemporalTable POLICIES_STATEMENT = TemporalTable.forTable("public.policies_stmt").exclude("document")
             .triggerMode(TriggerMode.STATEMENT).periodIndex(true).build();
+    /** The current version kept in the table, on another copy. */
+    static final TemporalTable POLICIES_CURRENT = TemporalTable.forTable("public.policies_cur").exclude("document")
+            .storage(HistoryStorage.CURRENT_IN_TABLE).build();
     static final TemporalTable ORDER_LINES = TemporalTable.forTable("\"Sales\".\"Order Lines\"")
             .truncatePolicy(TruncatePolicy.REFUSE).periodIndex(false).sessionUserColumn(true)
             .transactionIdColumn(true).settingsPrefix("sales_audit").seedValidFrom("noted_at").build();
@@ -86,6 +91,11 @@ class HistorySqlGoldenTest {
         return new TableShape(PgName.of("public", "policies_stmt"), p.allColumns(), p.versioned(), p.keyColumns());
     }
 
+    static TableShape policiesCurrentShape() {
+        TableShape p = policiesShape();
+        return new TableShape(PgName.of("public", "policies_cur"), p.allColumns(), p.versioned(), p.keyColumns());
+    }
+
     static TableShape orderLinesShape() {
         Column order = new Column("Order", "integer", null, false);
         Column line = new Column("line", "smallint", null, false);
@@ -106,6 +116,11 @@ class HistorySqlGoldenTest {
     }
 
     @Test
+    void the_current_in_table_storage_matches_the_golden_file() {
+        Golden.assertMatches("policies_current.sql", new Installer(POLICIES_CURRENT).render(policiesCurrentShape()));
+    }
+
+    @Test
     void quoted_names_composite_key_and_every_option_match_the_golden_file() {
         Golden.assertMatches("order_lines.sql", new Installer(ORDER_LINES).render(orderLinesShape()));
     }
@@ -115,6 +130,7 @@ class HistorySqlGoldenTest {
         Golden.assertMatches("policies.sql", POLICIES.script(ds));
         Golden.assertMatches("order_lines.sql", ORDER_LINES.script(ds));
         Golden.assertMatches("policies_statement.sql", POLICIES_STATEMENT.script(ds));
+        Golden.assertMatches("policies_current.sql", POLICIES_CURRENT.script(ds));
     }
 
     @Test
@@ -122,8 +138,10 @@ class HistorySqlGoldenTest {
         Db.exec(ds, "INSERT INTO public.policies (id, number, premium, status, terms) VALUES"
                 + " (1, 'P-1', 100, 'active', '{\"a\": 1}'), (2, 'P-2', 200, 'draft', NULL)");
         Db.exec(ds, "INSERT INTO public.policies_stmt SELECT * FROM public.policies");
+        Db.exec(ds, "INSERT INTO public.policies_cur SELECT * FROM public.policies");
         Db.exec(ds, "INSERT INTO \"Sales\".\"Order Lines\" VALUES (7, 1, '{1.50,2.25}', '2020-01-02 03:04:05+00')");
-        for (String file : List.of("policies.sql", "order_lines.sql", "policies_statement.sql")) {
+        for (String file : List.of("policies.sql", "order_lines.sql", "policies_statement.sql",
+                "policies_current.sql")) {
             try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
                 c.setAutoCommit(false);
                 s.execute(Golden.read(file));
@@ -133,6 +151,7 @@ class HistorySqlGoldenTest {
         assertThat(POLICIES.verify(ds).drifts()).isEmpty();
         assertThat(ORDER_LINES.verify(ds).drifts()).isEmpty();
         assertThat(POLICIES_STATEMENT.verify(ds).drifts()).isEmpty();
+        assertThat(POLICIES_CURRENT.verify(ds).drifts()).isEmpty();
         assertThat(Db.count(ds, "SELECT count(*) FROM public.policies_history WHERE operation = 1"
                 + " AND valid_to = 'infinity'")).isEqualTo(2);
         assertThat(Db.scalar(ds, "SELECT valid_from = '2020-01-02 03:04:05+00' FROM \"Sales\".\"Order Lines_history\""))
@@ -141,5 +160,8 @@ class HistorySqlGoldenTest {
         assertThat(Db.count(ds, "SELECT count(*) FROM public.policies_history WHERE id = 1")).isEqualTo(2);
         Db.exec(ds, "UPDATE public.policies_stmt SET terms = '{\"a\": 2}', location = point(1, 2) WHERE id = 1");
         assertThat(Db.count(ds, "SELECT count(*) FROM public.policies_stmt_history WHERE id = 1")).isEqualTo(2);
+        Db.exec(ds, "UPDATE public.policies_cur SET terms = '{\"a\": 2}', location = point(1, 2) WHERE id = 1");
+        assertThat(Db.count(ds, "SELECT count(*) FROM public.policies_cur_history WHERE id = 1")).isEqualTo(2);
+        assertThat(Db.count(ds, "SELECT count(*) FROM public.policies_cur_as_of(now())")).isEqualTo(2);
     }
 }

@@ -1,0 +1,290 @@
+package io.tidemark.history;
+
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.testing.EmbeddedPostgresTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** What is particular to {@link HistoryStorage#CURRENT_IN_TABLE}: its columns, its cost model and its maintenance. */
+@EmbeddedPostgresTest
+@ExtendWith(InvariantsAfterEach.class)
+class CurrentInTableTest {
+
+    private final DataSource ds;
+
+    CurrentInTableTest(DataSource ds) {
+        this.ds = ds;
+    }
+
+    private TemporalTable install(String table) {
+        Db.exec(ds, "CREATE TABLE " + table + " (id int PRIMARY KEY, v text)");
+        TemporalTable t = TemporalTable.forTable(table).storage(HistoryStorage.CURRENT_IN_TABLE).build();
+        t.install(ds);
+        return t;
+    }
+
+    @Test
+    void an_insert_calls_no_function_and_update_and_delete_call_one_per_row() throws SQLException {
+        install("calls");
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            s.execute("SET LOCAL track_functions = 'all'");
+            s.execute("SELECT set_config('tidemark.changed_by', 'ann', true)");
+            s.execute("INSERT INTO calls VALUES (1, 'a'), (2, 'b'); INSERT INTO calls (id, v) VALUES (3, 'c')");
+            assertThat(calls(s)).as("INSERT").isZero();
+            s.execute("UPDATE calls SET v = v WHERE id = 1");
+            assertThat(calls(s)).as("an UPDATE that changes nothing").isZero();
+            s.execute("UPDATE calls SET v = 'x' WHERE id IN (1, 2)");
+            assertThat(calls(s)).as("UPDATE of two rows").isEqualTo(2);
+            s.execute("DELETE FROM calls WHERE id = 3");
+            assertThat(calls(s)).as("and a DELETE").isEqualTo(3);
+            c.commit();
+        }
+        assertThat(Versions.of(ds, "calls_history", "id = 1").ops()).containsExactly(1, 2);
+        assertThat(Versions.of(ds, "calls_history", "id = 3").ops()).containsExactly(1, 3);
+        assertThat(Db.scalar(ds, "SELECT changed_by FROM calls_history WHERE id = 2 AND operation = 1"))
+                .as("the context default").isEqualTo("ann");
+        assertThat(Db.count(ds, "SELECT count(*) FROM calls_history_closed")).as("three archived versions and a"
+                + " tombstone").isEqualTo(4);
+    }
+
+    private static long calls(Statement s) throws SQLException {
+        try (ResultSet rs = s.executeQuery("SELECT coalesce(pg_stat_get_xact_function_calls("
+                + "'public.calls_history_write'::regproc), 0)")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    @Test
+    void a_client_cannot_date_a_version_or_rewrite_the_current_one() {
+        install("forged");
+        Instant inserted = Tx.run(ds, "INSERT INTO forged (id, v, tidemark_valid_from) VALUES (1, 'a', '2000-01-01')");
+        assertThat(Versions.of(ds, "forged_history", "id = 1").get(0).from()).as("reset to the transaction's now()")
+                .isEqualTo(inserted);
+        Db.exec(ds, "UPDATE forged SET tidemark_valid_from = '2000-01-01', tidemark_context = '{forger}'");
+        Versions v = Versions.of(ds, "forged_history", "id = 1");
+        assertThat(v.ops()).containsExactly(1);
+        assertThat(v.get(0).from()).isEqualTo(inserted);
+        assertThat(v.get(0).get("changed_by")).isNull();
+        Instant updated = Tx.run(ds, "UPDATE forged SET v = 'b', tidemark_valid_from = '2000-01-01'");
+        assertThat(Versions.of(ds, "forged_history", "id = 1").last().from()).isEqualTo(updated);
+    }
+
+    @Test
+    void the_table_shows_its_two_columns_and_a_positional_insert_still_works() {
+        install("visible");
+        Db.exec(ds, "INSERT INTO visible VALUES (1, 'a')");
+        Map<String, Object> row = Db.rows(ds, "SELECT * FROM visible").get(0);
+        assertThat(row).containsOnlyKeys("id", "v", "tidemark_valid_from", "tidemark_context");
+        assertThat(Db.rows(ds, "SELECT * FROM visible_history").get(0)).containsKeys("history_id", "valid_from",
+                "valid_to", "operation", "chain_no", "changed_by", "changed_by_name", "correlation_id", "reason", "extra");
+    }
+
+    @Test
+    void installing_the_other_storage_over_it_is_refused_with_the_way_to_switch() {
+        install("switched");
+        TemporalTable other = TemporalTable.forTable("switched").build();
+        assertThatThrownBy(() -> other.install(ds)).isInstanceOfSatisfying(TidemarkException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+            assertThat(e.getMessage()).contains("CURRENT_IN_TABLE", "uninstall()", "switched_history and its _closed table");
+        });
+        assertThatThrownBy(() -> other.verify(ds)).hasMessageContaining("storage");
+    }
+
+    @Test
+    void a_table_with_a_column_of_the_same_name_is_refused() {
+        Db.exec(ds, "CREATE TABLE clash (id int PRIMARY KEY, tidemark_valid_from date)");
+        assertThatThrownBy(() -> TemporalTable.forTable("clash").storage(HistoryStorage.CURRENT_IN_TABLE).build()
+                .install(ds)).hasMessageContaining("tidemark_valid_from");
+    }
+
+    @Test
+    void statement_mode_and_the_opt_in_columns_are_refused_at_build() {
+        assertThatThrownBy(() -> TemporalTable.forTable("x").storage(HistoryStorage.CURRENT_IN_TABLE)
+                .triggerMode(TriggerMode.STATEMENT).build()).hasMessageContaining("leave triggerMode at ROW");
+        assertThatThrownBy(() -> TemporalTable.forTable("x").storage(HistoryStorage.CURRENT_IN_TABLE)
+                .sessionUserColumn(true).build()).hasMessageContaining("sessionUserColumn");
+    }
+
+    @Test
+    void verify_is_clean_evolve_adds_a_column_and_prune_deletes_closed_versions() {
+        TemporalTable t = install("evolving");
+        assertThat(t.verify(ds).drifts()).isEmpty();
+        Db.exec(ds, "INSERT INTO evolving VALUES (1, 'a'); UPDATE evolving SET v = 'b'");
+        Db.exec(ds, "ALTER TABLE evolving ADD COLUMN extra_note text");
+        assertThat(t.verify(ds).drifts()).extracting(Drift::kind).contains(Drift.Kind.COLUMN_ADDED);
+        t.evolve(ds);
+        assertThat(t.verify(ds).drifts()).isEmpty();
+        Db.exec(ds, "UPDATE evolving SET extra_note = 'n'");
+        Db.exec(ds, "UPDATE evolving SET v = 'c'");
+        List<Object> notes = Db.rows(ds, "SELECT extra_note FROM evolving_history ORDER BY valid_from, valid_to")
+                .stream().map(r -> r.get("extra_note")).toList();
+        assertThat(notes).containsExactly(null, null, "n", "n");
+        Db.exec(ds, "DROP FUNCTION evolving_history_write() CASCADE");
+        assertThat(t.verify(ds).drifts()).extracting(Drift::kind).contains(Drift.Kind.FUNCTION_MISSING,
+                Drift.Kind.TRIGGER_MISSING);
+        t.evolve(ds);
+        assertThat(t.verify(ds).drifts()).isEmpty();
+        Map<String, Object> before = current("evolving");
+        assertThat(before.get("operation")).isEqualTo(2);
+        PruneReport pruned = t.prune(ds, Instant.now().plusSeconds(60));
+        assertThat(pruned.deletedRows()).as("all closed versions but the newest").isEqualTo(2);
+        assertThat(current("evolving")).as("the current version's operation, chain and start survive")
+                .isEqualTo(before);
+        assertThat(Versions.of(ds, "evolving_history", "id = 1").ops()).containsExactly(2, 2);
+    }
+
+    @Test
+    void prune_keeps_a_deleted_keys_tombstone_so_a_reinsert_starts_a_new_chain() {
+        TemporalTable t = install("pruned");
+        Db.exec(ds, "INSERT INTO pruned VALUES (1, 'a'); UPDATE pruned SET v = 'b'; DELETE FROM pruned");
+        Db.exec(ds, "INSERT INTO pruned VALUES (1, 'c')");
+        t.prune(ds, Instant.now().plusSeconds(60));
+        assertThat(Versions.of(ds, "pruned_history", "id = 1").ops()).containsExactly(3, 1);
+        assertThat(current("pruned").get("chain_no")).isEqualTo(2);
+    }
+
+    private Map<String, Object> current(String table) {
+        return Db.rows(ds, "SELECT operation, chain_no, valid_from FROM " + table + "_history WHERE history_id IS NULL")
+                .get(0);
+    }
+
+    @Test
+    void truncate_outside_read_committed_is_refused_with_a_serialization_error() throws SQLException {
+        install("truncated");
+        Db.exec(ds, "INSERT INTO truncated VALUES (1, 'a')");
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            s.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+            s.execute("SELECT count(*) FROM truncated"); // the snapshot an archive would read
+            Db.exec(ds, "INSERT INTO truncated VALUES (2, 'b')");
+            assertThatThrownBy(() -> s.execute("TRUNCATE truncated"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("40001"));
+            c.rollback();
+        }
+        Db.exec(ds, "TRUNCATE truncated");
+        assertThat(Versions.of(ds, "truncated_history", "id = 2").ops()).containsExactly(1, 3);
+    }
+
+    @Test
+    void a_malformed_context_supplied_by_a_writer_is_refused_and_the_view_stays_readable() {
+        install("contexts");
+        assertThatThrownBy(() -> Db.exec(ds, "INSERT INTO contexts (id, v, tidemark_context)"
+                + " VALUES (1, 'a', '{x,y,z,w,\"{\"}')")).isNotNull();
+        assertThatThrownBy(() -> Db.exec(ds, "INSERT INTO contexts (id, v, tidemark_context) VALUES (1, 'a', '{x}')"))
+                .isNotNull();
+        Db.exec(ds, "INSERT INTO contexts (id, v, tidemark_context) VALUES (2, 'b', '{x,y,z,w,\"{}\"}')");
+        assertThat(Db.scalar(ds, "SELECT changed_by FROM contexts_history WHERE id = 2")).isEqualTo("x");
+    }
+
+    @Test
+    void evolve_moves_the_context_default_to_a_changed_settings_prefix_and_verify_reports_it() {
+        install("prefixed");
+        TemporalTable moved = TemporalTable.forTable("prefixed").storage(HistoryStorage.CURRENT_IN_TABLE)
+                .settingsPrefix("app").build();
+        assertThat(moved.verify(ds).drifts()).extracting(Drift::kind).contains(Drift.Kind.COLUMN_DEFAULT_CHANGED);
+        moved.evolve(ds);
+        assertThat(moved.verify(ds).drifts()).isEmpty();
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            s.execute("SELECT set_config('app.changed_by', 'bob', true)");
+            s.execute("INSERT INTO prefixed VALUES (1, 'a')");
+            c.commit();
+        } catch (SQLException e) {
+            throw new AssertionError(e);
+        }
+        assertThat(Db.scalar(ds, "SELECT changed_by FROM prefixed_history WHERE id = 1")).isEqualTo("bob");
+    }
+
+    @Test
+    void a_delete_cancelled_by_a_later_before_delete_trigger_leaves_no_tombstone() {
+        install("soft");
+        Db.exec(ds, "INSERT INTO soft VALUES (1, 'a')");
+        Db.exec(ds, "CREATE FUNCTION soft_delete() RETURNS trigger LANGUAGE plpgsql AS"
+                + " $$ BEGIN UPDATE soft SET v = 'deleted' WHERE id = OLD.id; RETURN NULL; END $$;"
+                + " CREATE TRIGGER zz_soft_delete BEFORE DELETE ON soft FOR EACH ROW EXECUTE FUNCTION soft_delete()");
+        Db.exec(ds, "DELETE FROM soft WHERE id = 1");
+        assertThat(Db.scalar(ds, "SELECT v FROM soft WHERE id = 1")).isEqualTo("deleted");
+        assertThat(Versions.of(ds, "soft_history", "id = 1").ops()).as("an update, no tombstone").containsExactly(1, 2);
+    }
+
+    @Test
+    void a_before_update_trigger_that_fires_after_tidemarks_is_refused_at_install_and_reported_by_verify() {
+        Db.exec(ds, "CREATE TABLE touched (id int PRIMARY KEY, v text, note text, updated_at timestamptz);"
+                + " CREATE FUNCTION touch() RETURNS trigger LANGUAGE plpgsql AS"
+                + " $$ BEGIN NEW.updated_at := clock_timestamp(); RETURN NEW; END $$;"
+                + " CREATE TRIGGER zz_touch BEFORE UPDATE ON touched FOR EACH ROW EXECUTE FUNCTION touch()");
+        TemporalTable t = TemporalTable.forTable("touched").storage(HistoryStorage.CURRENT_IN_TABLE).build();
+        assertThatThrownBy(() -> t.install(ds)).isInstanceOfSatisfying(TidemarkException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_UNSUPPORTED);
+            assertThat(e.getMessage()).contains("zz_touch", "touched_history_upd_trg", "Nothing was installed");
+        });
+        Db.exec(ds, "ALTER TRIGGER zz_touch ON touched RENAME TO a_touch");
+        t.install(ds);
+        assertThat(t.verify(ds).drifts()).isEmpty();
+        Db.exec(ds, "CREATE TRIGGER zz_touch BEFORE UPDATE ON touched FOR EACH ROW EXECUTE FUNCTION touch()");
+        assertThat(t.verify(ds).drifts()).extracting(Drift::kind).containsExactly(Drift.Kind.CONFLICTING_TRIGGER);
+        assertThatThrownBy(() -> t.evolve(ds)).isInstanceOfSatisfying(TidemarkException.class,
+                e -> assertThat(e.getMessage()).contains("zz_touch"));
+        Db.exec(ds, "DROP TRIGGER zz_touch ON touched");
+    }
+
+    @Test
+    void as_of_between_a_reinserts_stored_start_and_its_clamped_start_shows_the_version_before_it() throws Exception {
+        TemporalTable t = install("clamped");
+        Db.exec(ds, "INSERT INTO clamped VALUES (1, 'old')");
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            s.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+            s.execute("SELECT count(*) FROM clamped"); // the snapshot, and now(): the re-insert's stored start
+            Thread.sleep(20);
+            Db.exec(ds, "DELETE FROM clamped WHERE id = 1"); // committed later, unseen by the snapshot
+            s.execute("INSERT INTO clamped VALUES (1, 'new')");
+            c.commit();
+        }
+        Map<String, Object> current = Db.rows(ds, "SELECT tidemark_valid_from AS stored, valid_from AS clamped"
+                + " FROM clamped_history WHERE history_id IS NULL").get(0);
+        Instant stored = ((java.sql.Timestamp) current.get("stored")).toInstant();
+        Instant clamped = ((java.sql.Timestamp) current.get("clamped")).toInstant();
+        assertThat(stored).isBefore(clamped);
+        Instant between = stored.plus(java.time.Duration.between(stored, clamped).dividedBy(2));
+        HistoryQueries queries = t.queries(ds);
+        assertThat(queries.asOf(between)).extracting(r -> r.value("v")).containsExactly("old");
+        assertThat(queries.asOf(between, 1)).map(r -> r.value("v")).contains("old");
+        assertThat(Db.rows(ds, "SELECT v FROM clamped_as_of(?)", java.sql.Timestamp.from(between)))
+                .extracting(r -> r.get("v")).containsExactly("old");
+        assertThat(queries.asOf(clamped)).extracting(r -> r.value("v")).containsExactly("new");
+        assertThat(Db.rows(ds, "SELECT v FROM clamped_as_of(?)", java.sql.Timestamp.from(clamped)))
+                .extracting(r -> r.get("v")).containsExactly("new");
+    }
+
+    @Test
+    void the_as_of_function_reads_closed_versions_through_the_view_without_its_branch_over_the_table() {
+        install("planned");
+        Db.exec(ds, "INSERT INTO planned SELECT g, 'a' FROM generate_series(1, 50) g; UPDATE planned SET v = 'b'");
+        for (String query : List.of("SELECT h.id FROM planned_history AS h WHERE h.history_id IS NOT NULL"
+                        + " AND tstzrange(h.valid_from, h.valid_to) @> now()",
+                "SELECT t.id FROM planned AS t WHERE NOT EXISTS (SELECT 1 FROM planned_history AS h"
+                        + " WHERE h.history_id IS NOT NULL AND h.id = t.id AND h.valid_to > now())")) {
+            String plan = String.join("\n", Db.rows(ds, "EXPLAIN " + query).stream()
+                    .map(r -> r.values().iterator().next().toString()).toList());
+            assertThat(plan).as("the view's branch over the table (and its look-up) is pruned at plan time: %s", plan)
+                    .doesNotContain("Limit").containsOnlyOnce("planned_history_closed");
+        }
+        assertThat(Db.count(ds, "SELECT count(*) FROM planned_as_of(now())")).isEqualTo(50);
+    }
+}
