@@ -294,8 +294,9 @@ ON CONFLICT (singleton) DO NOTHING;
 --            "Data": [changes]}
 -- In two parts: a PL/pgSQL function checks the request and decides what the answer holds, and the
 -- change function itself, one SQL statement, builds the answer. Being one statement, everything it
--- reads (the horizon, the trim state, the changes) comes from one snapshot; and an SQL function hands
--- a large answer back without the copies a PL/pgSQL RETURN makes.
+-- reads (the horizon, the trim state, the changes) comes from one snapshot. Both functions are
+-- PL/pgSQL and STABLE: PL/pgSQL plans each statement once per session and keeps the plan, and every
+-- statement of a STABLE function reads the snapshot of the query that called it.
 
 -- 5a. What the answer holds: kind 'seed', 'full' or 'diff', and the versions it spans.
 CREATE OR REPLACE FUNCTION "public"."order_lines_outbox_request"(payload json,
@@ -373,9 +374,13 @@ COMMENT ON FUNCTION "public"."order_lines_outbox_request"(json) IS 'Tidemark: re
 -- input). The aggregates sit at the top level: in a scalar subquery the whole answer would be copied
 -- once more. Changes are aggregated in primary-key order, which the aggregate's ORDER BY uses
 -- without sorting on PostgreSQL 16 and later.
+-- Why PL/pgSQL: an SQL function with SET clauses is never inlined, and before PostgreSQL 18 its body
+-- is parsed, analysed and planned again on every call, which was most of what a read that found
+-- nothing cost. Here the statement is planned once per session; the page's bounds come from the
+-- request's row (r), so the cached plan reads the primary key's range whatever they are.
 CREATE OR REPLACE FUNCTION "public"."order_lines_changes"(payload json)
 RETURNS json
-LANGUAGE sql
+LANGUAGE plpgsql
 STABLE
 SET search_path = pg_catalog, pg_temp
 SET "TimeZone" = 'UTC'
@@ -383,6 +388,9 @@ SET extra_float_digits = 1
 SET bytea_output = 'hex'
 SET "IntervalStyle" = 'iso_8601'
 AS $changes$
+DECLARE
+    answer  json;
+BEGIN
 WITH r AS MATERIALIZED (SELECT * FROM "public"."order_lines_outbox_request"(payload))
 -- Seed: no rows, and a version from which nothing is missed.
 SELECT json_build_object(
@@ -421,6 +429,9 @@ SELECT json_build_object(
  WHERE (SELECT r.kind FROM r) = 'diff'
    AND o.version > (SELECT r.from_version FROM r) AND o.version <= (SELECT r.page_end FROM r)
 HAVING (SELECT r.kind FROM r) = 'diff'
+  INTO answer;
+RETURN answer;
+END
 $changes$;
 COMMENT ON FUNCTION "public"."order_lines_changes"(json) IS 'Tidemark change function of public.Order Lines, reading public.order_lines_outbox.';
 
@@ -470,4 +481,4 @@ COMMENT ON FUNCTION "public"."order_lines_outbox_trim"(bigint, integer) IS 'Tide
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "public"."order_lines_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.\"Order Lines\"","outboxTable":"public.order_lines_outbox","changeFunction":"public.order_lines_changes","key":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"}],"columns":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"},{"column":"sku","payloadKey":"sku"},{"column":"qty","payloadKey":"qty"}],"truncate":"RECORD_DELETES","notifyChannel":null,"scriptHash":"5a686680ebea743d176de526ea17e24c3b2f0293485a479538bf2af66b3786f7"}';
+COMMENT ON TABLE "public"."order_lines_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.\"Order Lines\"","outboxTable":"public.order_lines_outbox","changeFunction":"public.order_lines_changes","key":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"}],"columns":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"},{"column":"sku","payloadKey":"sku"},{"column":"qty","payloadKey":"qty"}],"truncate":"RECORD_DELETES","notifyChannel":null,"scriptHash":"95d73c74d57d23f2b32523662b69f6e34fcead7641f459b341e46a514c61868f"}';

@@ -346,8 +346,9 @@ ON CONFLICT (singleton) DO NOTHING;
 --            "Data": [changes]}
 -- In two parts: a PL/pgSQL function checks the request and decides what the answer holds, and the
 -- change function itself, one SQL statement, builds the answer. Being one statement, everything it
--- reads (the horizon, the trim state, the changes) comes from one snapshot; and an SQL function hands
--- a large answer back without the copies a PL/pgSQL RETURN makes.
+-- reads (the horizon, the trim state, the changes) comes from one snapshot. Both functions are
+-- PL/pgSQL and STABLE: PL/pgSQL plans each statement once per session and keeps the plan, and every
+-- statement of a STABLE function reads the snapshot of the query that called it.
 
 -- 5a. What the answer holds: kind 'seed', 'full' or 'diff', and the versions it spans.
 CREATE OR REPLACE FUNCTION "sales"."items_outbox_request"(payload json,
@@ -425,9 +426,13 @@ COMMENT ON FUNCTION "sales"."items_outbox_request"(json) IS 'Tidemark: reads a r
 -- input). The aggregates sit at the top level: in a scalar subquery the whole answer would be copied
 -- once more. Changes are aggregated in primary-key order, which the aggregate's ORDER BY uses
 -- without sorting on PostgreSQL 16 and later.
+-- Why PL/pgSQL: an SQL function with SET clauses is never inlined, and before PostgreSQL 18 its body
+-- is parsed, analysed and planned again on every call, which was most of what a read that found
+-- nothing cost. Here the statement is planned once per session; the page's bounds come from the
+-- request's row (r), so the cached plan reads the primary key's range whatever they are.
 CREATE OR REPLACE FUNCTION "sales"."items_changes"(payload json)
 RETURNS json
-LANGUAGE sql
+LANGUAGE plpgsql
 STABLE
 SET search_path = pg_catalog, pg_temp
 SET "TimeZone" = 'UTC'
@@ -435,6 +440,9 @@ SET extra_float_digits = 1
 SET bytea_output = 'hex'
 SET "IntervalStyle" = 'iso_8601'
 AS $changes$
+DECLARE
+    answer  json;
+BEGIN
 WITH r AS MATERIALIZED (SELECT * FROM "sales"."items_outbox_request"(payload))
 -- Seed: no rows, and a version from which nothing is missed.
 SELECT json_build_object(
@@ -474,6 +482,9 @@ SELECT json_build_object(
  WHERE (SELECT r.kind FROM r) = 'diff'
    AND o.version > (SELECT r.from_version FROM r) AND o.version <= (SELECT r.page_end FROM r)
 HAVING (SELECT r.kind FROM r) = 'diff'
+  INTO answer;
+RETURN answer;
+END
 $changes$;
 COMMENT ON FUNCTION "sales"."items_changes"(json) IS 'Tidemark change function of sales.items, reading sales.items_outbox.';
 
@@ -523,4 +534,4 @@ COMMENT ON FUNCTION "sales"."items_outbox_trim"(bigint, integer) IS 'Tidemark: d
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "sales"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items","outboxTable":"sales.items_outbox","changeFunction":"sales.items_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"13f71afb31a9133647488a57067a5fedd452af0d6fc28af8e6e92c091e3dcf05"}';
+COMMENT ON TABLE "sales"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items","outboxTable":"sales.items_outbox","changeFunction":"sales.items_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"b9440118f6903ac4a83fa380457a4df54ccfe289c36c6add3a3dc9351bfcbcc0"}';

@@ -360,8 +360,9 @@ ON CONFLICT (singleton) DO NOTHING;
 --            "Data": [changes]}
 -- In two parts: a PL/pgSQL function checks the request and decides what the answer holds, and the
 -- change function itself, one SQL statement, builds the answer. Being one statement, everything it
--- reads (the horizon, the trim state, the changes) comes from one snapshot; and an SQL function hands
--- a large answer back without the copies a PL/pgSQL RETURN makes.
+-- reads (the horizon, the trim state, the changes) comes from one snapshot. Both functions are
+-- PL/pgSQL and STABLE: PL/pgSQL plans each statement once per session and keeps the plan, and every
+-- statement of a STABLE function reads the snapshot of the query that called it.
 
 -- 5a. What the answer holds: kind 'seed', 'full' or 'diff', and the versions it spans.
 CREATE OR REPLACE FUNCTION "sales"."items_k_outbox_request"(payload json,
@@ -439,9 +440,13 @@ COMMENT ON FUNCTION "sales"."items_k_outbox_request"(json) IS 'Tidemark: reads a
 -- input). The aggregates sit at the top level: in a scalar subquery the whole answer would be copied
 -- once more. Changes are aggregated in primary-key order, which the aggregate's ORDER BY uses
 -- without sorting on PostgreSQL 16 and later.
+-- Why PL/pgSQL: an SQL function with SET clauses is never inlined, and before PostgreSQL 18 its body
+-- is parsed, analysed and planned again on every call, which was most of what a read that found
+-- nothing cost. Here the statement is planned once per session; the page's bounds come from the
+-- request's row (r), so the cached plan reads the primary key's range whatever they are.
 CREATE OR REPLACE FUNCTION "sales"."items_k_changes"(payload json)
 RETURNS json
-LANGUAGE sql
+LANGUAGE plpgsql
 STABLE
 SET search_path = pg_catalog, pg_temp
 SET "TimeZone" = 'UTC'
@@ -449,6 +454,9 @@ SET extra_float_digits = 1
 SET bytea_output = 'hex'
 SET "IntervalStyle" = 'iso_8601'
 AS $changes$
+DECLARE
+    answer  json;
+BEGIN
 WITH r AS MATERIALIZED (SELECT * FROM "sales"."items_k_outbox_request"(payload))
 -- Seed: no rows, and a version from which nothing is missed.
 SELECT json_build_object(
@@ -539,6 +547,9 @@ SELECT json_build_object(
       LEFT JOIN ONLY "sales"."items_k" AS t ON t."item_code" = p.key_1 AND t."item_code"::text = p.key_1::text
      WHERE t."item_code" IS NOT NULL OR p.first_operation <> 'I') AS x
 HAVING (SELECT r.kind FROM r) = 'diff'
+  INTO answer;
+RETURN answer;
+END
 $changes$;
 COMMENT ON FUNCTION "sales"."items_k_changes"(json) IS 'Tidemark change function of sales.items_k, reading sales.items_k_outbox.';
 
@@ -588,4 +599,4 @@ COMMENT ON FUNCTION "sales"."items_k_outbox_trim"(bigint, integer) IS 'Tidemark:
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "sales"."items_k_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items_k","outboxTable":"sales.items_k_outbox","changeFunction":"sales.items_k_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","capture":"KEYS","notifyChannel":"tidemark","scriptHash":"90f690b79790a70678fff63823d2b3cbbf79ecae47adc53a7f3c687a354d3e9c"}';
+COMMENT ON TABLE "sales"."items_k_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items_k","outboxTable":"sales.items_k_outbox","changeFunction":"sales.items_k_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","capture":"KEYS","notifyChannel":"tidemark","scriptHash":"f8e017a0e9da45d330057c6751ade28cd2250de811617d2fac8031d9f93328e8"}';

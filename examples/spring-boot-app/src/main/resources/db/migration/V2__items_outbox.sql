@@ -340,8 +340,9 @@ ON CONFLICT (singleton) DO NOTHING;
 --            "Data": [changes]}
 -- In two parts: a PL/pgSQL function checks the request and decides what the answer holds, and the
 -- change function itself, one SQL statement, builds the answer. Being one statement, everything it
--- reads (the horizon, the trim state, the changes) comes from one snapshot; and an SQL function hands
--- a large answer back without the copies a PL/pgSQL RETURN makes.
+-- reads (the horizon, the trim state, the changes) comes from one snapshot. Both functions are
+-- PL/pgSQL and STABLE: PL/pgSQL plans each statement once per session and keeps the plan, and every
+-- statement of a STABLE function reads the snapshot of the query that called it.
 
 -- 5a. What the answer holds: kind 'seed', 'full' or 'diff', and the versions it spans.
 CREATE OR REPLACE FUNCTION "public"."items_outbox_request"(payload json,
@@ -419,9 +420,13 @@ COMMENT ON FUNCTION "public"."items_outbox_request"(json) IS 'Tidemark: reads a 
 -- input). The aggregates sit at the top level: in a scalar subquery the whole answer would be copied
 -- once more. Changes are aggregated in primary-key order, which the aggregate's ORDER BY uses
 -- without sorting on PostgreSQL 16 and later.
+-- Why PL/pgSQL: an SQL function with SET clauses is never inlined, and before PostgreSQL 18 its body
+-- is parsed, analysed and planned again on every call, which was most of what a read that found
+-- nothing cost. Here the statement is planned once per session; the page's bounds come from the
+-- request's row (r), so the cached plan reads the primary key's range whatever they are.
 CREATE OR REPLACE FUNCTION "public"."items_changes"(payload json)
 RETURNS json
-LANGUAGE sql
+LANGUAGE plpgsql
 STABLE
 SET search_path = pg_catalog, pg_temp
 SET "TimeZone" = 'UTC'
@@ -429,6 +434,9 @@ SET extra_float_digits = 1
 SET bytea_output = 'hex'
 SET "IntervalStyle" = 'iso_8601'
 AS $changes$
+DECLARE
+    answer  json;
+BEGIN
 WITH r AS MATERIALIZED (SELECT * FROM "public"."items_outbox_request"(payload))
 -- Seed: no rows, and a version from which nothing is missed.
 SELECT json_build_object(
@@ -467,6 +475,9 @@ SELECT json_build_object(
  WHERE (SELECT r.kind FROM r) = 'diff'
    AND o.version > (SELECT r.from_version FROM r) AND o.version <= (SELECT r.page_end FROM r)
 HAVING (SELECT r.kind FROM r) = 'diff'
+  INTO answer;
+RETURN answer;
+END
 $changes$;
 COMMENT ON FUNCTION "public"."items_changes"(json) IS 'Tidemark change function of public.items, reading public.items_outbox.';
 
@@ -516,4 +527,4 @@ COMMENT ON FUNCTION "public"."items_outbox_trim"(bigint, integer) IS 'Tidemark: 
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "public"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.items","outboxTable":"public.items_outbox","changeFunction":"public.items_changes","key":[{"column":"item_code","payloadKey":"item_code"}],"columns":[{"column":"item_code","payloadKey":"item_code"},{"column":"description","payloadKey":"description"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"bb97281a4184979311e866065a92a81fd9dbf5cafeb7c477103b69654bfc6a02"}';
+COMMENT ON TABLE "public"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.items","outboxTable":"public.items_outbox","changeFunction":"public.items_changes","key":[{"column":"item_code","payloadKey":"item_code"}],"columns":[{"column":"item_code","payloadKey":"item_code"},{"column":"description","payloadKey":"description"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"6f75380caeed1c045e7d3351f95404f1c629671c2d335cf84101516b4f978e66"}';

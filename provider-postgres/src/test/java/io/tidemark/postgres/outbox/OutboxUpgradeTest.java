@@ -1,5 +1,6 @@
 package io.tidemark.postgres.outbox;
 
+import io.tidemark.postgres.CaptureShape;
 import io.tidemark.postgres.OutboxDifference;
 import io.tidemark.postgres.PostgresOutbox;
 import io.tidemark.sync.Change;
@@ -15,6 +16,8 @@ import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.RecordingDestination;
 import io.tidemark.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -26,6 +29,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -53,6 +57,16 @@ class OutboxUpgradeTest {
      * function that pins {@code SET search_path} and leaves names unqualified, and notifies on every write.
      */
     static final Path PREVIOUS_SCRIPT = Path.of("src/test/resources/outbox/before-armed-wake-ups-sales_items.sql");
+
+    /**
+     * The scripts of {@code sales.items} (full images) and {@code sales.items_k} (keys) exactly as the version before
+     * generated them (with their records): a change function in SQL, planned again on every call before
+     * PostgreSQL 18.
+     */
+    private static final Path SQL_CHANGE_FUNCTION_SCRIPT =
+            Path.of("src/test/resources/outbox/before-cached-plans-sales_items.sql");
+    private static final Path SQL_CHANGE_FUNCTION_KEYS_SCRIPT =
+            Path.of("src/test/resources/outbox/before-cached-plans-sales_items_keys.sql");
 
     private final TestDatabase database;
 
@@ -390,6 +404,62 @@ class OutboxUpgradeTest {
                 .isEqualTo("[{\"$operation\":\"I\",\"ItemCode\":\"A-1\",\"Description\":\"Widget\",\"Attributes\":{}},"
                         + "{\"$operation\":\"U\",\"$changed\":[\"Description\"],\"ItemCode\":\"A-1\","
                         + "\"Description\":\"Gadget\",\"Attributes\":{}}]");
+    }
+
+    @ParameterizedTest
+    @EnumSource(CaptureShape.class)
+    void an_outbox_whose_change_function_is_in_sql_is_upgraded_to_plpgsql_and_keeps_delivering(CaptureShape capture)
+            throws IOException {
+        String schema = "sql_changes_" + capture.name().toLowerCase(Locale.ROOT);
+        String table = schema + (capture == CaptureShape.KEYS ? ".items_k" : ".items");
+        database.execute("CREATE SCHEMA " + schema + "; CREATE TABLE " + table + " (item_code text PRIMARY KEY,"
+                + " description text, attrs json, price numeric)");
+        Path previous = capture == CaptureShape.KEYS ? SQL_CHANGE_FUNCTION_KEYS_SCRIPT : SQL_CHANGE_FUNCTION_SCRIPT;
+        runInOneTransaction(Files.readString(previous, StandardCharsets.UTF_8).replace("sales", schema));
+        String changeFunction = table + "_changes(json)";
+        assertThat(language(changeFunction)).isEqualTo("sql");
+        PostgresOutbox items = PostgresOutbox.forTable(table)
+                .key("item_code")
+                .columns("description", "attrs")
+                .payloadKey("item_code", "ItemCode")
+                .payloadKey("description", "Description")
+                .payloadKey("attrs", "Attributes")
+                .capture(capture)
+                .build();
+        // The record names the same options: only the SQL hash tells the installed change function apart.
+        assertThat(items.differences(database.dataSource())).extracting(OutboxDifference::option)
+                .containsExactly("generated SQL");
+
+        String object = "Items " + capture; // the database's one watermark store holds both runs' objects
+        RecordingDestination out = new RecordingDestination();
+        try (SyncEngine engine = OutboxTables.engine(database, schema, JdbcWatermarkStore.create(database.dataSource()),
+                out).track(items.track(object)).build()) {
+            database.execute("INSERT INTO " + table + " VALUES ('A-1', 'Widget', '{}', 1)");
+            assertThat(engine.runOnce().get(object).outcome()).isEqualTo(Outcome.DELIVERED);
+            database.execute("UPDATE " + table + " SET description = 'Gadget'"); // captured before the upgrade
+
+            assertThat(items.upgrade(database.dataSource())).extracting(OutboxDifference::option)
+                    .containsExactly("generated SQL");
+            assertThat(language(changeFunction)).isEqualTo("plpgsql");
+            assertThat(items.differences(database.dataSource())).isEmpty();
+            database.execute("INSERT INTO " + table + " VALUES ('A-2', 'Gizmo', NULL, 2)");
+
+            assertThat(engine.runOnce().get(object).outcome()).isEqualTo(Outcome.DELIVERED);
+            assertThat(engine.runOnce().get(object).outcome()).isEqualTo(Outcome.NO_CHANGES);
+        }
+        List<ChangeBatch> batches = out.batches();
+        assertThat(batches).extracting(ChangeBatch::syncType).containsExactly(SyncType.FULL, SyncType.DIFF);
+        assertThat(batches.get(0).changes()).extracting(c -> c.fields().toString())
+                .containsExactly("{\"ItemCode\":\"A-1\",\"Description\":\"Widget\",\"Attributes\":{}}");
+        assertThat(batches.get(1).changes()).extracting(c -> c.fields().toString()).containsExactly(
+                "{\"ItemCode\":\"A-1\",\"Description\":\"Gadget\",\"Attributes\":{}}",
+                "{\"ItemCode\":\"A-2\",\"Description\":\"Gizmo\",\"Attributes\":null}");
+    }
+
+    /** The language a function is written in, by its signature ({@code schema.name(json)}). */
+    private String language(String signature) {
+        return text("SELECT l.lanname FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_language l ON l.oid = p.prolang"
+                + " WHERE p.oid = '" + signature + "'::regprocedure");
     }
 
     /** The configuration the legacy golden script was generated from, in {@code schema}. */

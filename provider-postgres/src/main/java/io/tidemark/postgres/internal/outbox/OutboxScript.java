@@ -117,8 +117,9 @@ public final class OutboxScript {
      * What PostgreSQL records of each generated function besides its body, by signature as in
      * {@link #functionBodies}: {@code SECURITY DEFINER}, {@code STABLE}, and each {@code SET} as
      * {@code pg_proc.proconfig} holds it ({@code name=value}, unquoted). Read off the generated text, so it cannot
-     * drift from what the script creates. The settings pin how the JSON is rendered, and STABLE makes the request
-     * function read the change function's snapshot: an edit to either changes what a destination receives.
+     * drift from what the script creates. The settings pin how the JSON is rendered, and STABLE makes both the
+     * request function and the change function read the snapshot of the query that calls the change function: an
+     * edit to either changes what a destination receives.
      */
     public Map<String, List<String>> functionAttributes() {
         String ddl = ddl();
@@ -919,8 +920,9 @@ public final class OutboxScript {
                 --            "Data": [changes]}
                 -- In two parts: a PL/pgSQL function checks the request and decides what the answer holds, and the
                 -- change function itself, one SQL statement, builds the answer. Being one statement, everything it
-                -- reads (the horizon, the trim state, the changes) comes from one snapshot; and an SQL function hands
-                -- a large answer back without the copies a PL/pgSQL RETURN makes.
+                -- reads (the horizon, the trim state, the changes) comes from one snapshot. Both functions are
+                -- PL/pgSQL and STABLE: PL/pgSQL plans each statement once per session and keeps the plan, and every
+                -- statement of a STABLE function reads the snapshot of the query that called it.
 
                 -- 5a. What the answer holds: kind 'seed', 'full' or 'diff', and the versions it spans.
                 CREATE OR REPLACE FUNCTION {{request}}(payload json,
@@ -998,12 +1000,19 @@ public final class OutboxScript {
                 -- input). The aggregates sit at the top level: in a scalar subquery the whole answer would be copied
                 -- once more. Changes are aggregated in primary-key order, which the aggregate's ORDER BY uses
                 -- without sorting on PostgreSQL 16 and later.
+                -- Why PL/pgSQL: an SQL function with SET clauses is never inlined, and before PostgreSQL 18 its body
+                -- is parsed, analysed and planned again on every call, which was most of what a read that found
+                -- nothing cost. Here the statement is planned once per session; the page's bounds come from the
+                -- request's row (r), so the cached plan reads the primary key's range whatever they are.
                 CREATE OR REPLACE FUNCTION {{function}}(payload json)
                 RETURNS json
-                LANGUAGE sql
+                LANGUAGE plpgsql
                 STABLE
                 {{settings}}
                 AS $changes$
+                DECLARE
+                    answer  json;
+                BEGIN
                 WITH r AS MATERIALIZED (SELECT * FROM {{request}}(payload))
                 -- Seed: no rows, and a version from which nothing is missed.
                 SELECT json_build_object(
@@ -1036,6 +1045,9 @@ public final class OutboxScript {
                                             false){{arm_hint}})),
                            {{diff_rows}}
                 HAVING (SELECT r.kind FROM r) = 'diff'
+                  INTO answer;
+                RETURN answer;
+                END
                 $changes$;
                 COMMENT ON FUNCTION {{function}}(json) IS {{function_comment}};
                 """)

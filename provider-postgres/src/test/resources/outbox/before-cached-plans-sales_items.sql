@@ -1,0 +1,526 @@
+-- =====================================================================================================
+-- Tidemark outbox for sales.items
+-- =====================================================================================================
+-- Captures every committed INSERT, UPDATE and DELETE on sales.items into sales.items_outbox and serves
+-- the changes through sales.items_changes(json) under the Tidemark procedure contract.
+--
+-- Run this script in ONE transaction at READ COMMITTED (Flyway and Liquibase do so by default).
+-- Running it again is harmless: it creates what is missing and replaces functions and triggers.
+-- No superuser and no extension are needed: the role running it must own sales.items (or hold
+-- TRIGGER on it) and may create objects in the outbox's schema. Writers need no privilege on
+-- the outbox: the capture function is SECURITY DEFINER.
+--
+--   key:       item_code as ItemCode
+--   captured:  item_code as ItemCode, description as Description, attrs as Attributes
+--   truncate:  refused with an error (TruncatePolicy.REFUSE)
+--   wake-up:   pg_notify('tidemark', 'sales.items_changes') once a reader waits for it (section 2b)
+--
+-- Why no change can be skipped
+--   A change's version is max(the writing transaction's xid8, the newest transaction that had
+--   finished when the change was captured). The change function returns only changes whose
+--   version is below the horizon pg_snapshot_xmin(pg_current_snapshot()): every transaction
+--   below it has finished, and every transaction still running or yet to start stamps its
+--   changes at or above it. Once the watermark passes a version, nothing can appear below it.
+--   An outbox id used as the version (docs/contract.md of Tidemark) does not have this property:
+--   ids are handed out in trigger order, not in transaction order, and a transaction that
+--   took its id first but commits last is skipped for good.
+--   The "newest finished transaction" part keeps the changes of one row in commit order: a
+--   transaction that changes a row after another one committed gets a version at least as
+--   high, and changes of one version are returned in capture order (id).
+--
+-- To change what an installed outbox captures (columns, payload keys, change function, ...), run
+-- the script of PostgresOutbox.upgradeScript or call PostgresOutbox.upgrade: PostgresOutbox.install
+-- refuses to change an outbox installed with other options (section 7 records them).
+
+-- 1. Preflight -----------------------------------------------------------------------------------------
+-- One install at a time (several application instances may install at start-up), and nothing is
+-- created unless the table looks as expected.
+SELECT pg_advisory_xact_lock(hashtextextended('tidemark outbox sales.items', 0));
+
+DO $preflight$
+DECLARE
+    tbl      regclass := to_regclass('"sales"."items"');
+    outbox   regclass := to_regclass('"sales"."items_outbox"');
+    missing  text;
+BEGIN
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'Install the Tidemark outbox of % at READ COMMITTED, not %',
+            '"sales"."items"', current_setting('transaction_isolation')
+            USING HINT = 'Where the outbox history starts is read from a fresh snapshot taken'
+                         ' after the triggers exist.';
+    END IF;
+    IF tbl IS NULL THEN
+        RAISE EXCEPTION 'Table % does not exist', '"sales"."items"';
+    END IF;
+    IF (SELECT c.relkind FROM pg_class c WHERE c.oid = tbl) <> 'r' THEN
+        RAISE EXCEPTION '% is not an ordinary table; the Tidemark outbox captures ordinary tables',
+            '"sales"."items"';
+    END IF;
+    SELECT string_agg(quote_ident(col), ', ') INTO missing
+      FROM unnest(ARRAY['item_code', 'description', 'attrs']::text[]) AS col
+     WHERE NOT EXISTS (SELECT FROM pg_attribute a
+                        WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0
+                          AND NOT a.attisdropped AND a.attgenerated <> 'v');
+    IF missing IS NOT NULL THEN
+        RAISE EXCEPTION 'Table % has no column % that a trigger can capture', '"sales"."items"', missing
+            USING HINT = 'Virtual generated columns are NULL in triggers: capture their inputs instead.';
+    END IF;
+    -- The key identifies the row of a delete: it must be unique and never NULL. Not deferrable
+    -- either: one statement could then move keys through each other, which row capture cannot order.
+    IF NOT EXISTS (
+        SELECT FROM pg_index i
+         WHERE i.indrelid = tbl AND i.indisunique AND i.indisvalid AND i.indimmediate
+           AND i.indpred IS NULL AND i.indexprs IS NULL
+           AND i.indnkeyatts = 1
+           AND (SELECT array_agg(a.attname::text)
+                  FROM pg_attribute a
+                 WHERE a.attrelid = tbl AND a.attnotnull
+                   AND a.attnum = ANY ((i.indkey::int2[])[0:i.indnkeyatts - 1]))
+               @> ARRAY['item_code']::text[])
+    THEN
+        RAISE EXCEPTION 'The key (%) of % is not its primary key or a unique, not deferrable index over NOT NULL columns',
+            'item_code as ItemCode', '"sales"."items"';
+    END IF;
+    -- CREATE TABLE IF NOT EXISTS below would silently adopt someone else's table of that name.
+    IF outbox IS NOT NULL AND (SELECT count(*) FROM pg_attribute a
+                                WHERE a.attrelid = outbox AND a.attnum > 0 AND NOT a.attisdropped
+                                  AND (a.attname::text, format_type(a.atttypid, a.atttypmod)) IN
+                                      (('version', 'bigint'), ('id', 'bigint'), ('xact_id', 'xid8'),
+                                       ('operation', 'character(1)'), ('change', 'json'))) <> 5
+    THEN
+        RAISE EXCEPTION 'Table % already exists and is not a Tidemark outbox (it lacks version, id, xact_id, operation or change)',
+            '"sales"."items_outbox"'
+            USING HINT = 'Name another table with PostgresOutbox.Builder.outboxTable(...), or drop this one.';
+    END IF;
+END
+$preflight$;
+
+-- 2. The outbox ----------------------------------------------------------------------------------------
+CREATE TABLE IF NOT EXISTS "sales"."items_outbox" (
+    version    bigint   NOT NULL,
+    id         bigint   GENERATED ALWAYS AS IDENTITY,
+    xact_id    xid8     NOT NULL,
+    operation  char(1)  NOT NULL CHECK (operation IN ('I', 'U', 'D')),
+    change     json     NOT NULL,
+    CONSTRAINT "items_outbox_pkey" PRIMARY KEY (version, id)
+);
+COMMENT ON TABLE "sales"."items_outbox" IS 'Changes of sales.items captured by Tidemark. Read them with sales.items_changes(json); trim them with sales.items_outbox_trim(bigint, integer).';
+COMMENT ON COLUMN "sales"."items_outbox".version IS 'max(xact_id, newest transaction finished at capture); returned once below pg_snapshot_xmin(pg_current_snapshot())';
+COMMENT ON COLUMN "sales"."items_outbox".id IS 'capture order: orders the changes of one version';
+COMMENT ON COLUMN "sales"."items_outbox".xact_id IS 'the writing transaction, pg_current_xact_id()';
+COMMENT ON COLUMN "sales"."items_outbox".change IS 'the change as returned: $operation, $version, $changed (updates), then the key and the captured columns (deletes: the key only)';
+
+-- Changes at or below trimmed_through may be missing: written before the outbox existed, or trimmed.
+-- A reader asking for changes after an older version gets a full snapshot (ReasonCode 1) instead.
+CREATE TABLE IF NOT EXISTS "sales"."items_outbox_state" (
+    singleton        boolean  PRIMARY KEY DEFAULT true CHECK (singleton),
+    trimmed_through  bigint   NOT NULL
+);
+
+-- 2b. Wake-up ------------------------------------------------------------------------------------------
+-- NOTIFY takes a database-wide lock while a notifying transaction commits, so writers that all
+-- notified would commit one at a time. Instead the capture notifies only while a reader waits:
+--   * a reader sets the flag, sales.items_outbox_wakeup.armed, through sales.items_outbox_arm()
+--     when a read left nothing below its horizon unread, before it waits;
+--   * the first capturing writer at READ COMMITTED that finds it set takes a transaction-level
+--     advisory lock without waiting, clears it and notifies on commit. A writer that finds the lock
+--     taken does nothing: the holder notifies when it commits, or, if it rolls back, its clearing
+--     rolls back too and the next capturing writer notifies. Every other write reads the one-row
+--     flag and goes on;
+--   * writers at REPEATABLE READ or SERIALIZABLE notify every time (their snapshot may hold a
+--     stale flag); READ UNCOMMITTED is READ COMMITTED in PostgreSQL and is treated as such.
+-- The gap: a writer that read the flag before the reader set it does not notify, and may commit
+-- after the reader's read. So after arming, the reader reads the snapshot's xmax X (every
+-- transaction that read the flag before it was set has an id below X) and keeps reading at a short,
+-- growing interval until a read's horizon (pg_snapshot_xmin) reaches X: every such writer has then
+-- ended and been read. Only then does it wait for a notification alone; its poll interval stays the
+-- safety net. A rolled-back writer that held the lock while another captured is the one case left
+-- to the next capturing write or the poll interval.
+CREATE TABLE IF NOT EXISTS "sales"."items_outbox_wakeup" (
+    singleton  boolean  PRIMARY KEY DEFAULT true CHECK (singleton),
+    armed      boolean  NOT NULL
+);
+COMMENT ON TABLE "sales"."items_outbox_wakeup" IS 'Tidemark: whether a reader of sales.items_outbox waits for a notification; set by sales.items_outbox_arm(), cleared by the capture that notifies.';
+INSERT INTO "sales"."items_outbox_wakeup" (singleton, armed) VALUES (true, true)
+ON CONFLICT (singleton) DO NOTHING;
+
+-- Arms the flag. Readers call it (PostgresProvider does) with no privilege on the flag. It never waits
+-- for a writer: a writer locks the row only to clear a set flag, and a set flag is left as it is.
+-- A flag row deleted by hand (or lost in a data-only copy) is put back, else no writer would notify.
+CREATE OR REPLACE FUNCTION "sales"."items_outbox_arm"()
+RETURNS void
+LANGUAGE sql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $arm$
+UPDATE "sales"."items_outbox_wakeup" AS w SET armed = true WHERE NOT w.armed;
+INSERT INTO "sales"."items_outbox_wakeup" (singleton, armed)
+SELECT true, true WHERE NOT EXISTS (SELECT FROM "sales"."items_outbox_wakeup")
+ON CONFLICT (singleton) DO NOTHING;
+$arm$;
+COMMENT ON FUNCTION "sales"."items_outbox_arm"() IS 'Tidemark: a reader of sales.items_outbox waits for a notification; the next capturing writer notifies.';
+
+-- 3. Capture ------------------------------------------------------------------------------------------
+-- Runs once per writing statement, so every write pays for it. No SET search_path (a SET clause
+-- saves and restores its setting on every call): every function, operator, type and cast below is
+-- schema-qualified instead, so no search_path of the caller, not even one listing a schema ahead
+-- of pg_catalog, changes what it runs; the transition tables (inserted, old_rows, ...) are found
+-- before any table of those names. The four settings timestamptz, float, bytea and interval values
+-- are rendered after stay pinned: this script does not know the columns' types, and the JSON a
+-- destination receives must not depend on the writing session.
+CREATE OR REPLACE FUNCTION "sales"."items_outbox_capture"()
+RETURNS trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET "TimeZone" = 'UTC'
+SET extra_float_digits = 1
+SET bytea_output = 'hex'
+SET "IntervalStyle" = 'iso_8601'
+AS $capture$
+BEGIN
+    IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' THEN
+        -- Every inserted row, with one INSERT per statement.
+        INSERT INTO "sales"."items_outbox" (version, xact_id, operation, change)
+        SELECT v.version, v.xact_id, 'I', pg_catalog.row_to_json(c)
+          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
+                       GREATEST(pg_catalog.pg_current_xact_id()::pg_catalog.text::bigint, pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::bigint OPERATOR(pg_catalog.-) 1) AS version) AS v,
+               inserted AS r,
+               LATERAL (SELECT 'I' AS "$operation",
+                               v.version AS "$version",
+                               r."item_code" AS "ItemCode",
+                               r."description" AS "Description",
+                               r."attrs" AS "Attributes") AS c;
+        IF FOUND THEN
+            -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
+            IF pg_catalog.current_setting('transaction_isolation')
+                   OPERATOR(pg_catalog.=) ANY (ARRAY['repeatable read', 'serializable']) THEN
+                PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
+            ELSIF EXISTS (SELECT FROM "sales"."items_outbox_wakeup" AS w WHERE w.armed) THEN
+                -- A writer that cannot take the lock leaves the notification to the one holding it.
+                IF pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('tidemark wake-up sales.items_outbox', 0)) THEN
+                    UPDATE "sales"."items_outbox_wakeup" AS w SET armed = false WHERE w.armed;
+                    PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
+                END IF;
+            END IF;
+        END IF;
+
+    ELSIF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
+        -- Old and new rows are paired by key (compared as text). A key that stays is an update when a
+        -- captured column's text changed (never an error, whatever the type; an update that changes
+        -- nothing is skipped); a key that goes is a delete, a key that appears an insert.
+        INSERT INTO "sales"."items_outbox" (version, xact_id, operation, change)
+        SELECT v.version, v.xact_id, k.operation, d.change
+          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
+                       GREATEST(pg_catalog.pg_current_xact_id()::pg_catalog.text::bigint, pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::bigint OPERATOR(pg_catalog.-) 1) AS version) AS v,
+               old_rows AS o FULL JOIN new_rows AS n ON (n."item_code")::pg_catalog.text OPERATOR(pg_catalog.=) (o."item_code")::pg_catalog.text,
+               LATERAL (SELECT CASE WHEN n."item_code" IS NULL THEN 'D'
+                                    WHEN o."item_code" IS NULL THEN 'I'
+                                    ELSE 'U' END AS operation) AS k,
+               LATERAL (SELECT pg_catalog.array_remove(ARRAY[
+                                    CASE WHEN COALESCE((o."description")::pg_catalog.text OPERATOR(pg_catalog.=) (n."description")::pg_catalog.text,
+                                                  (o."description")::pg_catalog.text IS NULL AND (n."description")::pg_catalog.text IS NULL)
+                                         THEN NULL ELSE 'Description' END,
+                                    CASE WHEN COALESCE((o."attrs")::pg_catalog.text OPERATOR(pg_catalog.=) (n."attrs")::pg_catalog.text,
+                                                  (o."attrs")::pg_catalog.text IS NULL AND (n."attrs")::pg_catalog.text IS NULL)
+                                         THEN NULL ELSE 'Attributes' END
+                                ], NULL) AS changed) AS ch,
+               LATERAL (SELECT CASE
+                   WHEN k.operation OPERATOR(pg_catalog.=) 'D'
+                   THEN (SELECT pg_catalog.row_to_json(c)
+                           FROM (SELECT 'D' AS "$operation",
+                                        v.version AS "$version",
+                                        o."item_code" AS "ItemCode") AS c)
+                   WHEN k.operation OPERATOR(pg_catalog.=) 'I'
+                   THEN (SELECT pg_catalog.row_to_json(c)
+                           FROM (SELECT 'I' AS "$operation",
+                                        v.version AS "$version",
+                                        n."item_code" AS "ItemCode",
+                                        n."description" AS "Description",
+                                        n."attrs" AS "Attributes") AS c)
+                   ELSE (SELECT pg_catalog.row_to_json(c)
+                           FROM (SELECT 'U' AS "$operation",
+                                        v.version AS "$version",
+                                        ch.changed AS "$changed",
+                                        n."item_code" AS "ItemCode",
+                                        n."description" AS "Description",
+                                        n."attrs" AS "Attributes") AS c)
+                   END AS change) AS d
+         WHERE k.operation OPERATOR(pg_catalog.<>) 'U'
+            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0
+         -- Deletes before inserts (ids in this order): for a key type whose equality is coarser
+         -- than its text (numeric 1.0 to 1.00), a reader applying the delete last would lose the row.
+         ORDER BY k.operation OPERATOR(pg_catalog.=) 'I';
+        IF FOUND THEN
+            -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
+            IF pg_catalog.current_setting('transaction_isolation')
+                   OPERATOR(pg_catalog.=) ANY (ARRAY['repeatable read', 'serializable']) THEN
+                PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
+            ELSIF EXISTS (SELECT FROM "sales"."items_outbox_wakeup" AS w WHERE w.armed) THEN
+                -- A writer that cannot take the lock leaves the notification to the one holding it.
+                IF pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('tidemark wake-up sales.items_outbox', 0)) THEN
+                    UPDATE "sales"."items_outbox_wakeup" AS w SET armed = false WHERE w.armed;
+                    PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
+                END IF;
+            END IF;
+        END IF;
+
+    ELSIF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
+        -- The key of every deleted row, with one INSERT per statement.
+        INSERT INTO "sales"."items_outbox" (version, xact_id, operation, change)
+        SELECT v.version, v.xact_id, 'D', pg_catalog.row_to_json(c)
+          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
+                       GREATEST(pg_catalog.pg_current_xact_id()::pg_catalog.text::bigint, pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::bigint OPERATOR(pg_catalog.-) 1) AS version) AS v,
+               deleted AS r,
+               LATERAL (SELECT 'D' AS "$operation",
+                               v.version AS "$version",
+                               r."item_code" AS "ItemCode") AS c;
+        IF FOUND THEN
+            -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
+            IF pg_catalog.current_setting('transaction_isolation')
+                   OPERATOR(pg_catalog.=) ANY (ARRAY['repeatable read', 'serializable']) THEN
+                PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
+            ELSIF EXISTS (SELECT FROM "sales"."items_outbox_wakeup" AS w WHERE w.armed) THEN
+                -- A writer that cannot take the lock leaves the notification to the one holding it.
+                IF pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('tidemark wake-up sales.items_outbox', 0)) THEN
+                    UPDATE "sales"."items_outbox_wakeup" AS w SET armed = false WHERE w.armed;
+                    PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_changes');
+                END IF;
+            END IF;
+        END IF;
+
+    ELSIF TG_OP OPERATOR(pg_catalog.=) 'TRUNCATE' THEN
+        -- TruncatePolicy.REFUSE: a truncate fires no DELETE trigger; refuse it rather than lose it.
+        RAISE EXCEPTION 'TRUNCATE of % is refused: it would bypass the capture into %', 'sales.items', 'sales.items_outbox'
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Use DELETE (captured as deletes), or install the outbox with TruncatePolicy.RECORD_DELETES.';
+    END IF;
+    RETURN NULL;
+END
+$capture$;
+REVOKE ALL ON FUNCTION "sales"."items_outbox_capture"() FROM PUBLIC;
+COMMENT ON FUNCTION "sales"."items_outbox_capture"() IS 'Tidemark: captures changes of sales.items into sales.items_outbox.';
+
+-- Triggers: CREATE TRIGGER waits for the writers of sales.items to finish, so once they exist
+-- every later change is captured. All are statement triggers over transition tables: one INSERT
+-- into the outbox per statement (measured: see benchmarks/README-outbox.md).
+CREATE OR REPLACE TRIGGER "items_outbox_insert"
+    AFTER INSERT ON "sales"."items"
+    REFERENCING NEW TABLE AS inserted
+    FOR EACH STATEMENT EXECUTE FUNCTION "sales"."items_outbox_capture"();
+CREATE OR REPLACE TRIGGER "items_outbox_update"
+    AFTER UPDATE ON "sales"."items"
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION "sales"."items_outbox_capture"();
+CREATE OR REPLACE TRIGGER "items_outbox_delete"
+    AFTER DELETE ON "sales"."items"
+    REFERENCING OLD TABLE AS deleted
+    FOR EACH STATEMENT EXECUTE FUNCTION "sales"."items_outbox_capture"();
+CREATE OR REPLACE TRIGGER "items_outbox_truncate"
+    BEFORE TRUNCATE ON "sales"."items"
+    FOR EACH STATEMENT EXECUTE FUNCTION "sales"."items_outbox_capture"();
+
+-- The captured columns, as a view: dropping one of them, or changing its type, now fails with a
+-- message naming this view, instead of succeeding and making every write to the table fail. Re-run
+-- this script for the new shape in the same migration (see the README).
+DROP VIEW IF EXISTS "sales"."items_outbox_columns";
+CREATE VIEW "sales"."items_outbox_columns" AS
+    SELECT t."item_code",
+           t."description",
+           t."attrs"
+      FROM ONLY "sales"."items" AS t
+     WHERE false;
+COMMENT ON VIEW "sales"."items_outbox_columns" IS 'Tidemark: the columns sales.items_outbox captures from sales.items. Keeps them from being dropped while captured.';
+
+-- 4. Where the history starts -------------------------------------------------------------------------
+-- Runs after CREATE TRIGGER, in a fresh READ COMMITTED snapshot: every writer that changed the table
+-- unobserved has finished. A reader with an older fromVersion (not issued by this outbox) gets a full
+-- snapshot rather than an incomplete diff. Kept as it is when the script runs again.
+INSERT INTO "sales"."items_outbox_state" (singleton, trimmed_through)
+VALUES (true, pg_snapshot_xmin(pg_current_snapshot())::text::bigint - 1)
+ON CONFLICT (singleton) DO NOTHING;
+
+-- 5. The change function --------------------------------------------------------------------------------
+-- Request:  {"fromVersion": N, "mode": "sync" | "seed", "maxRows": M}
+-- Response: {"Metadata": {"Sync": {"Version", "Type", "ReasonCode"},
+--                         "Outbox": {"Horizon", "HeldBack", "Arm" (wake-ups on)}},
+--            "Data": [changes]}
+-- In two parts: a PL/pgSQL function checks the request and decides what the answer holds, and the
+-- change function itself, one SQL statement, builds the answer. Being one statement, everything it
+-- reads (the horizon, the trim state, the changes) comes from one snapshot; and an SQL function hands
+-- a large answer back without the copies a PL/pgSQL RETURN makes.
+
+-- 5a. What the answer holds: kind 'seed', 'full' or 'diff', and the versions it spans.
+CREATE OR REPLACE FUNCTION "sales"."items_outbox_request"(payload json,
+    OUT kind text, OUT from_version bigint, OUT page_end bigint, OUT horizon bigint,
+    OUT reason_code integer)
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $request$
+DECLARE
+    sync_mode  text    := COALESCE(payload ->> 'mode', 'sync');
+    max_rows   integer := (payload ->> 'maxRows')::integer;
+    trimmed    bigint;
+BEGIN
+    -- Every transaction below the horizon has finished; versions below it are final.
+    horizon := pg_snapshot_xmin(pg_current_snapshot())::text::bigint;
+    from_version := COALESCE((payload ->> 'fromVersion')::bigint, 0);
+    reason_code := 0;
+    IF sync_mode NOT IN ('sync', 'seed') THEN
+        RAISE EXCEPTION 'mode must be "sync" or "seed", got %', sync_mode
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF max_rows < 1 THEN
+        RAISE EXCEPTION 'maxRows must be at least 1, got %', max_rows
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- Seed: no rows, and a version from which nothing is missed (every later change is at or above
+    -- the horizon).
+    IF sync_mode = 'seed' THEN
+        kind := 'seed';
+        page_end := horizon - 1;
+        RETURN;
+    END IF;
+
+    IF from_version >= horizon THEN
+        RAISE EXCEPTION 'fromVersion % is not a version of %: the oldest running transaction is %',
+            from_version, 'sales.items_outbox', horizon
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'The watermark comes from elsewhere (another database, a restored or failed-over'
+                         ' server whose transaction ids went back). Reset the tracked object.';
+    END IF;
+
+    -- Full snapshot: a first full sync (fromVersion 0), or a reader older than what the outbox still
+    -- holds (ReasonCode 1). Its rows carry no $version: the watermark becomes horizon - 1, and changes
+    -- of transactions still running are delivered after it.
+    SELECT s.trimmed_through INTO trimmed FROM "sales"."items_outbox_state" AS s;
+    IF from_version = 0 OR from_version < trimmed THEN
+        kind := 'full';
+        page_end := horizon - 1;
+        reason_code := CASE WHEN from_version = 0 THEN 0 ELSE 1 END;
+        RETURN;
+    END IF;
+
+    -- maxRows: a page holds whole versions only, so the watermark never lands inside a transaction.
+    -- It ends with the version of the maxRows-th pending change: at least maxRows changes while
+    -- more are pending (the engine keeps polling at once while pages come back full), more by the
+    -- rest of that version's transaction.
+    kind := 'diff';
+    IF max_rows IS NOT NULL THEN
+        SELECT o.version INTO page_end
+          FROM "sales"."items_outbox" AS o
+         WHERE o.version > from_version AND o.version < horizon
+         ORDER BY o.version, o.id
+        OFFSET max_rows - 1 LIMIT 1;
+    END IF;
+    -- Fewer than maxRows pending, or no maxRows: everything below the horizon, up to horizon - 1.
+    page_end := COALESCE(page_end, horizon - 1);
+END
+$request$;
+COMMENT ON FUNCTION "sales"."items_outbox_request"(json) IS 'Tidemark: reads a request to sales.items_changes(json) and decides what its answer holds.';
+
+-- 5b. The answer, one statement in three branches. Only the branch of the request's kind reads
+-- anything (its WHERE) and returns a row (its HAVING drops the row an aggregate returns over no
+-- input). The aggregates sit at the top level: in a scalar subquery the whole answer would be copied
+-- once more. Changes are aggregated in primary-key order, which the aggregate's ORDER BY uses
+-- without sorting on PostgreSQL 16 and later.
+CREATE OR REPLACE FUNCTION "sales"."items_changes"(payload json)
+RETURNS json
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, pg_temp
+SET "TimeZone" = 'UTC'
+SET extra_float_digits = 1
+SET bytea_output = 'hex'
+SET "IntervalStyle" = 'iso_8601'
+AS $changes$
+WITH r AS MATERIALIZED (SELECT * FROM "sales"."items_outbox_request"(payload))
+-- Seed: no rows, and a version from which nothing is missed.
+SELECT json_build_object(
+           'Metadata', json_build_object('Sync', json_build_object(
+               'Version', r.page_end, 'Type', 'Diff', 'ReasonCode', 0)),
+           'Data', '[]'::json)
+  FROM r
+ WHERE r.kind = 'seed'
+UNION ALL
+-- Full snapshot: every row of the table, in key order.
+SELECT json_build_object(
+           'Metadata', json_build_object('Sync', json_build_object(
+               'Version', (SELECT r.page_end FROM r), 'Type', 'Full',
+               'ReasonCode', (SELECT r.reason_code FROM r))),
+           'Data', COALESCE(json_agg(row_to_json(c) ORDER BY t."item_code"), '[]'::json))
+  FROM ONLY "sales"."items" AS t,
+       LATERAL (SELECT t."item_code" AS "ItemCode",
+                       t."description" AS "Description",
+                       t."attrs" AS "Attributes") AS c
+ WHERE (SELECT r.kind FROM r) = 'full'
+HAVING (SELECT r.kind FROM r) = 'full'
+UNION ALL
+-- Diff: the changes after fromVersion, up to the end of the page.
+SELECT json_build_object(
+           'Metadata', json_build_object(
+               'Sync', json_build_object(
+                   'Version', (SELECT r.page_end FROM r), 'Type', 'Diff', 'ReasonCode', 0),
+               -- Diagnostics: do committed changes wait for an older transaction to end?
+               -- (max reads the end of the index; EXISTS may be planned as a heap scan.)
+               'Outbox', json_build_object('Horizon', (SELECT r.horizon FROM r), 'HeldBack',
+                   COALESCE((SELECT max(h.version) FROM "sales"."items_outbox" AS h) >= (SELECT r.horizon FROM r),
+                            false),
+                   -- Wake-up: the function a reader calls before it waits (section 2b).
+                   'Arm', 'sales.items_outbox_arm')),
+           'Data', COALESCE(json_agg(o.change ORDER BY o.version, o.id), '[]'::json))
+  FROM "sales"."items_outbox" AS o
+ WHERE (SELECT r.kind FROM r) = 'diff'
+   AND o.version > (SELECT r.from_version FROM r) AND o.version <= (SELECT r.page_end FROM r)
+HAVING (SELECT r.kind FROM r) = 'diff'
+$changes$;
+COMMENT ON FUNCTION "sales"."items_changes"(json) IS 'Tidemark change function of sales.items, reading sales.items_outbox.';
+
+-- 6. Trimming --------------------------------------------------------------------------------------------
+-- Deletes up to about max_rows delivered changes (whole versions) at or below through_version, never
+-- at or above the horizon, and records how far the outbox was trimmed in the same transaction.
+-- Returns the number of changes deleted: call it until it returns 0, one transaction per call.
+-- PostgresOutbox.trim computes through_version from the stored watermarks of every reader.
+CREATE OR REPLACE FUNCTION "sales"."items_outbox_trim"(through_version bigint, max_rows integer)
+RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $trim$
+DECLARE
+    horizon    bigint := pg_snapshot_xmin(pg_current_snapshot())::text::bigint;
+    batch_end  bigint;
+    deleted    bigint;
+    deleted_to bigint;
+BEGIN
+    IF max_rows IS NULL OR max_rows < 1 THEN
+        RAISE EXCEPTION 'max_rows must be at least 1, got %', max_rows
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    through_version := LEAST(through_version, horizon - 1);
+    SELECT o.version INTO batch_end
+      FROM "sales"."items_outbox" AS o
+     WHERE o.version <= through_version
+     ORDER BY o.version, o.id
+    OFFSET max_rows - 1 LIMIT 1;
+    batch_end := COALESCE(batch_end, through_version);
+
+    WITH gone AS (
+        DELETE FROM "sales"."items_outbox" AS o WHERE o.version <= batch_end RETURNING o.version)
+    SELECT count(*), max(gone.version) INTO deleted, deleted_to FROM gone;
+
+    IF deleted > 0 THEN
+        UPDATE "sales"."items_outbox_state" AS s
+           SET trimmed_through = GREATEST(s.trimmed_through, deleted_to);
+    END IF;
+    RETURN deleted;
+END
+$trim$;
+REVOKE ALL ON FUNCTION "sales"."items_outbox_trim"(bigint, integer) FROM PUBLIC;
+COMMENT ON FUNCTION "sales"."items_outbox_trim"(bigint, integer) IS 'Tidemark: deletes delivered changes from sales.items_outbox.';
+
+-- 7. What was installed --------------------------------------------------------------------------------
+-- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
+-- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
+-- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
+COMMENT ON TABLE "sales"."items_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items","outboxTable":"sales.items_outbox","changeFunction":"sales.items_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","notifyChannel":"tidemark","scriptHash":"13f71afb31a9133647488a57067a5fedd452af0d6fc28af8e6e92c091e3dcf05"}';

@@ -1,0 +1,591 @@
+-- =====================================================================================================
+-- Tidemark outbox for sales.items_k
+-- =====================================================================================================
+-- Captures every committed INSERT, UPDATE and DELETE on sales.items_k into sales.items_k_outbox and serves
+-- the changes through sales.items_k_changes(json) under the Tidemark procedure contract.
+--
+-- Run this script in ONE transaction at READ COMMITTED (Flyway and Liquibase do so by default).
+-- Running it again is harmless: it creates what is missing and replaces functions and triggers.
+-- No superuser and no extension are needed: the role running it must own sales.items_k (or hold
+-- TRIGGER on it) and may create objects in the outbox's schema. Writers need no privilege on
+-- the outbox: the capture function is SECURITY DEFINER.
+--
+--   key:       item_code as ItemCode
+--   captured:  item_code as ItemCode, description as Description, attrs as Attributes
+--   truncate:  refused with an error (TruncatePolicy.REFUSE)
+--   wake-up:   pg_notify('tidemark', 'sales.items_k_changes') once a reader waits for it (section 2b)
+--   capture:   keys only (CaptureShape.KEYS): the change function reads each changed row
+--              as it is at read time and returns one net change per key, whose $version is the
+--              version of its first change in the read, so no stored position passes a change
+--              of a key not yet delivered (section 5)
+--
+-- Why no change can be skipped
+--   A change's version is max(the writing transaction's xid8, the newest transaction that had
+--   finished when the change was captured). The change function returns only changes whose
+--   version is below the horizon pg_snapshot_xmin(pg_current_snapshot()): every transaction
+--   below it has finished, and every transaction still running or yet to start stamps its
+--   changes at or above it. Once the watermark passes a version, nothing can appear below it.
+--   An outbox id used as the version (docs/contract.md of Tidemark) does not have this property:
+--   ids are handed out in trigger order, not in transaction order, and a transaction that
+--   took its id first but commits last is skipped for good.
+--   The "newest finished transaction" part keeps the changes of one row in commit order: a
+--   transaction that changes a row after another one committed gets a version at least as
+--   high, and changes of one version are returned in capture order (id).
+--
+-- To change what an installed outbox captures (columns, payload keys, change function, ...), run
+-- the script of PostgresOutbox.upgradeScript or call PostgresOutbox.upgrade: PostgresOutbox.install
+-- refuses to change an outbox installed with other options (section 7 records them).
+
+-- 1. Preflight -----------------------------------------------------------------------------------------
+-- One install at a time (several application instances may install at start-up), and nothing is
+-- created unless the table looks as expected.
+SELECT pg_advisory_xact_lock(hashtextextended('tidemark outbox sales.items_k', 0));
+
+DO $preflight$
+DECLARE
+    tbl      regclass := to_regclass('"sales"."items_k"');
+    outbox   regclass := to_regclass('"sales"."items_k_outbox"');
+    missing  text;
+BEGIN
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'Install the Tidemark outbox of % at READ COMMITTED, not %',
+            '"sales"."items_k"', current_setting('transaction_isolation')
+            USING HINT = 'Where the outbox history starts is read from a fresh snapshot taken'
+                         ' after the triggers exist.';
+    END IF;
+    IF tbl IS NULL THEN
+        RAISE EXCEPTION 'Table % does not exist', '"sales"."items_k"';
+    END IF;
+    IF (SELECT c.relkind FROM pg_class c WHERE c.oid = tbl) <> 'r' THEN
+        RAISE EXCEPTION '% is not an ordinary table; the Tidemark outbox captures ordinary tables',
+            '"sales"."items_k"';
+    END IF;
+    SELECT string_agg(quote_ident(col), ', ') INTO missing
+      FROM unnest(ARRAY['item_code', 'description', 'attrs']::text[]) AS col
+     WHERE NOT EXISTS (SELECT FROM pg_attribute a
+                        WHERE a.attrelid = tbl AND a.attname = col AND a.attnum > 0
+                          AND NOT a.attisdropped AND a.attgenerated <> 'v');
+    IF missing IS NOT NULL THEN
+        RAISE EXCEPTION 'Table % has no column % that a trigger can capture', '"sales"."items_k"', missing
+            USING HINT = 'Virtual generated columns are NULL in triggers: capture their inputs instead.';
+    END IF;
+    -- The key identifies the row of a delete: it must be unique and never NULL. Not deferrable
+    -- either: one statement could then move keys through each other, which row capture cannot order.
+    IF NOT EXISTS (
+        SELECT FROM pg_index i
+         WHERE i.indrelid = tbl AND i.indisunique AND i.indisvalid AND i.indimmediate
+           AND i.indpred IS NULL AND i.indexprs IS NULL
+           AND i.indnkeyatts = 1
+           AND (SELECT array_agg(a.attname::text)
+                  FROM pg_attribute a
+                 WHERE a.attrelid = tbl AND a.attnotnull
+                   AND a.attnum = ANY ((i.indkey::int2[])[0:i.indnkeyatts - 1]))
+               @> ARRAY['item_code']::text[])
+    THEN
+        RAISE EXCEPTION 'The key (%) of % is not its primary key or a unique, not deferrable index over NOT NULL columns',
+            'item_code as ItemCode', '"sales"."items_k"';
+    END IF;
+    -- CREATE TABLE IF NOT EXISTS below would silently adopt someone else's table of that name.
+    IF outbox IS NOT NULL AND (SELECT count(*) FROM pg_attribute a
+                                WHERE a.attrelid = outbox AND a.attnum > 0 AND NOT a.attisdropped
+                                  AND (a.attname::text, format_type(a.atttypid, a.atttypmod)) IN
+                                      (('version', 'bigint'), ('id', 'bigint'), ('xact_id', 'xid8'),
+                                       ('operation', 'character(1)'), ('changed', 'text[]'))) <> 5
+    THEN
+        RAISE EXCEPTION 'Table % already exists and is not a Tidemark outbox of keys (CaptureShape.KEYS) (it lacks version, id, xact_id, operation or changed)',
+            '"sales"."items_k_outbox"'
+            USING HINT = 'Name another table with PostgresOutbox.Builder.outboxTable(...), or drop this one.';
+    END IF;
+    -- Keys only: the outbox's key_1, key_2, ... are the key's columns, of the key's types.
+    IF outbox IS NOT NULL AND EXISTS (
+        SELECT FROM unnest(ARRAY['item_code']::text[]) WITH ORDINALITY AS k(name, n)
+         WHERE NOT EXISTS (
+            SELECT FROM pg_attribute o, pg_attribute a
+             WHERE o.attrelid = outbox AND o.attname = 'key_' || k.n AND NOT o.attisdropped
+               AND a.attrelid = tbl AND a.attname = k.name AND NOT a.attisdropped
+               AND format_type(o.atttypid, o.atttypmod) = format_type(a.atttypid, a.atttypmod))
+            OR (SELECT count(*) FROM pg_attribute o WHERE o.attrelid = outbox AND NOT o.attisdropped
+                  AND o.attname LIKE 'key\_%') <> 1)
+    THEN
+        RAISE EXCEPTION 'The outbox % holds other key columns than the key (%) of %',
+            '"sales"."items_k_outbox"', 'item_code as ItemCode', '"sales"."items_k"'
+            USING HINT = 'The key or its type changed since the outbox was created: once every reader'
+                         ' has caught up, uninstall the outbox (PostgresOutbox.uninstall) and install it again.';
+    END IF;
+END
+$preflight$;
+
+-- 2. The outbox ----------------------------------------------------------------------------------------
+-- Keys only (CaptureShape.KEYS): one row per changed row with its key, in columns of the key's own
+-- types (CREATE TABLE AS reads them off the table, so this script is generated without a
+-- connection), the operation, the version and, for an update, the payload keys of the changed
+-- columns. No JSON is built or stored at write time.
+CREATE TABLE IF NOT EXISTS "sales"."items_k_outbox" AS
+SELECT NULL::bigint        AS version,
+       NULL::bigint        AS id,
+       NULL::xid8          AS xact_id,
+       NULL::char(1)       AS operation,
+       NULL::text[]        AS changed,
+       t."item_code" AS key_1
+  FROM ONLY "sales"."items_k" AS t
+  WITH NO DATA;
+-- CREATE TABLE AS makes no constraint: they are added once, to the table just created.
+DO $outbox$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_constraint c
+                    WHERE c.conrelid = to_regclass('"sales"."items_k_outbox"') AND c.conname = 'items_k_outbox_pkey')
+    THEN
+        ALTER TABLE "sales"."items_k_outbox"
+            ALTER COLUMN version SET NOT NULL,
+            ALTER COLUMN id SET NOT NULL,
+            ALTER COLUMN xact_id SET NOT NULL,
+            ALTER COLUMN operation SET NOT NULL,
+            ALTER COLUMN key_1 SET NOT NULL,
+            ADD CHECK (operation IN ('I', 'U', 'D')),
+            ADD CONSTRAINT "items_k_outbox_pkey" PRIMARY KEY (version, id);
+        ALTER TABLE "sales"."items_k_outbox" ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY;
+    END IF;
+END
+$outbox$;
+COMMENT ON TABLE "sales"."items_k_outbox" IS 'Keys of the rows of sales.items_k changed, captured by Tidemark. Read the changes with sales.items_k_changes(json); trim them with sales.items_k_outbox_trim(bigint, integer).';
+COMMENT ON COLUMN "sales"."items_k_outbox".version IS 'max(xact_id, newest transaction finished at capture); returned once below pg_snapshot_xmin(pg_current_snapshot())';
+COMMENT ON COLUMN "sales"."items_k_outbox".id IS 'capture order: orders the changes of one version';
+COMMENT ON COLUMN "sales"."items_k_outbox".xact_id IS 'the writing transaction, pg_current_xact_id()';
+COMMENT ON COLUMN "sales"."items_k_outbox".changed IS 'updates: the payload keys of the columns whose text changed ($changed); NULL otherwise';
+COMMENT ON COLUMN "sales"."items_k_outbox".key_1 IS 'the key column item_code of sales.items_k';
+
+-- Changes at or below trimmed_through may be missing: written before the outbox existed, or trimmed.
+-- A reader asking for changes after an older version gets a full snapshot (ReasonCode 1) instead.
+CREATE TABLE IF NOT EXISTS "sales"."items_k_outbox_state" (
+    singleton        boolean  PRIMARY KEY DEFAULT true CHECK (singleton),
+    trimmed_through  bigint   NOT NULL
+);
+
+-- 2b. Wake-up ------------------------------------------------------------------------------------------
+-- NOTIFY takes a database-wide lock while a notifying transaction commits, so writers that all
+-- notified would commit one at a time. Instead the capture notifies only while a reader waits:
+--   * a reader sets the flag, sales.items_k_outbox_wakeup.armed, through sales.items_k_outbox_arm()
+--     when a read left nothing below its horizon unread, before it waits;
+--   * the first capturing writer at READ COMMITTED that finds it set takes a transaction-level
+--     advisory lock without waiting, clears it and notifies on commit. A writer that finds the lock
+--     taken does nothing: the holder notifies when it commits, or, if it rolls back, its clearing
+--     rolls back too and the next capturing writer notifies. Every other write reads the one-row
+--     flag and goes on;
+--   * writers at REPEATABLE READ or SERIALIZABLE notify every time (their snapshot may hold a
+--     stale flag); READ UNCOMMITTED is READ COMMITTED in PostgreSQL and is treated as such.
+-- The gap: a writer that read the flag before the reader set it does not notify, and may commit
+-- after the reader's read. So after arming, the reader reads the snapshot's xmax X (every
+-- transaction that read the flag before it was set has an id below X) and keeps reading at a short,
+-- growing interval until a read's horizon (pg_snapshot_xmin) reaches X: every such writer has then
+-- ended and been read. Only then does it wait for a notification alone; its poll interval stays the
+-- safety net. A rolled-back writer that held the lock while another captured is the one case left
+-- to the next capturing write or the poll interval.
+CREATE TABLE IF NOT EXISTS "sales"."items_k_outbox_wakeup" (
+    singleton  boolean  PRIMARY KEY DEFAULT true CHECK (singleton),
+    armed      boolean  NOT NULL
+);
+COMMENT ON TABLE "sales"."items_k_outbox_wakeup" IS 'Tidemark: whether a reader of sales.items_k_outbox waits for a notification; set by sales.items_k_outbox_arm(), cleared by the capture that notifies.';
+INSERT INTO "sales"."items_k_outbox_wakeup" (singleton, armed) VALUES (true, true)
+ON CONFLICT (singleton) DO NOTHING;
+
+-- Arms the flag. Readers call it (PostgresProvider does) with no privilege on the flag. It never waits
+-- for a writer: a writer locks the row only to clear a set flag, and a set flag is left as it is.
+-- A flag row deleted by hand (or lost in a data-only copy) is put back, else no writer would notify.
+CREATE OR REPLACE FUNCTION "sales"."items_k_outbox_arm"()
+RETURNS void
+LANGUAGE sql
+SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $arm$
+UPDATE "sales"."items_k_outbox_wakeup" AS w SET armed = true WHERE NOT w.armed;
+INSERT INTO "sales"."items_k_outbox_wakeup" (singleton, armed)
+SELECT true, true WHERE NOT EXISTS (SELECT FROM "sales"."items_k_outbox_wakeup")
+ON CONFLICT (singleton) DO NOTHING;
+$arm$;
+COMMENT ON FUNCTION "sales"."items_k_outbox_arm"() IS 'Tidemark: a reader of sales.items_k_outbox waits for a notification; the next capturing writer notifies.';
+
+-- 3. Capture ------------------------------------------------------------------------------------------
+-- Runs once per writing statement, so every write pays for it. It records keys only and renders no
+-- JSON, so of the settings a SET clause would pin (each saves and restores its setting on every
+-- call) it keeps one: extra_float_digits, without which a session at a negative value compares two
+-- different floats as the same text and misses an update. No SET search_path: every function,
+-- operator, type and cast below is schema-qualified instead, so no search_path of the caller, not
+-- even one listing a schema ahead of pg_catalog, changes what it runs; the transition tables
+-- (inserted, old_rows, ...) are found before any table of those names.
+CREATE OR REPLACE FUNCTION "sales"."items_k_outbox_capture"()
+RETURNS trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET extra_float_digits = 1
+AS $capture$
+BEGIN
+    IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' THEN
+        -- The key of every inserted row, with one INSERT per statement.
+        INSERT INTO "sales"."items_k_outbox" (version, xact_id, operation, key_1)
+        SELECT v.version, v.xact_id, 'I', r."item_code"
+          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
+                       GREATEST(pg_catalog.pg_current_xact_id()::pg_catalog.text::bigint, pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::bigint OPERATOR(pg_catalog.-) 1) AS version) AS v,
+               inserted AS r;
+        IF FOUND THEN
+            -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
+            IF pg_catalog.current_setting('transaction_isolation')
+                   OPERATOR(pg_catalog.=) ANY (ARRAY['repeatable read', 'serializable']) THEN
+                PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_k_changes');
+            ELSIF EXISTS (SELECT FROM "sales"."items_k_outbox_wakeup" AS w WHERE w.armed) THEN
+                -- A writer that cannot take the lock leaves the notification to the one holding it.
+                IF pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('tidemark wake-up sales.items_k_outbox', 0)) THEN
+                    UPDATE "sales"."items_k_outbox_wakeup" AS w SET armed = false WHERE w.armed;
+                    PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_k_changes');
+                END IF;
+            END IF;
+        END IF;
+
+    ELSIF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' THEN
+        -- Old and new rows are paired by key (compared as text). A key that stays is an update when a
+        -- captured column's text changed (never an error, whatever the type; an update that changes
+        -- nothing is skipped); a key that goes is a delete, a key that appears an insert.
+        INSERT INTO "sales"."items_k_outbox" (version, xact_id, operation, changed, key_1)
+        SELECT v.version, v.xact_id, k.operation,
+               CASE WHEN k.operation OPERATOR(pg_catalog.=) 'U' THEN ch.changed END,
+               COALESCE(n."item_code", o."item_code")
+          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
+                       GREATEST(pg_catalog.pg_current_xact_id()::pg_catalog.text::bigint, pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::bigint OPERATOR(pg_catalog.-) 1) AS version) AS v,
+               old_rows AS o FULL JOIN new_rows AS n ON (n."item_code")::pg_catalog.text OPERATOR(pg_catalog.=) (o."item_code")::pg_catalog.text,
+               LATERAL (SELECT CASE WHEN n."item_code" IS NULL THEN 'D'
+                                    WHEN o."item_code" IS NULL THEN 'I'
+                                    ELSE 'U' END AS operation) AS k,
+               LATERAL (SELECT pg_catalog.array_remove(ARRAY[
+                                    CASE WHEN COALESCE((o."description")::pg_catalog.text OPERATOR(pg_catalog.=) (n."description")::pg_catalog.text,
+                                                  (o."description")::pg_catalog.text IS NULL AND (n."description")::pg_catalog.text IS NULL)
+                                         THEN NULL ELSE 'Description' END,
+                                    CASE WHEN COALESCE((o."attrs")::pg_catalog.text OPERATOR(pg_catalog.=) (n."attrs")::pg_catalog.text,
+                                                  (o."attrs")::pg_catalog.text IS NULL AND (n."attrs")::pg_catalog.text IS NULL)
+                                         THEN NULL ELSE 'Attributes' END
+                                ], NULL) AS changed) AS ch
+         WHERE k.operation OPERATOR(pg_catalog.<>) 'U'
+            OR pg_catalog.cardinality(ch.changed) OPERATOR(pg_catalog.>) 0
+         -- Deletes before inserts (ids in this order): for a key type whose equality is coarser
+         -- than its text (numeric 1.0 to 1.00), a reader applying the delete last would lose the row.
+         ORDER BY k.operation OPERATOR(pg_catalog.=) 'I';
+        IF FOUND THEN
+            -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
+            IF pg_catalog.current_setting('transaction_isolation')
+                   OPERATOR(pg_catalog.=) ANY (ARRAY['repeatable read', 'serializable']) THEN
+                PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_k_changes');
+            ELSIF EXISTS (SELECT FROM "sales"."items_k_outbox_wakeup" AS w WHERE w.armed) THEN
+                -- A writer that cannot take the lock leaves the notification to the one holding it.
+                IF pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('tidemark wake-up sales.items_k_outbox', 0)) THEN
+                    UPDATE "sales"."items_k_outbox_wakeup" AS w SET armed = false WHERE w.armed;
+                    PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_k_changes');
+                END IF;
+            END IF;
+        END IF;
+
+    ELSIF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
+        -- The key of every deleted row, with one INSERT per statement.
+        INSERT INTO "sales"."items_k_outbox" (version, xact_id, operation, key_1)
+        SELECT v.version, v.xact_id, 'D', r."item_code"
+          FROM (SELECT pg_catalog.pg_current_xact_id() AS xact_id,
+                       GREATEST(pg_catalog.pg_current_xact_id()::pg_catalog.text::bigint, pg_catalog.pg_snapshot_xmax(pg_catalog.pg_current_snapshot())::pg_catalog.text::bigint OPERATOR(pg_catalog.-) 1) AS version) AS v,
+               deleted AS r;
+        IF FOUND THEN
+            -- Wake-up (section 2b): notify only when a reader waits, from the writer that disarms the flag.
+            IF pg_catalog.current_setting('transaction_isolation')
+                   OPERATOR(pg_catalog.=) ANY (ARRAY['repeatable read', 'serializable']) THEN
+                PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_k_changes');
+            ELSIF EXISTS (SELECT FROM "sales"."items_k_outbox_wakeup" AS w WHERE w.armed) THEN
+                -- A writer that cannot take the lock leaves the notification to the one holding it.
+                IF pg_catalog.pg_try_advisory_xact_lock(pg_catalog.hashtextextended('tidemark wake-up sales.items_k_outbox', 0)) THEN
+                    UPDATE "sales"."items_k_outbox_wakeup" AS w SET armed = false WHERE w.armed;
+                    PERFORM pg_catalog.pg_notify('tidemark', 'sales.items_k_changes');
+                END IF;
+            END IF;
+        END IF;
+
+    ELSIF TG_OP OPERATOR(pg_catalog.=) 'TRUNCATE' THEN
+        -- TruncatePolicy.REFUSE: a truncate fires no DELETE trigger; refuse it rather than lose it.
+        RAISE EXCEPTION 'TRUNCATE of % is refused: it would bypass the capture into %', 'sales.items_k', 'sales.items_k_outbox'
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Use DELETE (captured as deletes), or install the outbox with TruncatePolicy.RECORD_DELETES.';
+    END IF;
+    RETURN NULL;
+END
+$capture$;
+REVOKE ALL ON FUNCTION "sales"."items_k_outbox_capture"() FROM PUBLIC;
+COMMENT ON FUNCTION "sales"."items_k_outbox_capture"() IS 'Tidemark: captures the keys of changed rows of sales.items_k into sales.items_k_outbox.';
+
+-- Triggers: CREATE TRIGGER waits for the writers of sales.items_k to finish, so once they exist
+-- every later change is captured. All are statement triggers over transition tables: one INSERT
+-- into the outbox per statement (measured: see benchmarks/README-outbox.md).
+CREATE OR REPLACE TRIGGER "items_k_outbox_insert"
+    AFTER INSERT ON "sales"."items_k"
+    REFERENCING NEW TABLE AS inserted
+    FOR EACH STATEMENT EXECUTE FUNCTION "sales"."items_k_outbox_capture"();
+CREATE OR REPLACE TRIGGER "items_k_outbox_update"
+    AFTER UPDATE ON "sales"."items_k"
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION "sales"."items_k_outbox_capture"();
+CREATE OR REPLACE TRIGGER "items_k_outbox_delete"
+    AFTER DELETE ON "sales"."items_k"
+    REFERENCING OLD TABLE AS deleted
+    FOR EACH STATEMENT EXECUTE FUNCTION "sales"."items_k_outbox_capture"();
+CREATE OR REPLACE TRIGGER "items_k_outbox_truncate"
+    BEFORE TRUNCATE ON "sales"."items_k"
+    FOR EACH STATEMENT EXECUTE FUNCTION "sales"."items_k_outbox_capture"();
+
+-- The captured columns, as a view: dropping one of them, or changing its type, now fails with a
+-- message naming this view, instead of succeeding and making every write to the table fail. Re-run
+-- this script for the new shape in the same migration (see the README).
+DROP VIEW IF EXISTS "sales"."items_k_outbox_columns";
+CREATE VIEW "sales"."items_k_outbox_columns" AS
+    SELECT t."item_code",
+           t."description",
+           t."attrs"
+      FROM ONLY "sales"."items_k" AS t
+     WHERE false;
+COMMENT ON VIEW "sales"."items_k_outbox_columns" IS 'Tidemark: the columns sales.items_k_outbox captures from sales.items_k. Keeps them from being dropped while captured.';
+
+-- 4. Where the history starts -------------------------------------------------------------------------
+-- Runs after CREATE TRIGGER, in a fresh READ COMMITTED snapshot: every writer that changed the table
+-- unobserved has finished. A reader with an older fromVersion (not issued by this outbox) gets a full
+-- snapshot rather than an incomplete diff. Kept as it is when the script runs again.
+INSERT INTO "sales"."items_k_outbox_state" (singleton, trimmed_through)
+VALUES (true, pg_snapshot_xmin(pg_current_snapshot())::text::bigint - 1)
+ON CONFLICT (singleton) DO NOTHING;
+
+-- 5. The change function --------------------------------------------------------------------------------
+-- Request:  {"fromVersion": N, "mode": "sync" | "seed", "maxRows": M}
+-- Response: {"Metadata": {"Sync": {"Version", "Type", "ReasonCode"},
+--                         "Outbox": {"Horizon", "HeldBack", "Arm" (wake-ups on)}},
+--            "Data": [changes]}
+-- In two parts: a PL/pgSQL function checks the request and decides what the answer holds, and the
+-- change function itself, one SQL statement, builds the answer. Being one statement, everything it
+-- reads (the horizon, the trim state, the changes) comes from one snapshot; and an SQL function hands
+-- a large answer back without the copies a PL/pgSQL RETURN makes.
+
+-- 5a. What the answer holds: kind 'seed', 'full' or 'diff', and the versions it spans.
+CREATE OR REPLACE FUNCTION "sales"."items_k_outbox_request"(payload json,
+    OUT kind text, OUT from_version bigint, OUT page_end bigint, OUT horizon bigint,
+    OUT reason_code integer)
+LANGUAGE plpgsql
+STABLE
+SET search_path = pg_catalog, pg_temp
+AS $request$
+DECLARE
+    sync_mode  text    := COALESCE(payload ->> 'mode', 'sync');
+    max_rows   integer := (payload ->> 'maxRows')::integer;
+    trimmed    bigint;
+BEGIN
+    -- Every transaction below the horizon has finished; versions below it are final.
+    horizon := pg_snapshot_xmin(pg_current_snapshot())::text::bigint;
+    from_version := COALESCE((payload ->> 'fromVersion')::bigint, 0);
+    reason_code := 0;
+    IF sync_mode NOT IN ('sync', 'seed') THEN
+        RAISE EXCEPTION 'mode must be "sync" or "seed", got %', sync_mode
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF max_rows < 1 THEN
+        RAISE EXCEPTION 'maxRows must be at least 1, got %', max_rows
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    -- Seed: no rows, and a version from which nothing is missed (every later change is at or above
+    -- the horizon).
+    IF sync_mode = 'seed' THEN
+        kind := 'seed';
+        page_end := horizon - 1;
+        RETURN;
+    END IF;
+
+    IF from_version >= horizon THEN
+        RAISE EXCEPTION 'fromVersion % is not a version of %: the oldest running transaction is %',
+            from_version, 'sales.items_k_outbox', horizon
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'The watermark comes from elsewhere (another database, a restored or failed-over'
+                         ' server whose transaction ids went back). Reset the tracked object.';
+    END IF;
+
+    -- Full snapshot: a first full sync (fromVersion 0), or a reader older than what the outbox still
+    -- holds (ReasonCode 1). Its rows carry no $version: the watermark becomes horizon - 1, and changes
+    -- of transactions still running are delivered after it.
+    SELECT s.trimmed_through INTO trimmed FROM "sales"."items_k_outbox_state" AS s;
+    IF from_version = 0 OR from_version < trimmed THEN
+        kind := 'full';
+        page_end := horizon - 1;
+        reason_code := CASE WHEN from_version = 0 THEN 0 ELSE 1 END;
+        RETURN;
+    END IF;
+
+    -- maxRows: a page holds whole versions only, so the watermark never lands inside a transaction.
+    -- It ends with the version of the maxRows-th pending change: at least maxRows changes while
+    -- more are pending (the engine keeps polling at once while pages come back full), more by the
+    -- rest of that version's transaction.
+    kind := 'diff';
+    IF max_rows IS NOT NULL THEN
+        SELECT o.version INTO page_end
+          FROM "sales"."items_k_outbox" AS o
+         WHERE o.version > from_version AND o.version < horizon
+         ORDER BY o.version, o.id
+        OFFSET max_rows - 1 LIMIT 1;
+    END IF;
+    -- Fewer than maxRows pending, or no maxRows: everything below the horizon, up to horizon - 1.
+    page_end := COALESCE(page_end, horizon - 1);
+END
+$request$;
+COMMENT ON FUNCTION "sales"."items_k_outbox_request"(json) IS 'Tidemark: reads a request to sales.items_k_changes(json) and decides what its answer holds.';
+
+-- 5b. The answer, one statement in three branches. Only the branch of the request's kind reads
+-- anything (its WHERE) and returns a row (its HAVING drops the row an aggregate returns over no
+-- input). The aggregates sit at the top level: in a scalar subquery the whole answer would be copied
+-- once more. Changes are aggregated in primary-key order, which the aggregate's ORDER BY uses
+-- without sorting on PostgreSQL 16 and later.
+CREATE OR REPLACE FUNCTION "sales"."items_k_changes"(payload json)
+RETURNS json
+LANGUAGE sql
+STABLE
+SET search_path = pg_catalog, pg_temp
+SET "TimeZone" = 'UTC'
+SET extra_float_digits = 1
+SET bytea_output = 'hex'
+SET "IntervalStyle" = 'iso_8601'
+AS $changes$
+WITH r AS MATERIALIZED (SELECT * FROM "sales"."items_k_outbox_request"(payload))
+-- Seed: no rows, and a version from which nothing is missed.
+SELECT json_build_object(
+           'Metadata', json_build_object('Sync', json_build_object(
+               'Version', r.page_end, 'Type', 'Diff', 'ReasonCode', 0)),
+           'Data', '[]'::json)
+  FROM r
+ WHERE r.kind = 'seed'
+UNION ALL
+-- Full snapshot: every row of the table, in key order.
+SELECT json_build_object(
+           'Metadata', json_build_object('Sync', json_build_object(
+               'Version', (SELECT r.page_end FROM r), 'Type', 'Full',
+               'ReasonCode', (SELECT r.reason_code FROM r))),
+           'Data', COALESCE(json_agg(row_to_json(c) ORDER BY t."item_code"), '[]'::json))
+  FROM ONLY "sales"."items_k" AS t,
+       LATERAL (SELECT t."item_code" AS "ItemCode",
+                       t."description" AS "Description",
+                       t."attrs" AS "Attributes") AS c
+ WHERE (SELECT r.kind FROM r) = 'full'
+HAVING (SELECT r.kind FROM r) = 'full'
+UNION ALL
+-- Diff: the changes after fromVersion, up to the end of the page.
+SELECT json_build_object(
+           'Metadata', json_build_object(
+               'Sync', json_build_object(
+                   'Version', (SELECT r.page_end FROM r), 'Type', 'Diff', 'ReasonCode', 0),
+               -- Diagnostics: do committed changes wait for an older transaction to end?
+               -- (max reads the end of the index; EXISTS may be planned as a heap scan.)
+               'Outbox', json_build_object('Horizon', (SELECT r.horizon FROM r), 'HeldBack',
+                   COALESCE((SELECT max(h.version) FROM "sales"."items_k_outbox" AS h) >= (SELECT r.horizon FROM r),
+                            false),
+                   -- Wake-up: the function a reader calls before it waits (section 2b).
+                   'Arm', 'sales.items_k_outbox_arm')),
+           -- Keys only: one element per key changed in the page, ordered by its FIRST change.
+           'Data', COALESCE(json_agg(x.change ORDER BY x.version, x.id), '[]'::json))
+  FROM (
+    -- The net change of a key over the page, from the row as this statement's snapshot holds
+    -- it: present and first recorded as an insert (absent before the page): an insert;
+    -- present otherwise: an update, whose $changed lists the columns an update of the page
+    -- changed, or every column if the row was deleted or inserted in between; absent: a
+    -- delete, unless it was also inserted in the page (nothing to tell a reader).
+    -- Why a row read now cannot break the order: the snapshot holds only committed rows, and
+    -- a committed change the page does not hold (a version at or above its end) has a higher
+    -- version than every change in it, so the next page delivers that key again, with a
+    -- state at least as new. A reader may see a newer state early, never an older one late.
+    -- Why $version is the key's FIRST version in the page: a reader may store a position
+    -- between two elements (its destinations took the first ones). Every change at or below
+    -- that position then belongs to a key already delivered, and the key's later changes are
+    -- read again from there. With the last version instead, an insert folded into a key whose
+    -- element comes after the position would come back as an update of a row never sent.
+    -- Keys are grouped and joined by value AND text: a key type whose equality is coarser
+    -- than its text (numeric 1.0 = 1.00) keeps the delete of the old text and the insert of
+    -- the new one, as the capture recorded them (deletes first).
+    SELECT p.version, p.id,
+           CASE WHEN t."item_code" IS NULL
+                THEN (SELECT row_to_json(c)
+                        FROM (SELECT 'D' AS "$operation",
+                                     p.version AS "$version",
+                                     p.key_1 AS "ItemCode") AS c)
+                WHEN p.first_operation = 'I'
+                THEN (SELECT row_to_json(c)
+                        FROM (SELECT 'I' AS "$operation",
+                                     p.version AS "$version",
+                                     t."item_code" AS "ItemCode",
+                                     t."description" AS "Description",
+                                     t."attrs" AS "Attributes") AS c)
+                ELSE (SELECT row_to_json(c)
+                        FROM (SELECT 'U' AS "$operation",
+                                     p.version AS "$version",
+                                     array_remove(ARRAY[CASE WHEN p.changed_1 THEN 'Description' END,
+                                                        CASE WHEN p.changed_2 THEN 'Attributes' END], NULL) AS "$changed",
+                                     t."item_code" AS "ItemCode",
+                                     t."description" AS "Description",
+                                     t."attrs" AS "Attributes") AS c)
+           END AS change
+      FROM (SELECT o.key_1,
+                   min(o.version) AS version,
+                   min(o.id) AS id,
+                   (array_agg(o.operation ORDER BY o.version, o.id))[1] AS first_operation,
+                   bool_or(o.operation <> 'U' OR 'Description' = ANY (o.changed)) AS changed_1,
+                   bool_or(o.operation <> 'U' OR 'Attributes' = ANY (o.changed)) AS changed_2
+              FROM "sales"."items_k_outbox" AS o
+             WHERE (SELECT r.kind FROM r) = 'diff'
+               AND o.version > (SELECT r.from_version FROM r)
+               AND o.version <= (SELECT r.page_end FROM r)
+             GROUP BY o.key_1, o.key_1::text) AS p
+      LEFT JOIN ONLY "sales"."items_k" AS t ON t."item_code" = p.key_1 AND t."item_code"::text = p.key_1::text
+     WHERE t."item_code" IS NOT NULL OR p.first_operation <> 'I') AS x
+HAVING (SELECT r.kind FROM r) = 'diff'
+$changes$;
+COMMENT ON FUNCTION "sales"."items_k_changes"(json) IS 'Tidemark change function of sales.items_k, reading sales.items_k_outbox.';
+
+-- 6. Trimming --------------------------------------------------------------------------------------------
+-- Deletes up to about max_rows delivered changes (whole versions) at or below through_version, never
+-- at or above the horizon, and records how far the outbox was trimmed in the same transaction.
+-- Returns the number of changes deleted: call it until it returns 0, one transaction per call.
+-- PostgresOutbox.trim computes through_version from the stored watermarks of every reader.
+CREATE OR REPLACE FUNCTION "sales"."items_k_outbox_trim"(through_version bigint, max_rows integer)
+RETURNS bigint
+LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $trim$
+DECLARE
+    horizon    bigint := pg_snapshot_xmin(pg_current_snapshot())::text::bigint;
+    batch_end  bigint;
+    deleted    bigint;
+    deleted_to bigint;
+BEGIN
+    IF max_rows IS NULL OR max_rows < 1 THEN
+        RAISE EXCEPTION 'max_rows must be at least 1, got %', max_rows
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    through_version := LEAST(through_version, horizon - 1);
+    SELECT o.version INTO batch_end
+      FROM "sales"."items_k_outbox" AS o
+     WHERE o.version <= through_version
+     ORDER BY o.version, o.id
+    OFFSET max_rows - 1 LIMIT 1;
+    batch_end := COALESCE(batch_end, through_version);
+
+    WITH gone AS (
+        DELETE FROM "sales"."items_k_outbox" AS o WHERE o.version <= batch_end RETURNING o.version)
+    SELECT count(*), max(gone.version) INTO deleted, deleted_to FROM gone;
+
+    IF deleted > 0 THEN
+        UPDATE "sales"."items_k_outbox_state" AS s
+           SET trimmed_through = GREATEST(s.trimmed_through, deleted_to);
+    END IF;
+    RETURN deleted;
+END
+$trim$;
+REVOKE ALL ON FUNCTION "sales"."items_k_outbox_trim"(bigint, integer) FROM PUBLIC;
+COMMENT ON FUNCTION "sales"."items_k_outbox_trim"(bigint, integer) IS 'Tidemark: deletes delivered changes from sales.items_k_outbox.';
+
+-- 7. What was installed --------------------------------------------------------------------------------
+-- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
+-- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
+-- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
+COMMENT ON TABLE "sales"."items_k_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items_k","outboxTable":"sales.items_k_outbox","changeFunction":"sales.items_k_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","capture":"KEYS","notifyChannel":"tidemark","scriptHash":"90f690b79790a70678fff63823d2b3cbbf79ecae47adc53a7f3c687a354d3e9c"}';
