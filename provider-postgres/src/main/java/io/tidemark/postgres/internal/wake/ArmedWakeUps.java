@@ -74,11 +74,13 @@ public final class ArmedWakeUps implements AutoCloseable {
     static final Duration FLOW_SHORTEST = Duration.ofMillis(1);
     /**
      * The longest wait between reads while changes flow: a change that commits right after a read is delivered
-     * about this long later (plus the read). Short enough that a flowing change is delivered within a few
-     * milliseconds of its commit, as a notified one is, while a read per wait costs little next to the changes it
-     * returns.
+     * about this long later (plus the read). It must reach past the gap between commits of a steady flow, or every
+     * wait ends in a read that finds nothing and an arming: at 200 commits a second (5 ms apart) a 4 ms wait made
+     * the engine's backends spend twice the CPU of a 10 ms one (benchmarks/README-capture-cost.md, "Flow reads").
+     * Long enough for that, and short enough that a flowing change is still delivered within about 10 ms of its
+     * commit (half of that at the median).
      */
-    static final Duration FLOW_LONGEST = Duration.ofMillis(4);
+    static final Duration FLOW_LONGEST = Duration.ofMillis(10);
     /** The longest wait before a read that tries again to arm after arming failed (a lasting cause, say). */
     static final Duration LONGEST_AFTER_FAILURE = Duration.ofSeconds(10);
 
@@ -109,6 +111,11 @@ public final class ArmedWakeUps implements AutoCloseable {
          */
         long changesReadFrom = Long.MIN_VALUE;
         final FlowWait flow = new FlowWait();
+        /**
+         * Reads of the object seen by {@link #afterRead}. A timed read is dropped when another read came after the
+         * one that scheduled it: that later read decided what comes next (see {@link #later}).
+         */
+        long reads;
 
         ObjectState(String procedure) {
             this.procedure = procedure;
@@ -159,13 +166,14 @@ public final class ArmedWakeUps implements AutoCloseable {
             return;
         }
         synchronized (state) {
+            state.reads++;
             if (!read.get().reachedHorizon()) {
                 return;
             }
             if (read.get().changes()) {
                 if (fromVersion > state.changesReadFrom) {
                     state.changesReadFrom = fromVersion;
-                    later(object.name(), state.flow.found());
+                    later(state, object.name(), state.flow.found());
                     return;
                 }
                 // Changes read again: not flowing. The flow's wait is left as it is (this read says nothing of
@@ -190,7 +198,7 @@ public final class ArmedWakeUps implements AutoCloseable {
         if (read.horizon() >= state.confirmAt) {
             state.confirmed = true; // every writer that may not have notified has ended and been read
         } else {
-            later(objectName, delay(state.confirmingReads++));
+            later(state, objectName, delay(state.confirmingReads++));
         }
     }
 
@@ -207,7 +215,7 @@ public final class ArmedWakeUps implements AutoCloseable {
                 LOG.debug("[{}] Arming failed again ({} in a row): {}", object.name(), state.armFailures + 1,
                         e.toString());
             }
-            later(object.name(), failureDelay(state.armFailures++));
+            later(state, object.name(), failureDelay(state.armFailures++));
             return;
         }
         state.armFailures = 0;
@@ -298,9 +306,22 @@ public final class ArmedWakeUps implements AutoCloseable {
         return Duration.ofMillis(Math.min(millis, LONGEST.toMillis()));
     }
 
-    private void later(String objectName, Duration delay) {
+    /**
+     * Reads the object after {@code delay}, unless another read of it comes first: that read's {@link #afterRead}
+     * has scheduled what it needs (a notified read while changes flow, say), and a second read right behind it
+     * would find nothing and, with nothing found, arm the flag for no writer. Caller holds the state's lock.
+     */
+    private void later(ObjectState state, String objectName, Duration delay) {
+        long scheduledAfter = state.reads;
         try {
-            timer.schedule(() -> wakeUp.accept(objectName), delay.toNanos(), TimeUnit.NANOSECONDS);
+            timer.schedule(() -> {
+                synchronized (state) {
+                    if (state.reads != scheduledAfter) {
+                        return;
+                    }
+                }
+                wakeUp.accept(objectName);
+            }, delay.toNanos(), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             // Closed: the engine stops, nothing more to read.
         }

@@ -75,11 +75,14 @@ class ArmHintTest {
         flow.foundNothing(); // no wait came before it: says nothing about the pace
         assertThat(flow.found()).isEqualTo(Duration.ofMillis(4));
         flow.foundNothing();
-        assertThat(flow.found()).as("at most FLOW_LONGEST").isEqualTo(ArmedWakeUps.FLOW_LONGEST);
+        assertThat(flow.found()).isEqualTo(Duration.ofMillis(8));
+        flow.foundNothing();
+        assertThat(flow.found()).as("at most FLOW_LONGEST").isEqualTo(ArmedWakeUps.FLOW_LONGEST)
+                .isEqualTo(Duration.ofMillis(10));
         for (int i = 1; i < ArmedWakeUps.FlowWait.PROBE_AFTER; i++) {
-            assertThat(flow.found()).isEqualTo(Duration.ofMillis(4));
+            assertThat(flow.found()).isEqualTo(Duration.ofMillis(10));
         }
         assertThat(flow.found()).as("eight waits in a row found changes: try a shorter one")
-                .isEqualTo(Duration.ofMillis(2));
+                .isEqualTo(Duration.ofMillis(5));
     }
 }
