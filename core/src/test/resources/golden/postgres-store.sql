@@ -201,6 +201,50 @@ UPDATE "tidemark"."sync_state_positions"
  WHERE object_name = :name AND destination = :destination
    AND version = :expected AND version <= :version
 
+-- advanceInOneStatement()
+-- The watermark and the positions of the destinations that moved, in one statement: all of it or
+-- nothing. The rows are locked first (the positions, then the object's row: the order of the
+-- same write run as a transaction) and checked against what the writer expects on their newest
+-- versions; the updates run only when every one matched. No row back: nothing was written.
+WITH moves AS (
+    SELECT m.destination, m.expected, m.version
+      FROM ROWS FROM (pg_catalog.unnest(CAST(:destinations AS pg_catalog.text[])),
+                      pg_catalog.unnest(CAST(:expectedPositions AS pg_catalog.int8[])),
+                      pg_catalog.unnest(CAST(:positionVersions AS pg_catalog.int8[])))
+           AS m(destination, expected, version)),
+held_positions AS (
+    SELECT p.destination
+      FROM "tidemark"."sync_state_positions" AS p
+      JOIN moves AS m ON m.destination = p.destination
+     WHERE p.object_name = :name AND p.version = m.expected AND p.version <= m.version
+       FOR UPDATE OF p),
+held_state AS (
+    -- Evaluating the count first locks the positions before this row.
+    SELECT s.object_name
+      FROM "tidemark"."sync_state" AS s
+     WHERE (SELECT pg_catalog.count(*) FROM held_positions) = :positionCount
+       AND s.object_name = :name AND s.version = :expected AND s.version <= :version
+       AND (s.source_identity IS NULL OR s.source_identity = :source)
+       FOR UPDATE),
+moved AS (
+    UPDATE "tidemark"."sync_state_positions" AS p
+       SET version = m.version,
+           updated_at = :at
+      FROM moves AS m
+     WHERE p.object_name = :name AND p.destination = m.destination AND p.version = m.expected
+       AND EXISTS (SELECT FROM held_state)
+    RETURNING p.destination)
+UPDATE "tidemark"."sync_state" AS s
+   SET version = :version,
+       source_identity = :source,
+       last_moved_at = CASE WHEN s.version = :version THEN s.last_moved_at ELSE :at END,
+       last_polled_at = :at,
+       last_error = NULL,
+       updated_at = :at
+ WHERE s.object_name = :name AND s.version = :expected
+   AND EXISTS (SELECT FROM held_state)
+RETURNING (SELECT pg_catalog.count(*) FROM moved) AS moved
+
 -- setDestinationPaused()
 INSERT INTO "tidemark"."sync_state_positions" AS p (object_name, destination, version, paused, updated_at)
 VALUES (:name, :destination, NULL, :paused, :at)

@@ -200,6 +200,10 @@ public final class JdbcWatermarkStore implements WatermarkStore, JdbcStore {
         positions.forEach(p -> WatermarkConflicts.checkPositionNotBackwards(objectName, p));
         boolean advanced;
         try {
+            if (advancedInOneStatement(objectName, source, expected, newVersion, positions, at)) {
+                return;
+            }
+            // Refused, or not a write one statement takes: the transaction writes it, or refuses it and says why.
             // One transaction: the positions and the watermark (their lowest) never disagree.
             advanced = support.jdbi().inTransaction(h -> {
                 support.fence(h, objectName);
@@ -222,6 +226,42 @@ public final class JdbcWatermarkStore implements WatermarkStore, JdbcStore {
         if (!advanced) {
             throw WatermarkConflicts.explain(objectName, source, expected, newVersion, load(objectName));
         }
+    }
+
+    /**
+     * {@link StoreDialect#advanceInOneStatement()}, where the dialect has it and the write is one it takes: a move
+     * from a stored watermark, of positions already stored, not fenced by a lease (the fence runs in the write's
+     * transaction). Whether it wrote; false also when it wrote nothing because something was not as expected.
+     */
+    private boolean advancedInOneStatement(String objectName, String source, OptionalLong expected, long newVersion,
+                                           List<PositionAdvance> positions, Instant at) {
+        Optional<String> sql = support.dialect().advanceInOneStatement();
+        if (sql.isEmpty() || expected.isEmpty() || support.fenced(objectName)
+                || positions.stream().anyMatch(p -> p.expected().isEmpty())
+                || positions.stream().map(PositionAdvance::destination).distinct().count() != positions.size()) {
+            return false;
+        }
+        Optional<Long> moved = support.jdbi().withHandle(h -> h.createQuery(sql.get())
+                .bind("name", objectName)
+                .bind("version", newVersion)
+                .bind("expected", expected.getAsLong())
+                .bind("source", source)
+                .bind("at", timestamp(at))
+                .bindArray("destinations", String.class,
+                        positions.stream().map(PositionAdvance::destination).toList())
+                .bindArray("expectedPositions", Long.class,
+                        positions.stream().map(p -> p.expected().getAsLong()).toList())
+                .bindArray("positionVersions", Long.class,
+                        positions.stream().map(PositionAdvance::version).toList())
+                .bind("positionCount", positions.size())
+                .mapTo(Long.class)
+                .findOne());
+        if (moved.isPresent() && moved.get() != positions.size()) {
+            // The statement locks every position before it writes any: a bug if this is ever reached.
+            throw new TidemarkException(ErrorCode.INTERNAL, objectName + ": the store moved " + moved.get()
+                    + " of " + positions.size() + " positions with the watermark " + newVersion);
+        }
+        return moved.isPresent();
     }
 
     private int advancePosition(Handle h, String objectName, PositionAdvance position, Instant at) {

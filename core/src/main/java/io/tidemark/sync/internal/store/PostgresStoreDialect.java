@@ -18,6 +18,7 @@ final class PostgresStoreDialect extends CommonStoreDialect {
     private final PostgresDeadLetterDialect deadLetters;
     private final PostgresLeaseDialect leases;
     private final String selectStateWithPositions;
+    private final String advanceInOneStatement;
 
     PostgresStoreDialect(String schema, String stateTable, String deadLetterTable) {
         super(PgName.of(schema, PgName.checkPart(stateTable, "table")),
@@ -40,6 +41,56 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                   LEFT JOIN {{positions}} AS p ON p.object_name = o.object_name
                  WHERE s.object_name IS NOT NULL OR p.object_name IS NOT NULL
                  ORDER BY p.destination""").with("state", state).with("positions", positions).render();
+        // The engine runs this after every delivered page: one statement, without a transaction around it.
+        this.advanceInOneStatement = SqlTemplate.of("""
+                -- The watermark and the positions of the destinations that moved, in one statement: all of it or
+                -- nothing. The rows are locked first (the positions, then the object's row: the order of the
+                -- same write run as a transaction) and checked against what the writer expects on their newest
+                -- versions; the updates run only when every one matched. No row back: nothing was written.
+                WITH moves AS (
+                    SELECT m.destination, m.expected, m.version
+                      FROM ROWS FROM (pg_catalog.unnest(CAST(:destinations AS pg_catalog.text[])),
+                                      pg_catalog.unnest(CAST(:expectedPositions AS pg_catalog.int8[])),
+                                      pg_catalog.unnest(CAST(:positionVersions AS pg_catalog.int8[])))
+                           AS m(destination, expected, version)),
+                held_positions AS (
+                    SELECT p.destination
+                      FROM {{positions}} AS p
+                      JOIN moves AS m ON m.destination = p.destination
+                     WHERE p.object_name = :name AND p.version = m.expected AND p.version <= m.version
+                       FOR UPDATE OF p),
+                held_state AS (
+                    -- Evaluating the count first locks the positions before this row.
+                    SELECT s.object_name
+                      FROM {{state}} AS s
+                     WHERE (SELECT pg_catalog.count(*) FROM held_positions) = :positionCount
+                       AND s.object_name = :name AND s.version = :expected AND s.version <= :version
+                       AND (s.source_identity IS NULL OR s.source_identity = :source)
+                       FOR UPDATE),
+                moved AS (
+                    UPDATE {{positions}} AS p
+                       SET version = m.version,
+                           updated_at = :at
+                      FROM moves AS m
+                     WHERE p.object_name = :name AND p.destination = m.destination AND p.version = m.expected
+                       AND EXISTS (SELECT FROM held_state)
+                    RETURNING p.destination)
+                UPDATE {{state}} AS s
+                   SET version = :version,
+                       source_identity = :source,
+                       last_moved_at = CASE WHEN s.version = :version THEN s.last_moved_at ELSE :at END,
+                       last_polled_at = :at,
+                       last_error = NULL,
+                       updated_at = :at
+                 WHERE s.object_name = :name AND s.version = :expected
+                   AND EXISTS (SELECT FROM held_state)
+                RETURNING (SELECT pg_catalog.count(*) FROM moved) AS moved""")
+                .with("state", state).with("positions", positions).render();
+    }
+
+    @Override
+    public Optional<String> advanceInOneStatement() {
+        return Optional.of(advanceInOneStatement);
     }
 
     @Override

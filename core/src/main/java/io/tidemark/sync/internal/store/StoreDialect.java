@@ -80,6 +80,21 @@ public interface StoreDialect {
     String selectAllPositions();
 
     /**
+     * The write of {@link #advanceFrom()} and of {@link #advancePosition()} for each of the object's moving
+     * destinations in one statement, or empty when the dialect has none and the store runs them in one
+     * transaction. The engine writes this after every delivered page, so it is a cost paid per page: one statement
+     * is one round trip, where the transaction takes three (the first statement carries the BEGIN; then the
+     * second, and the COMMIT). All of it or nothing: it writes only when the object's row and every position are
+     * still what the writer expects (the parameters of {@link #advanceFrom()}, and arrays {@code :destinations},
+     * {@code :expectedPositions} and {@code :positionVersions} of the same length {@code :positionCount}, no
+     * destination twice). Returns one row with the number of positions moved ({@code moved}) when it wrote, no
+     * row when it wrote nothing; the store then runs the transaction, which refuses the write and explains why.
+     */
+    default Optional<String> advanceInOneStatement() {
+        return Optional.empty();
+    }
+
+    /**
      * Stores a first position for {@code :destination} ({@code :version}) where none is stored, or the stored row
      * has no version yet; updates nothing (0 rows) where a version is stored.
      */

@@ -105,6 +105,7 @@ class SqlServerStoreDialectTest {
                 + dialect.selectStateWithPositions().map(sql -> "\n\n-- selectStateWithPositions()\n" + sql).orElse("")
                 + "\n\n-- insertPosition()\n" + dialect.insertPosition()
                 + "\n\n-- advancePosition()\n" + dialect.advancePosition()
+                + dialect.advanceInOneStatement().map(sql -> "\n\n-- advanceInOneStatement()\n" + sql).orElse("")
                 + "\n\n-- setDestinationPaused()\n" + dialect.setDestinationPaused()
                 + "\n\n-- resetPositions()\n" + dialect.resetPositions()
                 + "\n";

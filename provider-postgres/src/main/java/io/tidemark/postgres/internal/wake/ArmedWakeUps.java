@@ -128,11 +128,21 @@ public final class ArmedWakeUps implements AutoCloseable {
      * @param timeoutSeconds the provider's statement timeout, which the arm statements keep too
      */
     public ArmedWakeUps(Collection<TrackedObject> objects, Consumer<String> wakeUp, int timeoutSeconds) {
+        this(objects, wakeUp, timeoutSeconds, newTimer());
+    }
+
+    /** With the timer that runs the timed reads given: tests run them when they choose. */
+    ArmedWakeUps(Collection<TrackedObject> objects, Consumer<String> wakeUp, int timeoutSeconds,
+                 ScheduledExecutorService timer) {
         this.wakeUp = wakeUp;
         this.timeoutSeconds = timeoutSeconds;
+        this.timer = timer;
         objects.forEach(o -> states.put(o.name(), new ObjectState(o.procedure())));
+    }
+
+    private static ScheduledExecutorService newTimer() {
         int n = THREADS.incrementAndGet();
-        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+        return Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "tidemark-wake-confirm-" + n);
             t.setDaemon(true);
             return t;
