@@ -19,6 +19,7 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -36,7 +37,8 @@ import java.util.TreeMap;
  *
  * <p>Next to it, {@code tidemark.sync_state_positions} (the state table's name followed by {@code _positions})
  * keeps one position per destination of an object; the object's watermark is the lowest of them, and both are
- * written in one transaction. A store created before positions were kept gains that table on first use; its
+ * written together, all or nothing: on PostgreSQL in one statement, else (and for a first position or a fenced
+ * write) in one transaction. A store created before positions were kept gains that table on first use; its
  * objects have no position rows, which the engine reads as "every destination at the object's watermark".
  * Every version write is compare-and-set, so two engines sharing the tables can never move a watermark or a
  * position backwards or overwrite each other's progress.
@@ -198,16 +200,20 @@ public final class JdbcWatermarkStore implements WatermarkStore, JdbcStore {
         WatermarkConflicts.checkNotBackwards(objectName, expected, newVersion);
         WatermarkConflicts.requireSource(objectName, source);
         positions.forEach(p -> WatermarkConflicts.checkPositionNotBackwards(objectName, p));
+        // Locked in destination order, then the object's row, in either way of writing: two writers of the same
+        // object wait for each other, never deadlock.
+        List<PositionAdvance> inLockOrder = positions.stream()
+                .sorted(Comparator.comparing(PositionAdvance::destination)).toList();
         boolean advanced;
         try {
-            if (advancedInOneStatement(objectName, source, expected, newVersion, positions, at)) {
+            if (advancedInOneStatement(objectName, source, expected, newVersion, inLockOrder, at)) {
                 return;
             }
             // Refused, or not a write one statement takes: the transaction writes it, or refuses it and says why.
             // One transaction: the positions and the watermark (their lowest) never disagree.
             advanced = support.jdbi().inTransaction(h -> {
                 support.fence(h, objectName);
-                for (PositionAdvance position : positions) {
+                for (PositionAdvance position : inLockOrder) {
                     if (advancePosition(h, objectName, position, at) != 1) {
                         throw WatermarkConflicts.positionConflict(objectName, position,
                                 heldPosition(h, objectName, position.destination()));
@@ -257,7 +263,8 @@ public final class JdbcWatermarkStore implements WatermarkStore, JdbcStore {
                 .mapTo(Long.class)
                 .findOne());
         if (moved.isPresent() && moved.get() != positions.size()) {
-            // The statement locks every position before it writes any: a bug if this is ever reached.
+            // Cannot happen: the statement writes only when it locked every position, each matching. Reached, it
+            // is a bug, and the write has committed (there is no transaction to roll back): said loudly, not hidden.
             throw new TidemarkException(ErrorCode.INTERNAL, objectName + ": the store moved " + moved.get()
                     + " of " + positions.size() + " positions with the watermark " + newVersion);
         }
@@ -367,12 +374,14 @@ public final class JdbcWatermarkStore implements WatermarkStore, JdbcStore {
     @Override
     public void reset(String objectName, Instant at) {
         try {
+            // Positions first, then the object's row: the order every advance locks them in, so that a reset and
+            // an advance running together wait for each other instead of deadlocking.
             support.jdbi().useTransaction(h -> {
-                h.createUpdate(support.dialect().reset())
+                h.createUpdate(support.dialect().resetPositions())
                         .bind("name", objectName)
                         .bind("at", timestamp(at))
                         .execute();
-                h.createUpdate(support.dialect().resetPositions())
+                h.createUpdate(support.dialect().reset())
                         .bind("name", objectName)
                         .bind("at", timestamp(at))
                         .execute();

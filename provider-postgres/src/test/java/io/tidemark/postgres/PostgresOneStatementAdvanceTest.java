@@ -36,12 +36,16 @@ class PostgresOneStatementAdvanceTest {
     private static final Instant T1 = Instant.parse("2026-01-01T00:00:00Z");
     private static final Instant T2 = Instant.parse("2026-01-01T00:01:00Z");
 
+    private static final String ONE_STATEMENT = "WITH moves AS (";
+
     private final TestDatabase database;
+    private final StatementLog log;
     private final JdbcWatermarkStore store;
 
     PostgresOneStatementAdvanceTest(TestDatabase database) {
         this.database = database;
-        this.store = JdbcWatermarkStore.create(database.dataSource());
+        this.log = new StatementLog(database.dataSource());
+        this.store = JdbcWatermarkStore.create(log);
     }
 
     @Test
@@ -75,6 +79,12 @@ class PostgresOneStatementAdvanceTest {
 
             CompletableFuture<Void> write = advanceInBackground(name);
             awaitBlocked(write);
+            try (Connection third = database.dataSource().getConnection()) {
+                third.setAutoCommit(false);
+                execute(third, "SELECT 1 FROM tidemark.sync_state WHERE object_name = '" + name + "'"
+                        + " FOR UPDATE NOWAIT");
+                third.rollback(); // the row of the object is not locked while the write waits for a position
+            }
             other.commit();
 
             assertConflict(write);
@@ -93,16 +103,34 @@ class PostgresOneStatementAdvanceTest {
             other.setAutoCommit(false);
             execute(other, "UPDATE tidemark.sync_state SET last_error = 'held' WHERE object_name = '" + name + "'");
 
+            log.start();
             CompletableFuture<Void> write = advanceInBackground(name);
             awaitBlocked(write);
             other.commit();
 
             write.get(30, TimeUnit.SECONDS);
+            assertThat(log.stop()).as("written by the one statement, not by the transaction after it")
+                    .singleElement().asString().startsWith(ONE_STATEMENT);
         }
         WatermarkState state = store.load(name).orElseThrow();
         assertThat(state.version()).hasValue(9);
         assertThat(state.positions().get("a").position()).hasValue(9);
         assertThat(state.positions().get("b").position()).hasValue(8);
+    }
+
+    @Test
+    void a_watermark_stored_without_a_source_adopts_the_writers_in_the_one_statement() {
+        String name = "no-source";
+        database.execute("INSERT INTO tidemark.sync_state (object_name, version) VALUES ('" + name + "', 5)");
+
+        log.start();
+        store.advance(name, SOURCE, OptionalLong.of(5), 6, List.of(), T2);
+        assertThat(log.stop()).singleElement().asString().startsWith(ONE_STATEMENT);
+
+        WatermarkState state = store.load(name).orElseThrow();
+        assertThat(state.version()).hasValue(6);
+        assertThat(state.source()).hasValue(SOURCE);
+        assertThat(state.lastMovedAt()).hasValue(T2);
     }
 
     /** Watermark 5, destinations "a" and "b" at 5 (the first write stores the positions, in a transaction). */

@@ -44,9 +44,10 @@ final class PostgresStoreDialect extends CommonStoreDialect {
         // The engine runs this after every delivered page: one statement, without a transaction around it.
         this.advanceInOneStatement = SqlTemplate.of("""
                 -- The watermark and the positions of the destinations that moved, in one statement: all of it or
-                -- nothing. The rows are locked first (the positions, then the object's row: the order of the
-                -- same write run as a transaction) and checked against what the writer expects on their newest
-                -- versions; the updates run only when every one matched. No row back: nothing was written.
+                -- nothing. The rows are locked first (the positions in destination order, then the row of the
+                -- object: the order of the same write run as a transaction) and checked against what the writer
+                -- expects on their newest versions; the updates run only when every one matched. No row back:
+                -- nothing was written. (No apostrophe in these comments: the driver would read it as a quote.)
                 WITH moves AS (
                     SELECT m.destination, m.expected, m.version
                       FROM ROWS FROM (pg_catalog.unnest(CAST(:destinations AS pg_catalog.text[])),
@@ -58,6 +59,7 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                       FROM {{positions}} AS p
                       JOIN moves AS m ON m.destination = p.destination
                      WHERE p.object_name = :name AND p.version = m.expected AND p.version <= m.version
+                     ORDER BY p.destination
                        FOR UPDATE OF p),
                 held_state AS (
                     -- Evaluating the count first locks the positions before this row.
