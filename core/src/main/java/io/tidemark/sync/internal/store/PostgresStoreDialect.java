@@ -30,9 +30,9 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                 PgName.of(schema, PgName.checkPart(stateTable + LeaseDialect.INSTANCES_SUFFIX, "instance table")).quoted());
         // The engine runs this at the start of every cycle: one statement, without a transaction around it.
         this.selectStateWithPositions = SqlTemplate.of("""
-                -- The object's row and its destinations' positions in one statement (one snapshot, one round trip):
-                -- a row per position, the object's columns repeated on each; one row without a position when it
-                -- has none; no row when there is neither.
+                -- The row of the object and the positions of its destinations in one statement (one snapshot, one
+                -- round trip): a row per position, the columns of the object repeated on each; one row without a
+                -- position when it has none; no row when there is neither.
                 SELECT s.object_name, s.version, s.source_identity, s.paused, s.last_moved_at, s.last_polled_at,
                        s.last_error,
                        p.destination, p.version AS position_version, p.paused AS position_paused
@@ -47,7 +47,8 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                 -- nothing. The rows are locked first (the positions in destination order, then the row of the
                 -- object: the order of the same write run as a transaction) and checked against what the writer
                 -- expects on their newest versions; the updates run only when every one matched. No row back:
-                -- nothing was written. (No apostrophe in these comments: the driver would read it as a quote.)
+                -- nothing was written. (No apostrophe in these comments: the parser of named parameters knows no line
+                -- comments and would read one as a quote.)
                 WITH moves AS (
                     SELECT m.destination, m.expected, m.version
                       FROM ROWS FROM (pg_catalog.unnest(CAST(:destinations AS pg_catalog.text[])),
