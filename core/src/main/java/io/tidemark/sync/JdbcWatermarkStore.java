@@ -27,6 +27,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.TreeMap;
 
 /**
@@ -209,8 +210,8 @@ public final class JdbcWatermarkStore implements WatermarkStore, JdbcStore {
             if (advancedInOneStatement(objectName, source, expected, newVersion, inLockOrder, at)) {
                 return;
             }
-            // Refused, or not a write one statement takes: the transaction writes it, or refuses it and says why.
-            // One transaction: the positions and the watermark (their lowest) never disagree.
+            // Refused, or not a write one statement takes: one transaction writes it (the positions and the
+            // watermark, their lowest, never disagree), or refuses it and says why.
             advanced = support.jdbi().inTransaction(h -> {
                 support.fence(h, objectName);
                 for (PositionAdvance position : inLockOrder) {
@@ -243,9 +244,12 @@ public final class JdbcWatermarkStore implements WatermarkStore, JdbcStore {
                                            List<PositionAdvance> positions, Instant at) {
         Optional<String> sql = support.dialect().advanceInOneStatement();
         if (sql.isEmpty() || expected.isEmpty() || support.fenced(objectName)
-                || positions.stream().anyMatch(p -> p.expected().isEmpty())
-                || positions.stream().map(PositionAdvance::destination).distinct().count() != positions.size()) {
+                || positions.stream().anyMatch(p -> p.expected().isEmpty())) {
             return false;
+        }
+        List<String> destinations = positions.stream().map(PositionAdvance::destination).toList();
+        if (Set.copyOf(destinations).size() != destinations.size()) {
+            return false; // a destination twice: the transaction refuses the second move
         }
         Optional<Long> moved = support.jdbi().withHandle(h -> h.createQuery(sql.get())
                 .bind("name", objectName)
@@ -253,8 +257,7 @@ public final class JdbcWatermarkStore implements WatermarkStore, JdbcStore {
                 .bind("expected", expected.getAsLong())
                 .bind("source", source)
                 .bind("at", timestamp(at))
-                .bindArray("destinations", String.class,
-                        positions.stream().map(PositionAdvance::destination).toList())
+                .bindArray("destinations", String.class, destinations)
                 .bindArray("expectedPositions", Long.class,
                         positions.stream().map(p -> p.expected().getAsLong()).toList())
                 .bindArray("positionVersions", Long.class,

@@ -52,16 +52,8 @@ class PostgresOneStatementAdvanceTest {
     void a_write_waiting_on_the_objects_row_moved_by_another_writer_moves_no_position() throws Exception {
         String name = "waits-on-state";
         seed(name);
-        try (Connection other = database.dataSource().getConnection()) {
-            other.setAutoCommit(false);
-            execute(other, "UPDATE tidemark.sync_state SET version = 7 WHERE object_name = '" + name + "'");
-
-            CompletableFuture<Void> write = advanceInBackground(name);
-            awaitBlocked(write);
-            other.commit();
-
-            assertConflict(write);
-        }
+        assertConflict(advanceBehind(name,
+                "UPDATE tidemark.sync_state SET version = 7 WHERE object_name = '" + name + "'", () -> { }));
         WatermarkState state = store.load(name).orElseThrow();
         assertThat(state.version()).hasValue(7);
         assertThat(state.positions().get("a").position()).as("not moved by the refused write").hasValue(5);
@@ -72,23 +64,15 @@ class PostgresOneStatementAdvanceTest {
     void a_write_waiting_on_a_position_moved_by_another_writer_moves_nothing() throws Exception {
         String name = "waits-on-position";
         seed(name);
-        try (Connection other = database.dataSource().getConnection()) {
-            other.setAutoCommit(false);
-            execute(other, "UPDATE tidemark.sync_state_positions SET version = 6"
-                    + " WHERE object_name = '" + name + "' AND destination = 'b'");
-
-            CompletableFuture<Void> write = advanceInBackground(name);
-            awaitBlocked(write);
-            try (Connection third = database.dataSource().getConnection()) {
-                third.setAutoCommit(false);
-                execute(third, "SELECT 1 FROM tidemark.sync_state WHERE object_name = '" + name + "'"
-                        + " FOR UPDATE NOWAIT");
-                third.rollback(); // the row of the object is not locked while the write waits for a position
-            }
-            other.commit();
-
-            assertConflict(write);
-        }
+        assertConflict(advanceBehind(name, "UPDATE tidemark.sync_state_positions SET version = 6"
+                + " WHERE object_name = '" + name + "' AND destination = 'b'", () -> {
+                    try (Connection third = database.dataSource().getConnection()) {
+                        third.setAutoCommit(false);
+                        execute(third, "SELECT 1 FROM tidemark.sync_state WHERE object_name = '" + name + "'"
+                                + " FOR UPDATE NOWAIT");
+                        third.rollback(); // the row of the object is not locked while the write waits for a position
+                    }
+                }));
         WatermarkState state = store.load(name).orElseThrow();
         assertThat(state.version()).as("the watermark stays").hasValue(5);
         assertThat(state.positions().get("a").position()).as("not moved by the refused write").hasValue(5);
@@ -99,19 +83,11 @@ class PostgresOneStatementAdvanceTest {
     void a_write_waiting_on_a_row_another_writer_left_as_it_was_goes_ahead_whole() throws Exception {
         String name = "waits-on-nothing";
         seed(name);
-        try (Connection other = database.dataSource().getConnection()) {
-            other.setAutoCommit(false);
-            execute(other, "UPDATE tidemark.sync_state SET last_error = 'held' WHERE object_name = '" + name + "'");
-
-            log.start();
-            CompletableFuture<Void> write = advanceInBackground(name);
-            awaitBlocked(write);
-            other.commit();
-
-            write.get(30, TimeUnit.SECONDS);
-            assertThat(log.stop()).as("written by the one statement, not by the transaction after it")
-                    .singleElement().asString().startsWith(ONE_STATEMENT);
-        }
+        log.start();
+        advanceBehind(name, "UPDATE tidemark.sync_state SET last_error = 'held' WHERE object_name = '" + name + "'",
+                () -> { }).get(30, TimeUnit.SECONDS);
+        assertThat(log.stop()).as("written by the one statement, not by the transaction after it")
+                .singleElement().asString().startsWith(ONE_STATEMENT);
         WatermarkState state = store.load(name).orElseThrow();
         assertThat(state.version()).hasValue(9);
         assertThat(state.positions().get("a").position()).hasValue(9);
@@ -138,10 +114,28 @@ class PostgresOneStatementAdvanceTest {
         store.advance(name, SOURCE, OptionalLong.empty(), 5, List.of(first("a", 5), first("b", 5)), T1);
     }
 
-    /** The write under test: from 5, "a" to 9 and "b" to 8. */
-    private CompletableFuture<Void> advanceInBackground(String name) {
-        return CompletableFuture.runAsync(() -> store.advance(name, SOURCE, OptionalLong.of(5), 9,
-                List.of(from("a", 5, 9), from("b", 5, 8)), T2));
+    /** What a test does while the write waits for the other writer. */
+    private interface WhileWaiting {
+        void run() throws Exception;
+    }
+
+    /**
+     * The write under test (from 5, "a" to 9 and "b" to 8), started while another writer holds the row {@code held}
+     * changes in a transaction; once the write waits for that row, runs {@code whileWaiting}, then commits the
+     * other writer. Returns the write, done or about to be.
+     */
+    private CompletableFuture<Void> advanceBehind(String name, String held, WhileWaiting whileWaiting)
+            throws Exception {
+        try (Connection other = database.dataSource().getConnection()) {
+            other.setAutoCommit(false);
+            execute(other, held);
+            CompletableFuture<Void> write = CompletableFuture.runAsync(() -> store.advance(name, SOURCE,
+                    OptionalLong.of(5), 9, List.of(from("a", 5, 9), from("b", 5, 8)), T2));
+            awaitBlocked(write);
+            whileWaiting.run();
+            other.commit();
+            return write;
+        }
     }
 
     /** Until the store's statement waits for a lock (it cannot finish before the other writer ends). */

@@ -84,11 +84,12 @@ public interface StoreDialect {
      * destinations in one statement, or empty when the dialect has none and the store runs them in one
      * transaction. The engine writes this after every delivered page, so it is a cost paid per page: one statement
      * is one round trip, where the transaction takes one per statement and one more for the COMMIT (the first
-     * statement carries the BEGIN): three for one destination. All of it or nothing: it writes only when the object's row and every position are
-     * still what the writer expects (the parameters of {@link #advanceFrom()}, and arrays {@code :destinations},
-     * {@code :expectedPositions} and {@code :positionVersions} of the same length {@code :positionCount}, no
-     * destination twice). Returns one row with the number of positions moved ({@code moved}) when it wrote, no
-     * row when it wrote nothing; the store then runs the transaction, which refuses the write and explains why.
+     * statement carries the BEGIN): three for one destination. All of it or nothing: it writes only when the
+     * object's row and every position are still what the writer expects (the parameters of {@link #advanceFrom()},
+     * and arrays {@code :destinations}, {@code :expectedPositions} and {@code :positionVersions} of the same length
+     * {@code :positionCount}, no destination twice). Returns one row with the number of positions moved
+     * ({@code moved}) when it wrote, no row when it wrote nothing; the store then runs the transaction, which refuses
+     * the write and explains why.
      */
     default Optional<String> advanceInOneStatement() {
         return Optional.empty();
