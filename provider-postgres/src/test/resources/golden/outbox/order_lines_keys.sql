@@ -440,7 +440,8 @@ SELECT json_build_object(
     -- it: present and first recorded as an insert (absent before the page): an insert;
     -- present otherwise: an update, whose $changed lists the columns an update of the page
     -- changed, or every column if the row was deleted or inserted in between; absent: a
-    -- delete, unless it was also inserted in the page (nothing to tell a reader).
+    -- delete, even of a key first inserted in the page: an earlier read may have delivered
+    -- that insert early (its row newer than its page), and the reader then holds the row.
     -- Why a row read now cannot break the order: the snapshot holds only committed rows, and
     -- a committed change the page does not hold (a version at or above its end) has a higher
     -- version than every change in it, so the next page delivers that key again, with a
@@ -489,8 +490,7 @@ SELECT json_build_object(
                AND o.version > (SELECT r.from_version FROM r)
                AND o.version <= (SELECT r.page_end FROM r)
              GROUP BY o.key_1, o.key_2, o.key_1::text, o.key_2::text) AS p
-      LEFT JOIN ONLY "public"."Order Lines K" AS t ON t."order_id" = p.key_1 AND t."order_id"::text = p.key_1::text AND t."line" = p.key_2 AND t."line"::text = p.key_2::text
-     WHERE t."order_id" IS NOT NULL OR p.first_operation <> 'I') AS x
+      LEFT JOIN ONLY "public"."Order Lines K" AS t ON t."order_id" = p.key_1 AND t."order_id"::text = p.key_1::text AND t."line" = p.key_2 AND t."line"::text = p.key_2::text) AS x
 HAVING (SELECT r.kind FROM r) = 'diff'
   INTO answer;
 RETURN answer;
@@ -544,4 +544,4 @@ COMMENT ON FUNCTION "public"."order_lines_k_outbox_trim"(bigint, integer) IS 'Ti
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "public"."order_lines_k_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.\"Order Lines K\"","outboxTable":"public.order_lines_k_outbox","changeFunction":"public.order_lines_k_changes","key":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"}],"columns":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"},{"column":"sku","payloadKey":"sku"},{"column":"qty","payloadKey":"qty"}],"truncate":"RECORD_DELETES","capture":"KEYS","notifyChannel":null,"scriptHash":"8d49107e0d47eea7b9f9d297ef7ae4e4e2b05f0abd7e539e77ff843c72f63be8"}';
+COMMENT ON TABLE "public"."order_lines_k_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"public.\"Order Lines K\"","outboxTable":"public.order_lines_k_outbox","changeFunction":"public.order_lines_k_changes","key":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"}],"columns":[{"column":"order_id","payloadKey":"order_id"},{"column":"line","payloadKey":"line"},{"column":"sku","payloadKey":"sku"},{"column":"qty","payloadKey":"qty"}],"truncate":"RECORD_DELETES","capture":"KEYS","notifyChannel":null,"scriptHash":"88b5cc250b9ac2b8926da670ae18fa8f1a68b46596e46041e99cfea94596a4f4"}';

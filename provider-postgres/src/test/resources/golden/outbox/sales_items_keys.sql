@@ -498,7 +498,8 @@ SELECT json_build_object(
     -- it: present and first recorded as an insert (absent before the page): an insert;
     -- present otherwise: an update, whose $changed lists the columns an update of the page
     -- changed, or every column if the row was deleted or inserted in between; absent: a
-    -- delete, unless it was also inserted in the page (nothing to tell a reader).
+    -- delete, even of a key first inserted in the page: an earlier read may have delivered
+    -- that insert early (its row newer than its page), and the reader then holds the row.
     -- Why a row read now cannot break the order: the snapshot holds only committed rows, and
     -- a committed change the page does not hold (a version at or above its end) has a higher
     -- version than every change in it, so the next page delivers that key again, with a
@@ -544,8 +545,7 @@ SELECT json_build_object(
                AND o.version > (SELECT r.from_version FROM r)
                AND o.version <= (SELECT r.page_end FROM r)
              GROUP BY o.key_1, o.key_1::text) AS p
-      LEFT JOIN ONLY "sales"."items_k" AS t ON t."item_code" = p.key_1 AND t."item_code"::text = p.key_1::text
-     WHERE t."item_code" IS NOT NULL OR p.first_operation <> 'I') AS x
+      LEFT JOIN ONLY "sales"."items_k" AS t ON t."item_code" = p.key_1 AND t."item_code"::text = p.key_1::text) AS x
 HAVING (SELECT r.kind FROM r) = 'diff'
   INTO answer;
 RETURN answer;
@@ -599,4 +599,4 @@ COMMENT ON FUNCTION "sales"."items_k_outbox_trim"(bigint, integer) IS 'Tidemark:
 -- The options that shape what a destination receives, and a hash of the SQL above (comment lines left
 -- out). PostgresOutbox.install compares them with its own configuration and refuses to change an
 -- outbox installed with other options; PostgresOutbox.upgrade replaces what differs.
-COMMENT ON TABLE "sales"."items_k_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items_k","outboxTable":"sales.items_k_outbox","changeFunction":"sales.items_k_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","capture":"KEYS","notifyChannel":"tidemark","scriptHash":"f8e017a0e9da45d330057c6751ade28cd2250de811617d2fac8031d9f93328e8"}';
+COMMENT ON TABLE "sales"."items_k_outbox_state" IS '{"tidemark":"outbox","format":1,"table":"sales.items_k","outboxTable":"sales.items_k_outbox","changeFunction":"sales.items_k_changes","key":[{"column":"item_code","payloadKey":"ItemCode"}],"columns":[{"column":"item_code","payloadKey":"ItemCode"},{"column":"description","payloadKey":"Description"},{"column":"attrs","payloadKey":"Attributes"}],"truncate":"REFUSE","capture":"KEYS","notifyChannel":"tidemark","scriptHash":"2a091b156a70322f255078ea1cb32cebaff6f0d81f0225e46415a537e3508105"}';

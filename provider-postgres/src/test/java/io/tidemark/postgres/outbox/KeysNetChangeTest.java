@@ -56,8 +56,9 @@ class KeysNetChangeTest {
         assertThat(t.scalar("SELECT count(*) FROM " + t.outbox.outboxTable())).isEqualTo(3);
     }
 
+    /** The reader may hold the row from an early read (see the test below), so the delete is delivered. */
     @Test
-    void a_row_inserted_and_deleted_before_a_read_is_not_delivered_but_the_watermark_moves_past_it() {
+    void a_row_inserted_and_deleted_before_a_read_is_one_delete_and_the_watermark_moves_past_both() {
         OutboxTables t = items();
         long from = t.seed();
         write(t, "INSERT INTO $T VALUES (1, 'a', 1)");
@@ -65,7 +66,7 @@ class KeysNetChangeTest {
 
         JsonNode answer = t.sync(from);
 
-        assertThat(answer.get("Data")).isEmpty();
+        assertThat(withoutVersions(answer)).containsExactly("{\"$operation\":\"D\",\"id\":1}");
         long version = answer.at("/Metadata/Sync/Version").asLong();
         assertThat(version).isGreaterThanOrEqualTo(t.scalar("SELECT max(version) FROM " + t.outbox.outboxTable()));
     }
@@ -140,6 +141,36 @@ class KeysNetChangeTest {
                 "{\"$operation\":\"U\",\"$changed\":[\"name\"],\"id\":1,\"name\":\"newer\",\"qty\":1}");
         assertThat(second.at("/Data/0/$version").asLong()).isEqualTo(heldBackVersion)
                 .isGreaterThan(first.at("/Data/0/$version").asLong());
+    }
+
+    /**
+     * A read whose page ends below a re-insert (an older transaction holds the horizon back) delivers the
+     * re-inserted row early; when the row is deleted before the next read, that read holds the insert and the delete
+     * of the key. The reader holds the row, so the read must deliver the delete: an insert and a delete in one read
+     * are "nothing to tell" only to a reader that never saw the insert, which the function cannot know.
+     */
+    @Test
+    void a_row_delivered_early_and_deleted_before_the_next_read_is_delivered_as_a_delete() {
+        OutboxTables t = items();
+        write(t, "INSERT INTO $T VALUES (1, 'a', 1)");
+        long from = t.seed();
+        write(t, "DELETE FROM $T WHERE id = 1");
+        JsonNode first;
+        try (OpenTransaction older = OpenTransaction.begin(t.dataSource())) {
+            older.takeXid(); // holds the horizon below the re-insert
+            write(t, "INSERT INTO $T VALUES (1, 'again', 2)");
+
+            first = t.sync(from);
+            assertThat(withoutVersions(first)).as("the delete's page, with the re-inserted row read early")
+                    .containsExactly("{\"$operation\":\"U\",\"$changed\":[\"name\",\"qty\"],\"id\":1,\"name\":\"again\",\"qty\":2}");
+            older.commit();
+        }
+        write(t, "DELETE FROM $T WHERE id = 1");
+
+        JsonNode second = t.sync(first.at("/Metadata/Sync/Version").asLong());
+
+        assertThat(withoutVersions(second)).as("the reader holds the row: it must learn of its delete")
+                .containsExactly("{\"$operation\":\"D\",\"id\":1}");
     }
 
     @Test

@@ -50,7 +50,7 @@ class OutboxContractTest {
                 .verify();
 
         report.assertSafe();
-        assertThat(report.scenarios()).hasSize(9);
+        assertThat(report.scenarios()).hasSize(10);
     }
 
     @Test

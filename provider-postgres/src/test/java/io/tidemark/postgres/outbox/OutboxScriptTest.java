@@ -132,7 +132,7 @@ class OutboxScriptTest {
         String data = OutboxTables.call(database.dataSource(), "sales.items_k_changes",
                 "{\"fromVersion\":" + trimmedThrough("sales.items_k_outbox_state") + ",\"mode\":\"sync\"}").get("Data").toString();
         assertThat(data.replaceAll("\"\\$version\":[0-9]+,", "")).isEqualTo("[{\"$operation\":\"I\",\"ItemCode\":\"A-1\","
-                + "\"Description\":null,\"Attributes\":{\"x\":1}}]");
+                + "\"Description\":null,\"Attributes\":{\"x\":1}},{\"$operation\":\"D\",\"ItemCode\":\"A-2\"}]");
     }
 
     @Test

@@ -73,6 +73,8 @@ public final class ContractScenarios {
                         + " skipped (docs/contract.md#the-in-flight-transaction-gap)", this::inFlightInterleaving),
                 new Definition("same-row-order", "Changes of one row come in commit order, not transaction-id order",
                         this::sameRowOrder),
+                new Definition("early-read-delete", "A row read early and deleted before the next read ends deleted",
+                        this::earlyReadDelete),
                 new Definition("max-rows", "Paging with maxRows loses nothing, even inside a multi-row transaction",
                         this::maxRows));
         List<ContractReport.Scenario> results = new ArrayList<>();
@@ -340,6 +342,41 @@ public final class ContractScenarios {
             throw new ContractClient.Violation("the delete of key " + key + " comes after the insert that followed it:"
                     + " a consumer applying the changes in the order given ends without the row, which exists."
                     + " Changes are ordered by transaction id instead of commit order: " + changes);
+        }
+    }
+
+    /**
+     * A key deleted, then inserted again while an older transaction holds the horizon below the insert, then read:
+     * a function of net changes reads the row as it is, so it may deliver the re-inserted row early, with the
+     * delete's page. The key is deleted before the next read, which then holds the insert and the delete. Whatever
+     * the function delivered, the changes of the key must end with a delete: a function that leaves out "inserted
+     * and deleted between two reads" as nothing to tell leaves its reader holding the early row.
+     */
+    private void earlyReadDelete(Run run) {
+        run.reader.seed();
+        Object key = run.key();
+        ContractSession writer = run.writer();
+        writer.run("insert", setup.insert(), key);
+        run.reader.pollUntilQuiet(null);
+        writer.run("delete", setup.delete(), key);
+        ContractSession older = run.transaction("older");
+        older.takeTransactionId();                // holds the horizon below the insert that follows
+        writer.run("insert", setup.insert(), key);
+        List<Change> seen = new ArrayList<>(run.reader.pollUntilQuiet(null));
+        older.commit();
+        writer.run("delete", setup.delete(), key);
+        seen.addAll(run.reader.pollUntilQuiet(null));
+
+        List<Change> changes = of(seen, key);
+        Optional<Operation> last = changes.isEmpty() ? Optional.empty()
+                : changes.get(changes.size() - 1).operation();
+        if (last.isEmpty() || last.get() != Operation.DELETE) {
+            throw new ContractClient.Violation("key " + key + " was deleted, inserted again while an older"
+                    + " transaction was open, and deleted again, but the changes reported after its first insert end"
+                    + " with " + (changes.isEmpty() ? "nothing" : changes.get(changes.size() - 1)) + ": a consumer"
+                    + " ends holding a row the table does not. Report a key whose row is absent as a delete even when"
+                    + " its first change in the read is an insert: an earlier read may have delivered that insert"
+                    + " early (see docs/contract.md#net-changes).");
         }
     }
 

@@ -786,7 +786,8 @@ public final class OutboxScript {
                     -- it: present and first recorded as an insert (absent before the page): an insert;
                     -- present otherwise: an update, whose $changed lists the columns an update of the page
                     -- changed, or every column if the row was deleted or inserted in between; absent: a
-                    -- delete, unless it was also inserted in the page (nothing to tell a reader).
+                    -- delete, even of a key first inserted in the page: an earlier read may have delivered
+                    -- that insert early (its row newer than its page), and the reader then holds the row.
                     -- Why a row read now cannot break the order: the snapshot holds only committed rows, and
                     -- a committed change the page does not hold (a version at or above its end) has a higher
                     -- version than every change in it, so the next page delivers that key again, with a
@@ -825,8 +826,7 @@ public final class OutboxScript {
                                AND o.version > (SELECT r.from_version FROM r)
                                AND o.version <= (SELECT r.page_end FROM r)
                              GROUP BY {{outbox_keys}}, {{outbox_key_texts}}) AS p
-                      LEFT JOIN ONLY {{table}} AS t ON {{join}}
-                     WHERE t.{{first_key}} IS NOT NULL OR p.first_operation <> 'I') AS x\
+                      LEFT JOIN ONLY {{table}} AS t ON {{join}}) AS x\
                 """)
                 .with("first_key", shape.key().get(0).quotedName())
                 .with("delete_keys", String.join(",\n" + " ".repeat(37), deleteKeys))
