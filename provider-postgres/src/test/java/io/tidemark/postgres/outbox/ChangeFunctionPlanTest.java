@@ -17,9 +17,10 @@ import java.util.regex.Pattern;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The change function is PL/pgSQL, so its one statement is planned once per session and the plan kept: after a few
- * calls PostgreSQL keeps a generic plan, made without knowing which versions a request asks for. That plan must
- * still read a page through the outbox's primary key, not scan the whole outbox.
+ * The change function is PL/pgSQL, so its statements are planned once per session and the plans kept: after a few
+ * calls PostgreSQL keeps a generic plan, made without knowing which versions a request asks for. The plans of the
+ * page end's look-up and of the answer must still read the page through the outbox's primary key, not scan the
+ * whole outbox.
  */
 @EmbeddedPostgresTest
 class ChangeFunctionPlanTest {
@@ -42,8 +43,16 @@ class ChangeFunctionPlanTest {
         t.execute("ANALYZE " + t.outbox.outboxTable());
         String outboxName = t.outbox.outboxTable().substring(t.outbox.outboxTable().indexOf('.') + 1);
 
-        List<String> plan = genericPlan(answerStatement(t.outbox.script(database.dataSource())));
+        String script = t.outbox.script(database.dataSource());
 
+        assertReadsThroughThePrimaryKey(genericPlan(statement(script, "SELECT o.version INTO page_end", ";")),
+                outboxName, "the page end's look-up");
+        assertReadsThroughThePrimaryKey(genericPlan(statement(script, "SELECT json_build_object(\n"
+                + "               'Metadata', json_build_object(\n                   'Sync'", "\n      INTO answer;")),
+                outboxName, "the answer");
+    }
+
+    private static void assertReadsThroughThePrimaryKey(List<String> plan, String outboxName, String what) {
         Pattern pageScan = Pattern.compile("-> +Index (Only )?Scan using \"?" + outboxName + "_pkey\"? on \"?"
                 + outboxName + "\"? o$");
         int scan = -1;
@@ -52,28 +61,31 @@ class ChangeFunctionPlanTest {
                 scan = i;
             }
         }
-        assertThat(scan).as("the page's scan in %s", plan).isNotNegative();
+        assertThat(scan).as("the page's scan of %s in %s", what, plan).isNotNegative();
         assertThat(plan.get(scan + 1).trim()).startsWith("Index Cond: ((version > ");
-        assertThat(plan).noneMatch(line -> line.contains("Seq Scan on " + outboxName));
+        assertThat(plan).as(what).noneMatch(line -> line.contains("Seq Scan on " + outboxName));
     }
 
-    /** The statement of the change function's body, with the request as parameter $1 in place of payload. */
-    private static String answerStatement(String script) {
-        int body = script.indexOf("BEGIN\n", script.indexOf("AS $changes$")) + "BEGIN\n".length();
-        String statement = script.substring(body, script.indexOf("\n  INTO answer;", body));
-        assertThat(statement.split("\\(payload\\)", -1)).as("payload is read once, by the request function")
-                .hasSize(2);
-        return statement.replace("(payload)", "($1)");
+    /**
+     * The statement of the change function's body that starts with {@code start} and ends before {@code end}, with
+     * the function's variables as parameters: $1 fromVersion, $2 the page's end, $3 the horizon, $4 maxRows.
+     */
+    private static String statement(String script, String start, String end) {
+        int body = script.indexOf("AS $changes$");
+        int from = script.indexOf(start, body);
+        assertThat(from).as("the change function holds %s", start).isGreaterThan(body);
+        String statement = script.substring(from, script.indexOf(end, from)).replace(" INTO page_end", "");
+        return statement.replaceAll("\\bfrom_version\\b", "\\$1").replaceAll("\\bpage_end\\b", "\\$2")
+                .replaceAll("\\bhorizon\\b", "\\$3").replaceAll("\\bmax_rows\\b", "\\$4");
     }
 
-    /** EXPLAIN of the statement's generic plan, for a request of a page of 1,000 changes, line by line. */
+    /** EXPLAIN of the statement's generic plan, for a page of 1,000 changes, line by line. */
     private List<String> genericPlan(String statement) throws SQLException {
         List<String> plan = new ArrayList<>();
         try (Connection c = database.dataSource().getConnection(); Statement s = c.createStatement()) {
             s.execute("SET plan_cache_mode = force_generic_plan");
-            s.execute("PREPARE answer(json) AS " + statement);
-            try (ResultSet rs = s.executeQuery("EXPLAIN (COSTS OFF) EXECUTE answer('{\"fromVersion\": 1,"
-                    + " \"maxRows\": 1000}')")) {
+            s.execute("PREPARE answer(bigint, bigint, bigint, integer) AS " + statement);
+            try (ResultSet rs = s.executeQuery("EXPLAIN (COSTS OFF) EXECUTE answer(1, 1001, 1002, 1000)")) {
                 while (rs.next()) {
                     plan.add(rs.getString(1));
                 }

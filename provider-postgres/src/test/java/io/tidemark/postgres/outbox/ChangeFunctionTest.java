@@ -327,7 +327,6 @@ class ChangeFunctionTest {
                 t.table + "_changes false search_path=pg_catalog, pg_temp;" + rendering,
                 t.table + "_outbox_arm true search_path=pg_catalog, pg_temp",
                 t.table + "_outbox_capture true " + (shape() == CaptureShape.KEYS ? "extra_float_digits=1" : rendering),
-                t.table + "_outbox_request false search_path=pg_catalog, pg_temp",
                 t.table + "_outbox_trim false search_path=pg_catalog, pg_temp");
     }
 }

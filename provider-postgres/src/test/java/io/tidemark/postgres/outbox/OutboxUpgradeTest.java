@@ -442,6 +442,8 @@ class OutboxUpgradeTest {
                     .containsExactly("generated SQL");
             assertThat(language(changeFunction)).isEqualTo("plpgsql");
             assertThat(items.differences(database.dataSource())).isEmpty();
+            assertThat(exists(table + "_outbox_request(json)")).as("the request function of earlier versions is"
+                    + " dropped: the change function checks the request itself").isFalse();
             database.execute("INSERT INTO " + table + " VALUES ('A-2', 'Gizmo', NULL, 2)");
 
             assertThat(engine.runOnce().get(object).outcome()).isEqualTo(Outcome.DELIVERED);
@@ -454,6 +456,20 @@ class OutboxUpgradeTest {
         assertThat(batches.get(1).changes()).extracting(c -> c.fields().toString()).containsExactly(
                 "{\"ItemCode\":\"A-1\",\"Description\":\"Gadget\",\"Attributes\":{}}",
                 "{\"ItemCode\":\"A-2\",\"Description\":\"Gizmo\",\"Attributes\":null}");
+    }
+
+    /** Whether a function of that signature ({@code schema.name(json)}) exists. */
+    private boolean exists(String signature) {
+        try (var c = database.dataSource().getConnection();
+             var s = c.prepareStatement("SELECT to_regprocedure(?) IS NOT NULL")) {
+            s.setString(1, signature);
+            try (var rs = s.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** The language a function is written in, by its signature ({@code schema.name(json)}). */

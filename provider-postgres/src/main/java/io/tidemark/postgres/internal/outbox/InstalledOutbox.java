@@ -97,7 +97,8 @@ final class InstalledOutbox {
               FROM pg_catalog.pg_proc p
               JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
              WHERE p.pronargs = 1 AND p.proargtypes[0] = 'pg_catalog.json'::pg_catalog.regtype
-               AND strpos(p.prosrc, ?) > 0
+               AND p.prorettype = 'pg_catalog.json'::pg_catalog.regtype
+               AND (strpos(p.prosrc, ?) > 0 OR strpos(p.prosrc, ?) > 0)
              ORDER BY n.nspname, p.proname""";
 
     private static final String RECORDS = """
@@ -192,10 +193,20 @@ final class InstalledOutbox {
                 .map(OutboxRecord::outbox).findFirst();
     }
 
-    /** The text every generated change function over this outbox holds, and no other function does. */
-    static String changeFunctionMark(OutboxNames names) {
-        return SqlTemplate.of("FROM {{request_function}}(payload))")
-                .with("request_function", names.requestFunction().quoted()).render();
+    /**
+     * Texts one of which every generated change function over this outbox holds, and no other function returning
+     * json does: its read of the outbox's state, and (functions generated before the request was checked in the
+     * change function itself) its call of the request function.
+     */
+    static List<String> changeFunctionMarks(OutboxNames names) {
+        return List.of(SqlTemplate.of("FROM {{state}} AS s;").with("state", names.state().quoted()).render(),
+                SqlTemplate.of("FROM {{request_function}}(payload))")
+                        .with("request_function", names.requestFunction().quoted()).render());
+    }
+
+    /** Whether {@code body} is that of a generated change function over this outbox (see {@link #changeFunctionMarks}). */
+    static boolean isChangeFunctionBody(String body, OutboxNames names) {
+        return changeFunctionMarks(names).stream().anyMatch(body::contains);
     }
 
     private static Optional<Function> function(Connection c, String signature) throws SQLException {
@@ -238,7 +249,9 @@ final class InstalledOutbox {
     private static List<PgName> changeFunctions(Connection c, OutboxNames names) throws SQLException {
         List<PgName> functions = new ArrayList<>();
         try (PreparedStatement s = c.prepareStatement(CHANGE_FUNCTIONS)) {
-            s.setString(1, changeFunctionMark(names));
+            List<String> marks = changeFunctionMarks(names);
+            s.setString(1, marks.get(0));
+            s.setString(2, marks.get(1));
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     functions.add(PgName.of(rs.getString(1), rs.getString(2)));

@@ -205,7 +205,7 @@ final class OutboxPlan {
             Optional<InstalledOutbox.Function> existing = installed.functions()
                     .get(OutboxScript.changeFunctionSignature(names));
             if (ours || existing.isEmpty()
-                    || existing.get().body().contains(InstalledOutbox.changeFunctionMark(names))) {
+                    || InstalledOutbox.isChangeFunctionBody(existing.get().body(), names)) {
                 return;
             }
             String function = requested.changeFunction() + "(json)";

@@ -104,7 +104,6 @@ public final class OutboxScript {
         String ddl = ddl();
         Map<String, String> bodies = new LinkedHashMap<>();
         bodies.put(names.captureFunction().quoted() + "()", body(ddl, "capture"));
-        bodies.put(names.requestFunction().quoted() + "(json)", body(ddl, "request"));
         bodies.put(changeFunctionSignature(names), body(ddl, "changes"));
         bodies.put(names.trimFunction().quoted() + "(bigint, integer)", body(ddl, "trim"));
         if (channel != null) {
@@ -117,15 +116,14 @@ public final class OutboxScript {
      * What PostgreSQL records of each generated function besides its body, by signature as in
      * {@link #functionBodies}: {@code SECURITY DEFINER}, {@code STABLE}, and each {@code SET} as
      * {@code pg_proc.proconfig} holds it ({@code name=value}, unquoted). Read off the generated text, so it cannot
-     * drift from what the script creates. The settings pin how the JSON is rendered, and STABLE makes both the
-     * request function and the change function read the snapshot of the query that calls the change function: an
-     * edit to either changes what a destination receives.
+     * drift from what the script creates. The settings pin how the JSON is rendered, and STABLE makes every
+     * statement of the change function read the snapshot of the query that calls it: an edit to either changes what
+     * a destination receives.
      */
     public Map<String, List<String>> functionAttributes() {
         String ddl = ddl();
         Map<String, List<String>> attributes = new LinkedHashMap<>();
         attributes.put(names.captureFunction().quoted() + "()", attributes(ddl, "capture"));
-        attributes.put(names.requestFunction().quoted() + "(json)", attributes(ddl, "request"));
         attributes.put(changeFunctionSignature(names), attributes(ddl, "changes"));
         attributes.put(names.trimFunction().quoted() + "(bigint, integer)", attributes(ddl, "trim"));
         if (channel != null) {
@@ -822,9 +820,7 @@ public final class OutboxScript {
                                    min(o.id) AS id,
                                    (array_agg(o.operation ORDER BY o.version, o.id))[1] AS first_operation{{changed_flags}}
                               FROM {{outbox}} AS o
-                             WHERE (SELECT r.kind FROM r) = 'diff'
-                               AND o.version > (SELECT r.from_version FROM r)
-                               AND o.version <= (SELECT r.page_end FROM r)
+                             WHERE o.version > from_version AND o.version <= page_end
                              GROUP BY {{outbox_keys}}, {{outbox_key_texts}}) AS p
                       LEFT JOIN ONLY {{table}} AS t ON {{join}}) AS x\
                 """)
@@ -918,29 +914,28 @@ public final class OutboxScript {
                 -- Response: {"Metadata": {"Sync": {"Version", "Type", "ReasonCode"},
                 --                         "Outbox": {"Horizon", "HeldBack", "Arm" (wake-ups on)}},
                 --            "Data": [changes]}
-                -- In two parts: a PL/pgSQL function checks the request and decides what the answer holds, and the
-                -- change function itself, one SQL statement, builds the answer. Being one statement, everything it
-                -- reads (the horizon, the trim state, the changes) comes from one snapshot. Both functions are
-                -- PL/pgSQL and STABLE: PL/pgSQL plans each statement once per session and keeps the plan, and every
-                -- statement of a STABLE function reads the snapshot of the query that called it.
-
-                -- 5a. What the answer holds: kind 'seed', 'full' or 'diff', and the versions it spans.
-                CREATE OR REPLACE FUNCTION {{request}}(payload json,
-                    OUT kind text, OUT from_version bigint, OUT page_end bigint, OUT horizon bigint,
-                    OUT reason_code integer)
+                -- PL/pgSQL and STABLE: every statement of a STABLE function reads the snapshot of the query that
+                -- called it, so the horizon, the trim state and the changes all come from one moment; and PL/pgSQL
+                -- plans each statement once per session and keeps the plan. (An SQL function with SET clauses is
+                -- never inlined, and before PostgreSQL 18 its body is planned again on every call, which was most of
+                -- what a read that found nothing cost.) The request is checked and answered in this one function:
+                -- a nested call, with its own SET clause, cost a fifth of a read that found nothing.
+                CREATE OR REPLACE FUNCTION {{function}}(payload json)
+                RETURNS json
                 LANGUAGE plpgsql
                 STABLE
-                SET search_path = pg_catalog, pg_temp
-                AS $request$
+                {{settings}}
+                AS $changes$
                 DECLARE
-                    sync_mode  text    := COALESCE(payload ->> 'mode', 'sync');
-                    max_rows   integer := (payload ->> 'maxRows')::integer;
-                    trimmed    bigint;
-                BEGIN
+                    sync_mode     text    := COALESCE(payload ->> 'mode', 'sync');
+                    max_rows      integer := (payload ->> 'maxRows')::integer;
+                    from_version  bigint  := COALESCE((payload ->> 'fromVersion')::bigint, 0);
                     -- Every transaction below the horizon has finished; versions below it are final.
-                    horizon := pg_snapshot_xmin(pg_current_snapshot())::text::bigint;
-                    from_version := COALESCE((payload ->> 'fromVersion')::bigint, 0);
-                    reason_code := 0;
+                    horizon       bigint  := pg_snapshot_xmin(pg_current_snapshot())::text::bigint;
+                    trimmed       bigint;
+                    page_end      bigint;
+                    answer        json;
+                BEGIN
                     IF sync_mode NOT IN ('sync', 'seed') THEN
                         RAISE EXCEPTION 'mode must be "sync" or "seed", got %', sync_mode
                             USING ERRCODE = 'invalid_parameter_value';
@@ -953,9 +948,10 @@ public final class OutboxScript {
                     -- Seed: no rows, and a version from which nothing is missed (every later change is at or above
                     -- the horizon).
                     IF sync_mode = 'seed' THEN
-                        kind := 'seed';
-                        page_end := horizon - 1;
-                        RETURN;
+                        RETURN json_build_object(
+                                   'Metadata', json_build_object('Sync', json_build_object(
+                                       'Version', horizon - 1, 'Type', 'Diff', 'ReasonCode', 0)),
+                                   'Data', '[]'::json);
                     END IF;
 
                     IF from_version >= horizon THEN
@@ -967,21 +963,25 @@ public final class OutboxScript {
                     END IF;
 
                     -- Full snapshot: a first full sync (fromVersion 0), or a reader older than what the outbox still
-                    -- holds (ReasonCode 1). Its rows carry no $version: the watermark becomes horizon - 1, and changes
-                    -- of transactions still running are delivered after it.
+                    -- holds (ReasonCode 1): every row of the table, in key order. Its rows carry no $version: the
+                    -- watermark becomes horizon - 1, and changes of transactions still running are delivered after it.
                     SELECT s.trimmed_through INTO trimmed FROM {{state}} AS s;
                     IF from_version = 0 OR from_version < trimmed THEN
-                        kind := 'full';
-                        page_end := horizon - 1;
-                        reason_code := CASE WHEN from_version = 0 THEN 0 ELSE 1 END;
-                        RETURN;
+                        SELECT json_build_object(
+                                   'Metadata', json_build_object('Sync', json_build_object(
+                                       'Version', horizon - 1, 'Type', 'Full',
+                                       'ReasonCode', CASE WHEN from_version = 0 THEN 0 ELSE 1 END)),
+                                   'Data', COALESCE(json_agg(row_to_json(c) ORDER BY {{table_key_order}}), '[]'::json))
+                          FROM ONLY {{table}} AS t,
+                               LATERAL (SELECT {{full_columns}}) AS c
+                          INTO answer;
+                        RETURN answer;
                     END IF;
 
                     -- maxRows: a page holds whole versions only, so the watermark never lands inside a transaction.
                     -- It ends with the version of the maxRows-th pending change: at least maxRows changes while
                     -- more are pending (the engine keeps polling at once while pages come back full), more by the
                     -- rest of that version's transaction.
-                    kind := 'diff';
                     IF max_rows IS NOT NULL THEN
                         SELECT o.version INTO page_end
                           FROM {{outbox}} AS o
@@ -991,69 +991,29 @@ public final class OutboxScript {
                     END IF;
                     -- Fewer than maxRows pending, or no maxRows: everything below the horizon, up to horizon - 1.
                     page_end := COALESCE(page_end, horizon - 1);
-                END
-                $request$;
-                COMMENT ON FUNCTION {{request}}(json) IS {{request_comment}};
 
-                -- 5b. The answer, one statement in three branches. Only the branch of the request's kind reads
-                -- anything (its WHERE) and returns a row (its HAVING drops the row an aggregate returns over no
-                -- input). The aggregates sit at the top level: in a scalar subquery the whole answer would be copied
-                -- once more. Changes are aggregated in primary-key order, which the aggregate's ORDER BY uses
-                -- without sorting on PostgreSQL 16 and later.
-                -- Why PL/pgSQL: an SQL function with SET clauses is never inlined, and before PostgreSQL 18 its body
-                -- is parsed, analysed and planned again on every call, which was most of what a read that found
-                -- nothing cost. Here the statement is planned once per session; the page's bounds come from the
-                -- request's row (r), so the cached plan reads the primary key's range whatever they are.
-                CREATE OR REPLACE FUNCTION {{function}}(payload json)
-                RETURNS json
-                LANGUAGE plpgsql
-                STABLE
-                {{settings}}
-                AS $changes$
-                DECLARE
-                    answer  json;
-                BEGIN
-                WITH r AS MATERIALIZED (SELECT * FROM {{request}}(payload))
-                -- Seed: no rows, and a version from which nothing is missed.
-                SELECT json_build_object(
-                           'Metadata', json_build_object('Sync', json_build_object(
-                               'Version', r.page_end, 'Type', 'Diff', 'ReasonCode', 0)),
-                           'Data', '[]'::json)
-                  FROM r
-                 WHERE r.kind = 'seed'
-                UNION ALL
-                -- Full snapshot: every row of the table, in key order.
-                SELECT json_build_object(
-                           'Metadata', json_build_object('Sync', json_build_object(
-                               'Version', (SELECT r.page_end FROM r), 'Type', 'Full',
-                               'ReasonCode', (SELECT r.reason_code FROM r))),
-                           'Data', COALESCE(json_agg(row_to_json(c) ORDER BY {{table_key_order}}), '[]'::json))
-                  FROM ONLY {{table}} AS t,
-                       LATERAL (SELECT {{full_columns}}) AS c
-                 WHERE (SELECT r.kind FROM r) = 'full'
-                HAVING (SELECT r.kind FROM r) = 'full'
-                UNION ALL
-                -- Diff: the changes after fromVersion, up to the end of the page.
-                SELECT json_build_object(
-                           'Metadata', json_build_object(
-                               'Sync', json_build_object(
-                                   'Version', (SELECT r.page_end FROM r), 'Type', 'Diff', 'ReasonCode', 0),
-                               -- Diagnostics: do committed changes wait for an older transaction to end?
-                               -- (max reads the end of the index; EXISTS may be planned as a heap scan.)
-                               'Outbox', json_build_object('Horizon', (SELECT r.horizon FROM r), 'HeldBack',
-                                   COALESCE((SELECT max(h.version) FROM {{outbox}} AS h) >= (SELECT r.horizon FROM r),
-                                            false){{arm_hint}})),
-                           {{diff_rows}}
-                HAVING (SELECT r.kind FROM r) = 'diff'
-                  INTO answer;
-                RETURN answer;
+                    -- Diff: the changes after fromVersion, up to the end of the page. The page's bounds are
+                    -- parameters of the cached plan, which reads the primary key's range whatever they are. The
+                    -- aggregate sits at the top level (in a scalar subquery the whole answer would be copied once
+                    -- more); changes are aggregated in primary-key order, which the aggregate's ORDER BY uses without
+                    -- sorting on PostgreSQL 16 and later.
+                    SELECT json_build_object(
+                               'Metadata', json_build_object(
+                                   'Sync', json_build_object('Version', page_end, 'Type', 'Diff', 'ReasonCode', 0),
+                                   -- Diagnostics: do committed changes wait for an older transaction to end?
+                                   -- (max reads the end of the index; EXISTS may be planned as a heap scan.)
+                                   'Outbox', json_build_object('Horizon', horizon, 'HeldBack',
+                                       COALESCE((SELECT max(h.version) FROM {{outbox}} AS h) >= horizon, false){{arm_hint}})),
+                               {{diff_rows}}
+                      INTO answer;
+                    RETURN answer;
                 END
                 $changes$;
                 COMMENT ON FUNCTION {{function}}(json) IS {{function_comment}};
+                -- Earlier versions checked the request in a function of its own.
+                DROP FUNCTION IF EXISTS {{request}}(json);
                 """)
                 .with("request", names.requestFunction().quoted())
-                .with("request_comment", PgName.literal("Tidemark: reads a request to " + names.changeFunction()
-                        + "(json) and decides what its answer holds."))
                 .with("function", names.changeFunction().quoted())
                 .with("settings", PINNED_SETTINGS)
                 .with("outbox_text", PgName.literal(names.outbox().toString()))
@@ -1061,17 +1021,17 @@ public final class OutboxScript {
                 .with("table", names.table().quoted())
                 .with("table_key_order", shape.key().stream().map(k -> "t." + k.quotedName())
                         .collect(Collectors.joining(", ")))
-                .with("full_columns", projection(shape.columns(), "t", 23))
+                .with("full_columns", projection(shape.columns(), "t", 31))
                 .with("outbox", names.outbox().quoted())
-                .with("diff_rows", capture == CaptureShape.KEYS ? keysDiffRows() : SqlTemplate.of("""
-                        'Data', COALESCE(json_agg(o.change ORDER BY o.version, o.id), '[]'::json))
-                  FROM {{outbox}} AS o
-                 WHERE (SELECT r.kind FROM r) = 'diff'
-                   AND o.version > (SELECT r.from_version FROM r) AND o.version <= (SELECT r.page_end FROM r)\
-                """).with("outbox", names.outbox().quoted()).render().replaceFirst("^ +", ""))
+                .with("diff_rows", (capture == CaptureShape.KEYS ? keysDiffRows() : SqlTemplate.of("""
+                                   'Data', COALESCE(json_agg(o.change ORDER BY o.version, o.id), '[]'::json))
+                          FROM {{outbox}} AS o
+                         WHERE o.version > from_version AND o.version <= page_end\
+                        """).with("outbox", names.outbox().quoted()).render().replaceFirst("^ +", ""))
+                        .replace("\n", "\n    ")) // the statement sits in the function's BEGIN block
                 .with("arm_hint", channel == null ? "" : SqlTemplate.of(",\n"
-                        + "                   -- Wake-up: the function a reader calls before it waits (section 2b).\n"
-                        + "                   'Arm', {{arm}}")
+                        + "                       -- Wake-up: the function a reader calls before it waits (section 2b).\n"
+                        + "                       'Arm', {{arm}}")
                         .with("arm", PgName.literal(FunctionNames.text(names.armFunction()))).render())
                 .with("function_comment", PgName.literal("Tidemark change function of " + names.table()
                         + ", reading " + names.outbox() + "."))

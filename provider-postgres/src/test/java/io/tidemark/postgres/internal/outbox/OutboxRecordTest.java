@@ -65,7 +65,7 @@ class OutboxRecordTest {
         OutboxScript script = script("Name");
 
         assertThat(script.functionBodies()).containsOnlyKeys("\"Sales\".\"Items_outbox_capture\"()",
-                "\"Sales\".\"Items_outbox_request\"(json)", "\"Sales\".\"feed\"(json)",
+                "\"Sales\".\"feed\"(json)",
                 "\"Sales\".\"Items_outbox_trim\"(bigint, integer)");
         assertThat(script.functionBodies().get("\"Sales\".\"Items_outbox_trim\"(bigint, integer)"))
                 .startsWith("\nDECLARE\n").endsWith("END\n");
