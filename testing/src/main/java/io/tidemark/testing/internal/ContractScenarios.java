@@ -368,12 +368,11 @@ public final class ContractScenarios {
         seen.addAll(run.reader.pollUntilQuiet(null));
 
         List<Change> changes = of(seen, key);
-        Optional<Operation> last = changes.isEmpty() ? Optional.empty()
-                : changes.get(changes.size() - 1).operation();
-        if (last.isEmpty() || last.get() != Operation.DELETE) {
+        Change last = changes.isEmpty() ? null : changes.get(changes.size() - 1);
+        if (last == null || last.operation().filter(op -> op == Operation.DELETE).isEmpty()) {
             throw new ContractClient.Violation("key " + key + " was deleted, inserted again while an older"
                     + " transaction was open, and deleted again, but the changes reported after its first insert end"
-                    + " with " + (changes.isEmpty() ? "nothing" : changes.get(changes.size() - 1)) + ": a consumer"
+                    + " with " + (last == null ? "nothing" : last) + ": a consumer"
                     + " ends holding a row the table does not. Report a key whose row is absent as a delete even when"
                     + " its first change in the read is an insert: an earlier read may have delivered that insert"
                     + " early (see docs/contract.md#net-changes).");

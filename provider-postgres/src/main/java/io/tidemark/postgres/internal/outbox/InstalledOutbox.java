@@ -98,7 +98,8 @@ final class InstalledOutbox {
               JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
              WHERE p.pronargs = 1 AND p.proargtypes[0] = 'pg_catalog.json'::pg_catalog.regtype
                AND p.prorettype = 'pg_catalog.json'::pg_catalog.regtype
-               AND (strpos(p.prosrc, ?) > 0 OR strpos(p.prosrc, ?) > 0)
+               AND EXISTS (SELECT FROM pg_catalog.unnest(?::pg_catalog.text[]) AS m(mark)
+                            WHERE strpos(p.prosrc, m.mark) > 0)
              ORDER BY n.nspname, p.proname""";
 
     private static final String RECORDS = """
@@ -249,9 +250,7 @@ final class InstalledOutbox {
     private static List<PgName> changeFunctions(Connection c, OutboxNames names) throws SQLException {
         List<PgName> functions = new ArrayList<>();
         try (PreparedStatement s = c.prepareStatement(CHANGE_FUNCTIONS)) {
-            List<String> marks = changeFunctionMarks(names);
-            s.setString(1, marks.get(0));
-            s.setString(2, marks.get(1));
+            s.setArray(1, c.createArrayOf("text", changeFunctionMarks(names).toArray()));
             try (ResultSet rs = s.executeQuery()) {
                 while (rs.next()) {
                     functions.add(PgName.of(rs.getString(1), rs.getString(2)));

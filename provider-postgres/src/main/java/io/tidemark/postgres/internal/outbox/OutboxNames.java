@@ -11,11 +11,12 @@ import io.tidemark.sync.internal.sql.PgName;
  * truncated names could collide).
  *
  * <p>Defaults for {@code public.items}: outbox {@code public.items_outbox}, and, named after the outbox,
- * {@code items_outbox_state}, {@code items_outbox_capture()}, {@code items_outbox_request(json)},
+ * {@code items_outbox_state}, {@code items_outbox_capture()},
  * {@code items_outbox_trim()}, the wake-up flag {@code items_outbox_wakeup} and {@code items_outbox_arm()}, the view
  * {@code items_outbox_columns}, the triggers
  * {@code items_outbox_insert|update|delete|truncate} and the primary key
- * {@code items_outbox_pkey}; the change function {@code public.items_changes(json)}.
+ * {@code items_outbox_pkey}; the change function {@code public.items_changes(json)}. Earlier versions also made
+ * {@code items_outbox_request(json)}, which install, upgrade and uninstall drop.
  */
 public final class OutboxNames {
 
@@ -118,7 +119,10 @@ public final class OutboxNames {
         return trimFunction;
     }
 
-    /** The PL/pgSQL half of the change function: checks a request and decides what the answer holds. */
+    /**
+     * The function that checked a request for the change function in outboxes of earlier versions: dropped by the
+     * script and by uninstall, and how their change functions are recognised.
+     */
     public PgName requestFunction() {
         return requestFunction;
     }
