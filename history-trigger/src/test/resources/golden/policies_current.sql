@@ -45,7 +45,7 @@ $tidemark$;
 LOCK TABLE "public"."policies_cur" IN SHARE ROW EXCLUSIVE MODE;
 
 -- The current version stays in the table: its start and its change context are two columns
--- filled by their defaults, so an INSERT runs no trigger function. now() and current_setting() are
+-- filled by their defaults, so an INSERT writes no history. now() and current_setting() are
 -- stable, so existing rows get the install instant and context without a table rewrite.
 ALTER TABLE "public"."policies_cur"
     ADD COLUMN "tidemark_valid_from" timestamptz NOT NULL DEFAULT pg_catalog.now(),
@@ -53,12 +53,7 @@ ALTER TABLE "public"."policies_cur"
         CASE WHEN pg_catalog.current_setting('tidemark.changed_by_name', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.changed_by_name', true) END,
         CASE WHEN pg_catalog.current_setting('tidemark.correlation_id', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.correlation_id', true) END,
         CASE WHEN pg_catalog.current_setting('tidemark.reason', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.reason', true) END,
-        ((CASE WHEN pg_catalog.current_setting('tidemark.extra', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.extra', true) END)::pg_catalog.jsonb)::pg_catalog.text]
-        -- Any writer may supply the context: its shape is checked so that the view can
-        -- always read it (extra must be JSON).
-        CHECK ("tidemark_context" IS NULL
-               OR (pg_catalog.cardinality("tidemark_context") OPERATOR(pg_catalog.=) 5
-                   AND ("tidemark_context"[5] IS NULL OR ("tidemark_context"[5])::pg_catalog.jsonb IS NOT NULL)));
+        ((CASE WHEN pg_catalog.current_setting('tidemark.extra', true) OPERATOR(pg_catalog.<>) '' THEN pg_catalog.current_setting('tidemark.extra', true) END)::pg_catalog.jsonb)::pg_catalog.text];
 
 -- Superseded versions and tombstones of public.policies_cur, appended by UPDATE, DELETE and
 -- TRUNCATE and never updated. No row here is open: the current versions are the table's rows.
@@ -143,12 +138,6 @@ BEGIN
               USING ERRCODE = 'insufficient_privilege';
     END IF;
 
-    IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' THEN
-        -- Called only when the client supplied its own start (the trigger's WHEN): a version
-        -- starts at the transaction's now(), whatever the client says.
-        NEW."tidemark_valid_from" := _now;
-        RETURN NEW;
-    END IF;
     IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE'
        AND (NEW."tidemark_valid_from" OPERATOR(pg_catalog.<>) OLD."tidemark_valid_from" OR NEW."tidemark_valid_from" IS NULL
             OR NOT COALESCE(NEW."tidemark_context" OPERATOR(pg_catalog.=) OLD."tidemark_context", NEW."tidemark_context" IS NULL AND OLD."tidemark_context" IS NULL))
@@ -288,13 +277,39 @@ $tidemark$;
 -- Nobody else may attach this SECURITY DEFINER function to a table of their own.
 REVOKE ALL ON FUNCTION "public"."policies_cur_history_truncate"() FROM PUBLIC;
 
--- INSERT: the column defaults date the version and record its context; the function runs
--- only when a client supplied its own start (the WHEN is evaluated without a call) and resets it.
+-- The insert trigger's function: every new version starts at the transaction's now(), and a
+-- context supplied with the row must have a JSON extra. It writes nothing but the row, so it
+-- runs with the writer's rights; every name in it is qualified, so the caller's search_path
+-- cannot substitute an object of its own.
+CREATE OR REPLACE FUNCTION "public"."policies_cur_history_insert"()
+    RETURNS trigger
+    LANGUAGE plpgsql
+AS $tidemark$
+BEGIN
+    IF NEW."tidemark_valid_from" IS NULL OR NEW."tidemark_valid_from" OPERATOR(pg_catalog.<>) pg_catalog.now() THEN
+        NEW."tidemark_valid_from" := pg_catalog.now();
+    END IF;
+    IF NEW."tidemark_context"[5] IS NOT NULL THEN
+        BEGIN
+            PERFORM (NEW."tidemark_context"[5])::pg_catalog.jsonb;
+        EXCEPTION WHEN invalid_text_representation THEN
+            RAISE EXCEPTION 'tidemark: the change context of a row inserted into %.% is malformed: its extra (element 5 of tidemark_context) is not JSON',
+                  TG_TABLE_SCHEMA, TG_TABLE_NAME
+                  USING ERRCODE = 'check_violation', DETAIL = SQLERRM;
+        END;
+    END IF;
+    RETURN NEW;
+END;
+$tidemark$;
+
+-- Only the trigger calls it.
+REVOKE ALL ON FUNCTION "public"."policies_cur_history_insert"() FROM PUBLIC;
+
+-- INSERT: the column defaults date the version and record its context; the function only
+-- resets a start the client supplied and checks a supplied context.
 CREATE OR REPLACE TRIGGER "policies_cur_history_ins_trg"
     BEFORE INSERT ON "public"."policies_cur"
-    FOR EACH ROW
-    WHEN (NEW."tidemark_valid_from" IS NULL OR NEW."tidemark_valid_from" OPERATOR(pg_catalog.<>) pg_catalog.now())
-    EXECUTE FUNCTION "public"."policies_cur_history_write"();
+    FOR EACH ROW EXECUTE FUNCTION "public"."policies_cur_history_insert"();
 
 -- UPDATE of a versioned column (or of the version's own columns): archive the superseded
 -- version and start the next. Updates of excluded columns only call nothing.
@@ -365,7 +380,7 @@ VALUES ('public', 'policies_cur', 'public', 'policies_cur_history',
         '[{"name":"id","type":"bigint"},{"name":"number","type":"character varying(20)"},{"name":"premium","type":"public.money_amount"},{"name":"status","type":"public.policy_status"},{"name":"holder","type":"text COLLATE pg_catalog.\"C\""},{"name":"tags","type":"text[]"},{"name":"terms","type":"json"},{"name":"location","type":"point"}]',
         '[]',
         '{"settingsPrefix":"tidemark","truncatePolicy":"CLOSE_VERSIONS","triggerMode":"ROW","periodIndex":false,"storage":"CURRENT_IN_TABLE","sessionUserColumn":false,"transactionIdColumn":false,"excluded":["document"]}',
-        'bdc1c5eb6bcf7584418e4c5a543c7430f405f746a4f3ccf32018757d2d82d637')
+        '0d889d980687e8e2ecc08ef58213691c221223209b4a2f0f8eeb5fb051a8cafe')
 ON CONFLICT (source_schema, source_table) DO UPDATE
    SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,
        orphan_columns = EXCLUDED.orphan_columns, options = EXCLUDED.options,

@@ -59,7 +59,12 @@ public final class Drift {
         /** A generated trigger exists but is disabled, so changes go unrecorded. */
         TRIGGER_DISABLED,
         /** The registered options differ from this configuration (settings prefix, truncate policy, ...). */
-        OPTIONS_CHANGED
+        OPTIONS_CHANGED,
+        /**
+         * CURRENT_IN_TABLE: the table still has a constraint an earlier version of Tidemark installed and this one no
+         * longer uses (the {@code CHECK} on {@code tidemark_context}, which every INSERT paid for); evolve drops it.
+         */
+        OBSOLETE_CONSTRAINT
     }
 
     private final Kind kind;

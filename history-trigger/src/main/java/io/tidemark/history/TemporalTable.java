@@ -325,7 +325,7 @@ public final class TemporalTable {
 
         /**
          * Where versions are kept: every version in {@code <table>_history} (the default), or the current one in the
-         * table itself, which makes an INSERT run no trigger function at all; see {@link HistoryStorage}.
+         * table itself, which makes an INSERT write no history at all; see {@link HistoryStorage}.
          */
         public Builder storage(HistoryStorage storage) {
             this.storage = storage;

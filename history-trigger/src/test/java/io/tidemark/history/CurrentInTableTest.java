@@ -181,14 +181,83 @@ class CurrentInTableTest {
     }
 
     @Test
-    void a_malformed_context_supplied_by_a_writer_is_refused_and_the_view_stays_readable() {
+    void a_context_whose_extra_is_not_json_is_refused_naming_the_table_and_the_view_stays_readable() {
         install("contexts");
         assertThatThrownBy(() -> Db.exec(ds, "INSERT INTO contexts (id, v, tidemark_context)"
-                + " VALUES (1, 'a', '{x,y,z,w,\"{\"}')")).isNotNull();
-        assertThatThrownBy(() -> Db.exec(ds, "INSERT INTO contexts (id, v, tidemark_context) VALUES (1, 'a', '{x}')"))
-                .isNotNull();
-        Db.exec(ds, "INSERT INTO contexts (id, v, tidemark_context) VALUES (2, 'b', '{x,y,z,w,\"{}\"}')");
-        assertThat(Db.scalar(ds, "SELECT changed_by FROM contexts_history WHERE id = 2")).isEqualTo("x");
+                + " VALUES (1, 'a', '{x,y,z,w,\"{\"}')")).cause().isInstanceOfSatisfying(SQLException.class, e -> {
+                    assertThat(e.getSQLState()).isEqualTo("23514");
+                    assertThat(e.getMessage()).contains("public.contexts", "extra", "not JSON");
+                });
+        assertThat(Db.scalar(ds, "SELECT count(*) FROM contexts")).isEqualTo(0L);
+        // Refused with a start supplied as well (the trigger's other reason to run).
+        assertThatThrownBy(() -> Db.exec(ds, "INSERT INTO contexts (id, v, tidemark_valid_from, tidemark_context)"
+                + " VALUES (1, 'a', '2000-01-01', '{x,y,z,w,\"not json\"}')"))
+                .cause().isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("23514"));
+        Db.exec(ds, "INSERT INTO contexts (id, v, tidemark_context) VALUES (2, 'b', '{x,y,z,w,\"{\\\"k\\\": 1}\"}')");
+        // A context of another length cannot break the view: missing elements read as NULL, more are not read.
+        Db.exec(ds, "INSERT INTO contexts (id, v, tidemark_context) VALUES (3, 'c', '{x}')");
+        Db.exec(ds, "INSERT INTO contexts (id, v, tidemark_context) VALUES (4, 'd', '{{a,b},{c,d}}')");
+        assertThat(Db.rows(ds, "SELECT id, changed_by, reason, extra::text AS extra FROM contexts_history ORDER BY id"))
+                .extracting(r -> r.get("id") + ":" + r.get("changed_by") + ":" + r.get("reason") + ":" + r.get("extra"))
+                .containsExactly("2:x:w:{\"k\": 1}", "3:x:null:null", "4:null:null:null");
+    }
+
+    @Test
+    void a_context_pushed_as_settings_with_an_extra_is_recorded_through_the_insert_trigger() throws SQLException {
+        install("extras");
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            s.execute("SELECT set_config('tidemark.changed_by', 'ann', true),"
+                    + " set_config('tidemark.extra', '{\"ticket\": 7}', true)");
+            s.execute("INSERT INTO extras VALUES (1, 'a')");
+            c.commit();
+        }
+        assertThat(Db.rows(ds, "SELECT changed_by, extra->>'ticket' AS ticket, valid_from = tidemark_valid_from AS same"
+                + " FROM extras_history WHERE id = 1").get(0))
+                .containsEntry("changed_by", "ann").containsEntry("ticket", "7").containsEntry("same", true);
+    }
+
+    @Test
+    void evolve_upgrades_an_install_of_an_earlier_version_and_verify_reports_what_it_changes() {
+        TemporalTable t = install("checked");
+        // What earlier versions generated: a CHECK on the context column (PostgreSQL named it <table>_<column>_check)
+        // and an insert trigger that called the write function under a WHEN condition, with no insert function.
+        Db.exec(ds, "ALTER TABLE checked ADD CONSTRAINT checked_tidemark_context_check CHECK (tidemark_context IS NULL"
+                + " OR (pg_catalog.cardinality(tidemark_context) OPERATOR(pg_catalog.=) 5"
+                + " AND (tidemark_context[5] IS NULL OR (tidemark_context[5])::pg_catalog.jsonb IS NOT NULL)));"
+                + " CREATE OR REPLACE TRIGGER checked_history_ins_trg BEFORE INSERT ON checked FOR EACH ROW"
+                + " WHEN (NEW.tidemark_valid_from IS NULL OR NEW.tidemark_valid_from OPERATOR(pg_catalog.<>)"
+                + " pg_catalog.now()) EXECUTE FUNCTION checked_history_write();"
+                + " DROP FUNCTION checked_history_insert()");
+        // A CHECK of the application's on the same column is not Tidemark's to drop.
+        Db.exec(ds, "ALTER TABLE checked ADD CONSTRAINT own_check CHECK (tidemark_context IS DISTINCT FROM '{}')");
+        assertThat(t.verify(ds).drifts()).extracting(Drift::kind).containsExactlyInAnyOrder(
+                Drift.Kind.OBSOLETE_CONSTRAINT, Drift.Kind.FUNCTION_MISSING, Drift.Kind.TRIGGER_MISSING);
+        assertThat(t.verify(ds).drifts()).filteredOn(d -> d.kind() == Drift.Kind.OBSOLETE_CONSTRAINT).singleElement()
+                .satisfies(d -> assertThat(d.detail()).contains("checked_tidemark_context_check", "public.checked"));
+        VerifyReport evolved = t.evolve(ds);
+        assertThat(evolved.actions()).contains("dropped constraint checked_tidemark_context_check");
+        assertThat(t.verify(ds).drifts()).isEmpty();
+        assertThat(Db.scalar(ds, "SELECT string_agg(conname, ',') FROM pg_constraint"
+                + " WHERE conrelid = 'checked'::regclass AND contype = 'c'")).isEqualTo("own_check");
+        assertThat(Db.rows(ds, "SELECT tgfoid::regproc::text AS fn, tgqual IS NULL AS no_when FROM pg_trigger"
+                + " WHERE tgname = 'checked_history_ins_trg'").get(0))
+                .containsEntry("fn", "checked_history_insert").containsEntry("no_when", true);
+        Db.exec(ds, "INSERT INTO checked (id, v, tidemark_valid_from) VALUES (1, 'a', '2000-01-01')");
+        assertThat(Db.scalar(ds, "SELECT tidemark_valid_from > '2020-01-01' FROM checked WHERE id = 1")).isEqualTo(true);
+        assertThat(Versions.of(ds, "checked_history", "id = 1").ops()).containsExactly(1);
+    }
+
+    @Test
+    void the_insert_function_runs_with_the_writers_rights_and_only_the_trigger_may_call_it() {
+        install("rights");
+        assertThat(Db.rows(ds, "SELECT prosecdef, proconfig IS NULL AS no_settings,"
+                + " has_function_privilege('public', oid, 'EXECUTE') AS public_may_call"
+                + " FROM pg_proc WHERE proname = 'rights_history_insert'").get(0))
+                .containsEntry("prosecdef", false).containsEntry("no_settings", true)
+                .containsEntry("public_may_call", false);
+        Db.exec(ds, "INSERT INTO rights (id, v, tidemark_valid_from) VALUES (1, 'a', now() - interval '1 day')");
+        assertThat(Db.scalar(ds, "SELECT tidemark_valid_from > now() - interval '1 hour' FROM rights WHERE id = 1")).isEqualTo(true);
     }
 
     @Test

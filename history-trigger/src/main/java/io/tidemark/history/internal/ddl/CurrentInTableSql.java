@@ -1,26 +1,29 @@
 package io.tidemark.history.internal.ddl;
 
 import io.tidemark.history.TruncatePolicy;
+import io.tidemark.history.internal.catalog.CatalogObjects;
 import io.tidemark.history.internal.catalog.CatalogReader;
 import io.tidemark.history.internal.catalog.Column;
 import io.tidemark.sync.internal.sql.PgName;
 import io.tidemark.sync.internal.sql.SqlTemplate;
 
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * The SQL of {@link io.tidemark.history.HistoryStorage#CURRENT_IN_TABLE}: the current version of every row stays in
  * the table, which carries its start and its change context in two columns filled by column defaults, so an INSERT
- * runs no trigger function. UPDATE and DELETE append the superseded version (and a DELETE its tombstone) to the
+ * writes no history (its trigger only resets a start the client supplied). UPDATE and DELETE append the superseded version (and a DELETE its tombstone) to the
  * closed-versions table: one inserted row per change, no history row is ever updated. A view named like the history
  * table presents closed and current versions in the history table's columns, row for row.
  *
  * <p>A version's operation (1 insert, 2 update) and chain number are not stored with the current row: they follow
  * from the key's last closed row (none or a tombstone: the row was inserted, and starts the next chain). Its start is
  * the later of the row's own start and the end of that last closed row, which is the insert clamp of the history
- * table shape, applied where the version is read or archived instead of where it is written (an INSERT cannot look
- * anything up without a trigger function).
+ * table shape, applied where the version is read or archived instead of where it is written (an INSERT looks
+ * nothing up: that is what keeps it cheap).
  */
 final class CurrentInTableSql {
 
@@ -58,18 +61,15 @@ final class CurrentInTableSql {
     // --- the table's own columns ---------------------------------------------------------------------------------
 
     SqlStep addCurrentColumns() {
+        // No CHECK on the context: the executor prepares a CHECK's expression for every statement, which cost a
+        // one-row INSERT more than the rest of the shape together. The insert trigger's WHEN checks it instead.
         return new SqlStep("The current version stays in the table: its start and its change context are two columns\n"
-                + "filled by their defaults, so an INSERT runs no trigger function. now() and current_setting() are\n"
+                + "filled by their defaults, so an INSERT writes no history. now() and current_setting() are\n"
                 + "stable, so existing rows get the install instant and context without a table rewrite.",
                 SqlTemplate.of("""
                         ALTER TABLE {{table}}
                             ADD COLUMN {{from}} timestamptz NOT NULL DEFAULT pg_catalog.now(),
-                            ADD COLUMN {{context}} text[] DEFAULT {{context_expression}}
-                                -- Any writer may supply the context: its shape is checked so that the view can
-                                -- always read it (extra must be JSON).
-                                CHECK ({{context}} IS NULL
-                                       OR (pg_catalog.cardinality({{context}}) OPERATOR(pg_catalog.=) 5
-                                           AND ({{context}}[5] IS NULL OR ({{context}}[5])::pg_catalog.jsonb IS NOT NULL)))""")
+                            ADD COLUMN {{context}} text[] DEFAULT {{context_expression}}""")
                         .with("table", table).with("from", FROM).with("context", CONTEXT)
                         .with("context_expression", contextExpression()).render());
     }
@@ -94,6 +94,21 @@ final class CurrentInTableSql {
         return deparsed != null && java.util.stream.Stream.of("changed_by", "changed_by_name", "correlation_id",
                         "reason", "extra")
                 .allMatch(name -> deparsed.contains(PgName.literal(p + "." + name)));
+    }
+
+    /**
+     * The CHECK that earlier versions put on the context column (five elements, the fifth JSON), by name: recognised
+     * by what it reads, since PostgreSQL chose its name. The insert trigger checks the context now.
+     */
+    List<String> obsoleteContextChecks(Connection c) throws SQLException {
+        return CatalogObjects.columnChecks(c, HistoryNames.table(sql.config), CatalogReader.CURRENT_CONTEXT_COLUMN,
+                "cardinality(" + CatalogReader.CURRENT_CONTEXT_COLUMN + ")");
+    }
+
+    SqlStep dropConstraint(String name) {
+        return new SqlStep("A constraint of an earlier version, no longer used.",
+                SqlTemplate.of("ALTER TABLE {{table}} DROP CONSTRAINT {{name}}")
+                        .with("table", table).with("name", PgName.quote(name)).render());
     }
 
     /** Only with seedValidFrom: the existing rows' current versions start at the configured column. */
@@ -247,6 +262,50 @@ final class CurrentInTableSql {
 
     // --- the row triggers ----------------------------------------------------------------------------------------
 
+    /**
+     * The insert trigger's function: a version starts at the transaction's now(), whatever the client supplied, and a
+     * supplied context's extra must be JSON, or the view could not read it (the column default casts the setting
+     * through jsonb; a client may write the column itself). A context given as a column value is no more a forgery
+     * than one given as settings, which every writer can push, so it is kept; an array of another length reads as
+     * NULLs or is cut.
+     *
+     * <p>Why a function called for every row rather than a WHEN condition or a CHECK: PostgreSQL prepares a trigger's
+     * WHEN and a CHECK's expression again for every statement, while a PL/pgSQL function keeps its plans for the
+     * session; on a one-row INSERT either cost more than this call. It is not SECURITY DEFINER (and needs no pinned
+     * search_path, every name in it being qualified): it writes nothing but the row, so it needs no rights, and
+     * running as its owner would cost every call.
+     */
+    String insertBody() {
+        return SqlTemplate.of("""
+
+                BEGIN
+                    IF NEW.{{from}} IS NULL OR NEW.{{from}} OPERATOR(pg_catalog.<>) pg_catalog.now() THEN
+                        NEW.{{from}} := pg_catalog.now();
+                    END IF;
+                    IF NEW.{{context}}[5] IS NOT NULL THEN
+                        BEGIN
+                            PERFORM (NEW.{{context}}[5])::pg_catalog.jsonb;
+                        EXCEPTION WHEN invalid_text_representation THEN
+                            RAISE EXCEPTION 'tidemark: the change context of a row inserted into %.% is malformed: its extra (element 5 of {{context_name}}) is not JSON',
+                                  TG_TABLE_SCHEMA, TG_TABLE_NAME
+                                  USING ERRCODE = 'check_violation', DETAIL = SQLERRM;
+                        END;
+                    END IF;
+                    RETURN NEW;
+                END;
+                """).with("from", FROM).with("context", CONTEXT)
+                .with("context_name", CatalogReader.CURRENT_CONTEXT_COLUMN).render();
+    }
+
+    List<SqlStep> insertFunction() {
+        return List.of(sql.function(sql.names.insertFunction(), insertBody(),
+                        "The insert trigger's function: every new version starts at the transaction's now(), and a\n"
+                                + "context supplied with the row must have a JSON extra. It writes nothing but the row, so it\n"
+                                + "runs with the writer's rights; every name in it is qualified, so the caller's search_path\n"
+                                + "cannot substitute an object of its own.", false),
+                new SqlStep("Only the trigger calls it.", HistorySql.revokeFromPublic(sql.names.insertFunction().quoted())));
+    }
+
     String writeBody() {
         String versioned = HistorySql.columnList(sql.shape.versioned(), Column::quoted);
         return SqlTemplate.of("""
@@ -262,12 +321,6 @@ final class CurrentInTableSql {
                     _to              pg_catalog.timestamptz;
                 BEGIN
                 {{table_guard}}
-                    IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' THEN
-                        -- Called only when the client supplied its own start (the trigger's WHEN): a version
-                        -- starts at the transaction's now(), whatever the client says.
-                        NEW.{{from}} := _now;
-                        RETURN NEW;
-                    END IF;
                     IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE'
                        AND (NEW.{{from}} OPERATOR(pg_catalog.<>) OLD.{{from}} OR NEW.{{from}} IS NULL
                             OR NOT COALESCE(NEW.{{context}} OPERATOR(pg_catalog.=) OLD.{{context}}, NEW.{{context}} IS NULL AND OLD.{{context}} IS NULL))
@@ -359,11 +412,6 @@ final class CurrentInTableSql {
     List<SqlStep> writeTriggers() {
         List<String> names = sql.names.statementTriggers();
         PgName function = sql.names.writeFunction();
-        // Only the start is checked: a context given as a column value is no more a forgery than one given as a
-        // setting, which every writer can push. Keeping the condition small keeps it cheap: it is prepared once
-        // per statement.
-        String insertWhen = SqlTemplate.of("NEW.{{from}} IS NULL OR NEW.{{from}} OPERATOR(pg_catalog.<>) pg_catalog.now()")
-                .with("from", FROM).render();
         String updateWhen = wholeRowUpdateCondition() ? "NOT (OLD.* OPERATOR(pg_catalog.=) NEW.*)" : SqlTemplate.of("""
                 NOT ({{unchanged}})
                           OR NEW.{{from}} IS NULL OR NEW.{{from}} OPERATOR(pg_catalog.<>) OLD.{{from}}
@@ -371,9 +419,9 @@ final class CurrentInTableSql {
                 .with("unchanged", sql.unchanged(sql.shape.comparable(), "NEW.", "OLD.", "                   AND "))
                 .with("from", FROM).with("context", CONTEXT).render();
         return List.of(
-                new SqlStep("INSERT: the column defaults date the version and record its context; the function runs\n"
-                        + "only when a client supplied its own start (the WHEN is evaluated without a call) and resets it.",
-                        rowTrigger(names.get(0), "BEFORE INSERT", insertWhen, function)),
+                new SqlStep("INSERT: the column defaults date the version and record its context; the function only\n"
+                        + "resets a start the client supplied and checks a supplied context.",
+                        rowTrigger(names.get(0), "BEFORE INSERT", null, sql.names.insertFunction())),
                 new SqlStep("UPDATE of a versioned column (or of the version's own columns): archive the superseded\n"
                         + "version and start the next. Updates of excluded columns only call nothing."
                         + (wholeRowUpdateCondition() ? "\nThe whole rows are compared (NULLs equal): the trigger then"
@@ -407,7 +455,7 @@ final class CurrentInTableSql {
         updateColumns.add(CatalogReader.CURRENT_FROM_COLUMN);
         updateColumns.add(CatalogReader.CURRENT_CONTEXT_COLUMN);
         return List.of(
-                new ExpectedTrigger(names.get(0), ROW | BEFORE | INSERT, write, List.of(CatalogReader.CURRENT_FROM_COLUMN)),
+                new ExpectedTrigger(names.get(0), ROW | BEFORE | INSERT, sql.names.insertFunction(), null),
                 new ExpectedTrigger(names.get(1), ROW | BEFORE | UPDATE, write, wholeRowUpdateCondition() ? List.of()
                         : updateColumns.stream().distinct().sorted().toList()),
                 new ExpectedTrigger(names.get(2), ROW | DELETE, write, null),

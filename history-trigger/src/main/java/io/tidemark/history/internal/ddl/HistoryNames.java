@@ -22,6 +22,7 @@ public final class HistoryNames {
     private final PgName historyTable;
     private final PgName writeFunction;
     private final PgName truncateFunction;
+    private final PgName insertFunction;
     private final PgName asOfFunction;
     private final String rowTrigger;
     private final String truncateTrigger;
@@ -60,6 +61,7 @@ public final class HistoryNames {
         generated.put("as-of function", table.name() + "_as_of");
         if (storage == HistoryStorage.CURRENT_IN_TABLE) {
             generated.put("closed-versions table", base + "_closed");
+            generated.put("insert function", base + "_insert");
             generated.put("closed-versions key index", base + "_closed_key_idx");
             generated.put("closed-versions chain-start index", base + "_closed_chain_uq");
             generated.put("closed-versions period index", base + "_closed_period_idx");
@@ -78,6 +80,7 @@ public final class HistoryNames {
         this.chainIndex = generated.get("chain-start index");
         this.periodIndex = generated.get("period index");
         this.closedTable = PgName.of(schema, base + "_closed");
+        this.insertFunction = PgName.of(schema, base + "_insert");
         this.closedKeyIndex = base + "_closed_key_idx";
         this.closedChainIndex = base + "_closed_chain_uq";
         this.closedPeriodIndex = base + "_closed_period_idx";
@@ -175,6 +178,14 @@ public final class HistoryNames {
     /** The row trigger's function: {@code <history>_write()}. */
     public PgName writeFunction() {
         return writeFunction;
+    }
+
+    /**
+     * CURRENT_IN_TABLE: the insert trigger's function, {@code <history>_insert()}, which runs with the inserting
+     * role's rights (it writes nothing but the row being inserted).
+     */
+    public PgName insertFunction() {
+        return insertFunction;
     }
 
     /** The TRUNCATE trigger's function: {@code <history>_truncate()}. */

@@ -609,13 +609,18 @@ public final class HistorySql {
     // --- helpers -------------------------------------------------------------------------------------------------
 
     SqlStep function(PgName name, String body, String comment) {
+        return function(name, body, comment, true);
+    }
+
+    /** A trigger function; {@code definer}: SECURITY DEFINER, else it runs with the rights of the writing role. */
+    SqlStep function(PgName name, String body, String comment, boolean definer) {
         return new SqlStep(comment, SqlTemplate.of("""
                 CREATE OR REPLACE FUNCTION {{function}}()
                     RETURNS trigger
-                    LANGUAGE plpgsql
-                    SECURITY DEFINER
+                    LANGUAGE plpgsql{{security}}
                 AS {{tag}}{{body}}{{tag}}""")
                 .with("function", name.quoted())
+                .with("security", definer ? "\n    SECURITY DEFINER" : "")
                 .with("tag", TAG)
                 .with("body", body)
                 .render());

@@ -182,6 +182,9 @@ public final class Installer {
         steps.add(sql.revokeWriteFunction());
         steps.add(sql.truncateFunction());
         steps.add(sql.revokeTruncateFunction());
+        if (sql.current() != null) {
+            steps.addAll(sql.current().insertFunction());
+        }
         steps.addAll(sql.writeTriggers());
         steps.add(sql.truncateTrigger());
         steps.add(sql.asOfFunction());
@@ -212,8 +215,12 @@ public final class Installer {
                     + " already exists and is not a registered history table (left by an earlier uninstall, or"
                     + " someone else's table). Rename or drop it, or choose another name with historyTable(...)");
         }
-        for (io.tidemark.sync.internal.sql.PgName fn : List.of(names.writeFunction(), names.truncateFunction(),
-                names.asOfFunction())) {
+        List<io.tidemark.sync.internal.sql.PgName> functions = new ArrayList<>(List.of(names.writeFunction(),
+                names.truncateFunction(), names.asOfFunction()));
+        if (config.storage() == io.tidemark.history.HistoryStorage.CURRENT_IN_TABLE) {
+            functions.add(names.insertFunction());
+        }
+        for (io.tidemark.sync.internal.sql.PgName fn : functions) {
             if (CatalogObjects.anyFunction(c, fn)) {
                 throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, "function " + fn
                         + " already exists and was not generated for this table; Tidemark will not replace it."

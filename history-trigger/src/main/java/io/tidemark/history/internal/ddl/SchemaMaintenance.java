@@ -121,6 +121,9 @@ public final class SchemaMaintenance {
         }
         if (current != null) {
             Jdbc.execute(c, current.setDefaults().sql());
+            for (String check : current.obsoleteContextChecks(c)) {
+                execute(c, current.dropConstraint(check), actions, "dropped constraint " + check);
+            }
         }
         if (current != null && (viewChanged || !names(entry.versioned()).equals(names(shape.versioned())))) {
             // A view's columns can only be appended to; it is rebuilt (with its grants, below).
@@ -205,9 +208,11 @@ public final class SchemaMaintenance {
             }
             Jdbc.execute(c, SqlTemplate.of("""
                     DROP FUNCTION IF EXISTS {{write_function}}();
+                    DROP FUNCTION IF EXISTS {{insert_function}}();
                     DROP FUNCTION IF EXISTS {{truncate_function}}();
                     DROP FUNCTION IF EXISTS {{as_of_function}}(timestamptz)""")
                     .with("write_function", names.writeFunction().quoted())
+                    .with("insert_function", names.insertFunction().quoted())
                     .with("truncate_function", names.truncateFunction().quoted())
                     .with("as_of_function", names.asOfFunction().quoted())
                     .render());
@@ -290,12 +295,21 @@ public final class SchemaMaintenance {
             }
         }
         HistorySql sql = new HistorySql(config, shape);
-        checkFunction(c, names.writeFunction(), "", sql.writeFunctionBody(), true, drifts, entry);
-        checkFunction(c, names.truncateFunction(), "", sql.truncateFunctionBody(), true, drifts, null);
-        checkFunction(c, names.asOfFunction(), "timestamp with time zone", sql.asOfFunctionBody(), false, drifts,
-                null);
-        for (String trigger : names.writeTriggers(config.triggerMode(), config.storage())) {
-            checkTrigger(c, trigger, names.writeFunction(), drifts);
+        checkFunction(c, names.writeFunction(), "", sql.writeFunctionBody(), Rights.DEFINER, drifts, entry);
+        checkFunction(c, names.truncateFunction(), "", sql.truncateFunctionBody(), Rights.DEFINER, drifts, null);
+        checkFunction(c, names.asOfFunction(), "timestamp with time zone", sql.asOfFunctionBody(),
+                Rights.INVOKER_PINNED, drifts, null);
+        if (sql.current() != null) {
+            checkFunction(c, names.insertFunction(), "", sql.current().insertBody(), Rights.INVOKER, drifts, null);
+            for (CurrentInTableSql.ExpectedTrigger trigger : sql.current().expectedTriggers(entry.versioned())) {
+                if (!trigger.name().equals(names.truncateTrigger())) {
+                    checkTrigger(c, trigger.name(), trigger.function(), drifts);
+                }
+            }
+        } else {
+            for (String trigger : names.writeTriggers(config.triggerMode(), config.storage())) {
+                checkTrigger(c, trigger, names.writeFunction(), drifts);
+            }
         }
         checkTrigger(c, names.truncateTrigger(), names.truncateFunction(), drifts);
         return drifts;
@@ -329,6 +343,11 @@ public final class SchemaMaintenance {
         if (tableColumns.containsKey(CatalogReader.CURRENT_FROM_COLUMN) && !"now()".equals(fromDefault)) {
             drifts.add(new Drift(Drift.Kind.COLUMN_DEFAULT_CHANGED, "the default of " + table + "."
                     + CatalogReader.CURRENT_FROM_COLUMN + " is " + fromDefault + ", not now()"));
+        }
+        for (String check : current.obsoleteContextChecks(c)) {
+            drifts.add(new Drift(Drift.Kind.OBSOLETE_CONSTRAINT, "table " + table + " has the constraint " + check
+                    + " on " + CatalogReader.CURRENT_CONTEXT_COLUMN + " that an earlier version installed; the insert"
+                    + " trigger checks the context now, and the constraint only costs every INSERT"));
         }
         List<String> later = CatalogObjects.beforeRowUpdateTriggersAfter(c, table, names.statementTriggers().get(1));
         if (!later.isEmpty()) {
@@ -383,8 +402,18 @@ public final class SchemaMaintenance {
         }
     }
 
+    /**
+     * How a generated function runs: as its owner with every name qualified (the writing functions), as the caller
+     * with every name qualified (the insert function of CURRENT_IN_TABLE), or as the caller with search_path pinned
+     * (the as-of function, whose SQL reads the caller's tables).
+     */
+    private enum Rights {
+        DEFINER, INVOKER, INVOKER_PINNED
+    }
+
     private void checkFunction(Connection c, PgName function, String args, String expectedBody,
-                               boolean definer, List<Drift> drifts, RegistryEntry entry) throws SQLException {
+                               Rights rights, List<Drift> drifts, RegistryEntry entry) throws SQLException {
+        boolean definer = rights == Rights.DEFINER;
         Optional<CatalogObjects.InstalledFunction> installed = CatalogObjects.function(c, function, args);
         if (installed.isEmpty()) {
             drifts.add(new Drift(Drift.Kind.FUNCTION_MISSING, "function " + function + "(" + args + ") is missing"));
@@ -402,12 +431,13 @@ public final class SchemaMaintenance {
         if (fn.securityDefiner() != definer) {
             problems.add(definer ? "it is no longer SECURITY DEFINER" : "it became SECURITY DEFINER");
         }
-        if (definer && !fn.settings().isEmpty()) {
+        if (rights != Rights.INVOKER_PINNED && !fn.settings().isEmpty()) {
             // The trigger functions qualify every name instead of setting search_path; a SET clause added by hand
             // is harmless to security but costs every write as much as the rest of a one-row trigger.
             problems.add("it has SET " + String.join(", ", fn.settings()) + ", which the generated function does not"
                     + " (every name in it is schema-qualified; the clause only slows every write)");
-        } else if (!definer && !fn.settings().contains("search_path=" + HistorySql.PINNED_SEARCH_PATH)) {
+        } else if (rights == Rights.INVOKER_PINNED
+                && !fn.settings().contains("search_path=" + HistorySql.PINNED_SEARCH_PATH)) {
             problems.add("its search_path is not pinned to " + HistorySql.PINNED_SEARCH_PATH);
         }
         if (!problems.isEmpty()) {
