@@ -58,6 +58,10 @@ ALTER TABLE "public"."policies_cur"
 -- Superseded versions and tombstones of public.policies_cur, appended by UPDATE, DELETE and
 -- TRUNCATE and never updated. No row here is open: the current versions are the table's rows.
 -- context: changed_by, changed_by_name, correlation_id, reason, extra (as text).
+-- No CHECK constraints: PostgreSQL prepares them for every statement that writes the table, which
+-- every UPDATE and DELETE of public.policies_cur would pay. Only the generated functions write
+-- here, and they compute valid_from <= valid_to < 'infinity' and operation 1, 2 or 3 (insert,
+-- update, tombstone) by construction; TemporalTable.checkInvariants() verifies the periods.
 CREATE TABLE "public"."policies_cur_history_closed" (
     history_id      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     "id" bigint,
@@ -69,11 +73,10 @@ CREATE TABLE "public"."policies_cur_history_closed" (
     "terms" json,
     "location" point,
     valid_from      timestamptz NOT NULL,
-    valid_to        timestamptz NOT NULL CHECK (valid_to < 'infinity'),
-    operation       smallint    NOT NULL CHECK (operation IN (1, 2, 3)),
+    valid_to        timestamptz NOT NULL,
+    operation       smallint    NOT NULL,
     chain_no        integer     NOT NULL,
-    context         text[],
-    CHECK (valid_from <= valid_to)
+    context         text[]
 );
 
 -- Closed versions of one key, newest first: the triggers' look-up of the key's last closed row
@@ -132,6 +135,7 @@ DECLARE
     _operation       pg_catalog.int2;
     _from            pg_catalog.timestamptz;
     _to              pg_catalog.timestamptz;
+    _rows            pg_catalog.int8;
 BEGIN
     IF TG_TABLE_SCHEMA OPERATOR(pg_catalog.<>) 'public' OR TG_TABLE_NAME OPERATOR(pg_catalog.<>) 'policies_cur' THEN
         RAISE EXCEPTION 'tidemark: % was generated for public.policies_cur, not for %.%', TG_NAME, TG_TABLE_SCHEMA, TG_TABLE_NAME
@@ -186,33 +190,47 @@ BEGIN
     ELSE
         _operation := 2;
     END IF;
-    IF _operation OPERATOR(pg_catalog.=) 2
-       OR pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
-        -- Here no other transaction can have started this chain unseen; the index still refuses it.
-        INSERT INTO "public"."policies_cur_history_closed" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, context)
-        VALUES (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", _from, _to, _operation, _chain, OLD."tidemark_context");
-    ELSE
-        INSERT INTO "public"."policies_cur_history_closed" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, context)
-        VALUES (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", _from, _to, _operation, _chain, OLD."tidemark_context")
-        ON CONFLICT ("id", chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING;
-        IF NOT FOUND THEN
-            _to := NULL;
-        END IF;
-    END IF;
-    IF _to IS NULL THEN
-        RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
-              TG_TABLE_SCHEMA, TG_TABLE_NAME, (OLD."id")::pg_catalog.text
-              USING ERRCODE = 'serialization_failure';
-    END IF;
     IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' AND NEW."id" OPERATOR(pg_catalog.=) OLD."id" THEN
+        IF _operation OPERATOR(pg_catalog.=) 2
+           OR pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
+            -- Here no other transaction can have started this chain unseen; the index still refuses it.
+            INSERT INTO "public"."policies_cur_history_closed" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, context)
+            VALUES (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", _from, _to, _operation, _chain, OLD."tidemark_context");
+        ELSE
+            INSERT INTO "public"."policies_cur_history_closed" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, context)
+            VALUES (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", _from, _to, _operation, _chain, OLD."tidemark_context")
+            ON CONFLICT ("id", chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING;
+            GET DIAGNOSTICS _rows = ROW_COUNT;
+            IF _rows OPERATOR(pg_catalog.<>) 1 THEN
+                RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
+                      TG_TABLE_SCHEMA, TG_TABLE_NAME, (OLD."id")::pg_catalog.text
+                      USING ERRCODE = 'serialization_failure';
+            END IF;
+        END IF;
         -- The next version starts exactly where the archived one ended.
         NEW."tidemark_valid_from" := _to;
         NEW."tidemark_context" := _context;
         RETURN NEW;
     END IF;
-    -- DELETE, or the old key of a key update: the chain ends with a tombstone (empty period).
-    INSERT INTO "public"."policies_cur_history_closed" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, context)
-    VALUES (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", _to, _to, 3, _chain, _context);
+    -- DELETE, or the old key of a key update: the version, and the tombstone (an empty period) that
+    -- ends the chain, in one statement.
+    IF _operation OPERATOR(pg_catalog.=) 2
+       OR pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
+        INSERT INTO "public"."policies_cur_history_closed" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, context)
+        VALUES (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", _from, _to, _operation, _chain, OLD."tidemark_context"),
+               (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", _to, _to, 3, _chain, _context);
+    ELSE
+        INSERT INTO "public"."policies_cur_history_closed" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, context)
+        VALUES (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", _from, _to, _operation, _chain, OLD."tidemark_context"),
+               (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", _to, _to, 3, _chain, _context)
+        ON CONFLICT ("id", chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING;
+        GET DIAGNOSTICS _rows = ROW_COUNT;
+        IF _rows OPERATOR(pg_catalog.<>) 2 THEN
+            RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
+                  TG_TABLE_SCHEMA, TG_TABLE_NAME, (OLD."id")::pg_catalog.text
+                  USING ERRCODE = 'serialization_failure';
+        END IF;
+    END IF;
     IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
         RETURN NULL;  -- an AFTER trigger: the result is ignored
     END IF;
@@ -380,7 +398,7 @@ VALUES ('public', 'policies_cur', 'public', 'policies_cur_history',
         '[{"name":"id","type":"bigint"},{"name":"number","type":"character varying(20)"},{"name":"premium","type":"public.money_amount"},{"name":"status","type":"public.policy_status"},{"name":"holder","type":"text COLLATE pg_catalog.\"C\""},{"name":"tags","type":"text[]"},{"name":"terms","type":"json"},{"name":"location","type":"point"}]',
         '[]',
         '{"settingsPrefix":"tidemark","truncatePolicy":"CLOSE_VERSIONS","triggerMode":"ROW","periodIndex":false,"storage":"CURRENT_IN_TABLE","sessionUserColumn":false,"transactionIdColumn":false,"excluded":["document"]}',
-        '0d889d980687e8e2ecc08ef58213691c221223209b4a2f0f8eeb5fb051a8cafe')
+        'fae6fc7b4153eda1b365f9ff3b16b1924bd2f574e11f6143a63b66b09e47bafd')
 ON CONFLICT (source_schema, source_table) DO UPDATE
    SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,
        orphan_columns = EXCLUDED.orphan_columns, options = EXCLUDED.options,

@@ -96,19 +96,42 @@ final class CurrentInTableSql {
                 .allMatch(name -> deparsed.contains(PgName.literal(p + "." + name)));
     }
 
-    /**
-     * The CHECK that earlier versions put on the context column (five elements, the fifth JSON), by name: recognised
-     * by what it reads, since PostgreSQL chose its name. The insert trigger checks the context now.
-     */
-    List<String> obsoleteContextChecks(Connection c) throws SQLException {
-        return CatalogObjects.columnChecks(c, HistoryNames.table(sql.config), CatalogReader.CURRENT_CONTEXT_COLUMN,
-                "cardinality(" + CatalogReader.CURRENT_CONTEXT_COLUMN + ")");
+    /** A CHECK constraint an earlier version generated and this one no longer does. */
+    record ObsoleteCheck(PgName table, String name) {
+        SqlStep drop() {
+            return new SqlStep("A constraint of an earlier version, no longer used.",
+                    SqlTemplate.of("ALTER TABLE {{table}} DROP CONSTRAINT {{name}}")
+                            .with("table", table.quoted()).with("name", PgName.quote(name)).render());
+        }
     }
 
-    SqlStep dropConstraint(String name) {
-        return new SqlStep("A constraint of an earlier version, no longer used.",
-                SqlTemplate.of("ALTER TABLE {{table}} DROP CONSTRAINT {{name}}")
-                        .with("table", table).with("name", PgName.quote(name)).render());
+    /** What the definitions of the CHECKs earlier versions generated contain, as pg_get_constraintdef prints them. */
+    private static final List<String> OBSOLETE_CONTEXT_CHECK = List.of(
+            "cardinality(" + CatalogReader.CURRENT_CONTEXT_COLUMN + ")");
+    private static final List<String> OBSOLETE_CLOSED_CHECKS = List.of(
+            "(valid_to < 'infinity'", "(operation = ANY (ARRAY[1, 2, 3]))", "(valid_from <= valid_to)");
+
+    /**
+     * The CHECKs that earlier versions put on the context column (five elements, the fifth JSON) and on the closed
+     * versions (their period and operation), recognised by what they read, since PostgreSQL chose their names. Each
+     * was prepared again for every statement that wrote the table; the insert function checks the context now, and
+     * the closed versions are written by the generated functions only.
+     */
+    List<ObsoleteCheck> obsoleteChecks(Connection c) throws SQLException {
+        List<ObsoleteCheck> obsolete = new ArrayList<>();
+        PgName owner = HistoryNames.table(sql.config);
+        CatalogObjects.checks(c, owner).forEach((name, definition) -> {
+            if (OBSOLETE_CONTEXT_CHECK.stream().anyMatch(definition::contains)) {
+                obsolete.add(new ObsoleteCheck(owner, name));
+            }
+        });
+        PgName closedTable = sql.names.closedTable();
+        CatalogObjects.checks(c, closedTable).forEach((name, definition) -> {
+            if (OBSOLETE_CLOSED_CHECKS.stream().anyMatch(definition::contains)) {
+                obsolete.add(new ObsoleteCheck(closedTable, name));
+            }
+        });
+        return obsolete;
     }
 
     /** Only with seedValidFrom: the existing rows' current versions start at the configured column. */
@@ -127,16 +150,19 @@ final class CurrentInTableSql {
         }
         return new SqlStep("Superseded versions and tombstones of " + sql.shape.table() + ", appended by UPDATE, DELETE and\n"
                 + "TRUNCATE and never updated. No row here is open: the current versions are the table's rows.\n"
-                + "context: changed_by, changed_by_name, correlation_id, reason, extra (as text).",
+                + "context: changed_by, changed_by_name, correlation_id, reason, extra (as text).\n"
+                + "No CHECK constraints: PostgreSQL prepares them for every statement that writes the table, which\n"
+                + "every UPDATE and DELETE of " + sql.shape.table() + " would pay. Only the generated functions write\n"
+                + "here, and they compute valid_from <= valid_to < 'infinity' and operation 1, 2 or 3 (insert,\n"
+                + "update, tombstone) by construction; TemporalTable.checkInvariants() verifies the periods.",
                 SqlTemplate.of("""
                         CREATE TABLE {{closed}} (
                             history_id      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
                         {{versioned}}    valid_from      timestamptz NOT NULL,
-                            valid_to        timestamptz NOT NULL CHECK (valid_to < 'infinity'),
-                            operation       smallint    NOT NULL CHECK (operation IN (1, 2, 3)),
+                            valid_to        timestamptz NOT NULL,
+                            operation       smallint    NOT NULL,
                             chain_no        integer     NOT NULL,
-                            context         text[],
-                            CHECK (valid_from <= valid_to)
+                            context         text[]
                         )""").with("closed", closed).with("versioned", versioned.toString()).render());
     }
 
@@ -307,7 +333,6 @@ final class CurrentInTableSql {
     }
 
     String writeBody() {
-        String versioned = HistorySql.columnList(sql.shape.versioned(), Column::quoted);
         return SqlTemplate.of("""
 
                 DECLARE
@@ -319,6 +344,7 @@ final class CurrentInTableSql {
                     _operation       pg_catalog.int2;
                     _from            pg_catalog.timestamptz;
                     _to              pg_catalog.timestamptz;
+                    _rows            pg_catalog.int8;
                 BEGIN
                 {{table_guard}}
                     IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE'
@@ -358,33 +384,35 @@ final class CurrentInTableSql {
                     ELSE
                         _operation := 2;
                     END IF;
-                    IF _operation OPERATOR(pg_catalog.=) 2
-                       OR pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
-                        -- Here no other transaction can have started this chain unseen; the index still refuses it.
-                        INSERT INTO {{closed}} ({{versioned}}, valid_from, valid_to, operation, chain_no, context)
-                        VALUES ({{old_values}}, _from, _to, _operation, _chain, OLD.{{context}});
-                    ELSE
-                        INSERT INTO {{closed}} ({{versioned}}, valid_from, valid_to, operation, chain_no, context)
-                        VALUES ({{old_values}}, _from, _to, _operation, _chain, OLD.{{context}})
-                        ON CONFLICT ({{key_list}}, chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING;
-                        IF NOT FOUND THEN
-                            _to := NULL;
-                        END IF;
-                    END IF;
-                    IF _to IS NULL THEN
-                        RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
-                              TG_TABLE_SCHEMA, TG_TABLE_NAME, {{old_key}}::pg_catalog.text
-                              USING ERRCODE = 'serialization_failure';
-                    END IF;
                     IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' AND {{same_key}} THEN
+                        IF _operation OPERATOR(pg_catalog.=) 2
+                           OR pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
+                            -- Here no other transaction can have started this chain unseen; the index still refuses it.
+                {{archive}};
+                        ELSE
+                {{archive_on_conflict}};
+                            GET DIAGNOSTICS _rows = ROW_COUNT;
+                            IF _rows OPERATOR(pg_catalog.<>) 1 THEN
+                {{chain_conflict}}
+                            END IF;
+                        END IF;
                         -- The next version starts exactly where the archived one ended.
                         NEW.{{from}} := _to;
                         NEW.{{context}} := _context;
                         RETURN NEW;
                     END IF;
-                    -- DELETE, or the old key of a key update: the chain ends with a tombstone (empty period).
-                    INSERT INTO {{closed}} ({{versioned}}, valid_from, valid_to, operation, chain_no, context)
-                    VALUES ({{old_values}}, _to, _to, 3, _chain, _context);
+                    -- DELETE, or the old key of a key update: the version, and the tombstone (an empty period) that
+                    -- ends the chain, in one statement.
+                    IF _operation OPERATOR(pg_catalog.=) 2
+                       OR pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
+                {{archive_and_tombstone}};
+                    ELSE
+                {{archive_and_tombstone_on_conflict}};
+                        GET DIAGNOSTICS _rows = ROW_COUNT;
+                        IF _rows OPERATOR(pg_catalog.<>) 2 THEN
+                {{chain_conflict_outer}}
+                        END IF;
+                    END IF;
                     IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
                         RETURN NULL;  -- an AFTER trigger: the result is ignored
                     END IF;
@@ -396,16 +424,49 @@ final class CurrentInTableSql {
                 """)
                 .with("context_expression", contextExpression().replace("\n        ", "\n                                  "))
                 .with("table_guard", sql.tableGuard())
+                .with("archive", indent(archive(false, false), "            "))
+                .with("archive_on_conflict", indent(archive(false, true), "            "))
+                .with("archive_and_tombstone", indent(archive(true, false), "        "))
+                .with("archive_and_tombstone_on_conflict", indent(archive(true, true), "        "))
+                .with("chain_conflict", indent(chainConflict(), "                "))
+                .with("chain_conflict_outer", indent(chainConflict(), "            "))
                 .with("from", FROM)
                 .with("context", CONTEXT)
                 .with("same_key", sql.keyMatch("NEW.", "OLD."))
                 .with("unchanged", sql.unchanged(sql.shape.comparable(), "NEW.", "OLD.", "           AND "))
-                .with("closed", closed)
-                .with("versioned", versioned)
-                .with("old_values", HistorySql.columnList(sql.shape.versioned(), c -> "OLD." + c.quoted()))
                 .with("last_closed", indent(lastClosed("h", "OLD."), "            "))
-                .with("key_list", sql.keyList(""))
                 .with("old_key", HistorySql.row(sql.shape.keyColumns(), "OLD."))
+                .render();
+    }
+
+    /** The key's chain was started by a transaction this one could not see (REPEATABLE READ). */
+    private String chainConflict() {
+        return SqlTemplate.of("""
+                RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
+                      TG_TABLE_SCHEMA, TG_TABLE_NAME, {{old_key}}::pg_catalog.text
+                      USING ERRCODE = 'serialization_failure';""")
+                .with("old_key", HistorySql.row(sql.shape.keyColumns(), "OLD.")).render();
+    }
+
+    /**
+     * The write function's insert into the closed versions: the superseded version, and with {@code tombstone} the
+     * tombstone that ends its chain as a second row of the same statement; with {@code onConflict}, a version that
+     * would start a chain another transaction started is left out (the caller counts the rows).
+     */
+    private String archive(boolean tombstone, boolean onConflict) {
+        return SqlTemplate.of("""
+                INSERT INTO {{closed}} ({{versioned}}, valid_from, valid_to, operation, chain_no, context)
+                VALUES ({{old_values}}, _from, _to, _operation, _chain, OLD.{{context}}){{tombstone}}{{on_conflict}}""")
+                .with("closed", closed)
+                .with("versioned", HistorySql.columnList(sql.shape.versioned(), Column::quoted))
+                .with("old_values", HistorySql.columnList(sql.shape.versioned(), c -> "OLD." + c.quoted()))
+                .with("context", CONTEXT)
+                .with("tombstone", tombstone ? SqlTemplate.of(",\n       ({{old_values}}, _to, _to, 3, _chain, _context)")
+                        .with("old_values", HistorySql.columnList(sql.shape.versioned(), c -> "OLD." + c.quoted()))
+                        .render() : "")
+                .with("on_conflict", onConflict ? SqlTemplate.of(
+                                "\nON CONFLICT ({{key_list}}, chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING")
+                        .with("key_list", sql.keyList("")).render() : "")
                 .render();
     }
 

@@ -121,8 +121,8 @@ public final class SchemaMaintenance {
         }
         if (current != null) {
             Jdbc.execute(c, current.setDefaults().sql());
-            for (String check : current.obsoleteContextChecks(c)) {
-                execute(c, current.dropConstraint(check), actions, "dropped constraint " + check);
+            for (CurrentInTableSql.ObsoleteCheck check : current.obsoleteChecks(c)) {
+                execute(c, check.drop(), actions, "dropped constraint " + check.name() + " of " + check.table());
             }
         }
         if (current != null && (viewChanged || !names(entry.versioned()).equals(names(shape.versioned())))) {
@@ -344,10 +344,10 @@ public final class SchemaMaintenance {
             drifts.add(new Drift(Drift.Kind.COLUMN_DEFAULT_CHANGED, "the default of " + table + "."
                     + CatalogReader.CURRENT_FROM_COLUMN + " is " + fromDefault + ", not now()"));
         }
-        for (String check : current.obsoleteContextChecks(c)) {
-            drifts.add(new Drift(Drift.Kind.OBSOLETE_CONSTRAINT, "table " + table + " has the constraint " + check
-                    + " on " + CatalogReader.CURRENT_CONTEXT_COLUMN + " that an earlier version installed; the insert"
-                    + " trigger checks the context now, and the constraint only costs every INSERT"));
+        for (CurrentInTableSql.ObsoleteCheck check : current.obsoleteChecks(c)) {
+            drifts.add(new Drift(Drift.Kind.OBSOLETE_CONSTRAINT, "table " + check.table() + " has the constraint "
+                    + check.name() + " that an earlier version installed and this one does not: PostgreSQL prepares"
+                    + " it for every statement that writes the table, at the cost of every write"));
         }
         List<String> later = CatalogObjects.beforeRowUpdateTriggersAfter(c, table, names.statementTriggers().get(1));
         if (!later.isEmpty()) {
