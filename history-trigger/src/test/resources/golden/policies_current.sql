@@ -216,6 +216,7 @@ BEGIN
     -- ends the chain, in one statement.
     IF _operation OPERATOR(pg_catalog.=) 2
        OR pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
+        -- Here no other transaction can have started this chain unseen; the index still refuses it.
         INSERT INTO "public"."policies_cur_history_closed" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, context)
         VALUES (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", _from, _to, _operation, _chain, OLD."tidemark_context"),
                (OLD."id", OLD."number", OLD."premium", OLD."status", OLD."holder", OLD."tags", OLD."terms", OLD."location", _to, _to, 3, _chain, _context);
@@ -398,7 +399,7 @@ VALUES ('public', 'policies_cur', 'public', 'policies_cur_history',
         '[{"name":"id","type":"bigint"},{"name":"number","type":"character varying(20)"},{"name":"premium","type":"public.money_amount"},{"name":"status","type":"public.policy_status"},{"name":"holder","type":"text COLLATE pg_catalog.\"C\""},{"name":"tags","type":"text[]"},{"name":"terms","type":"json"},{"name":"location","type":"point"}]',
         '[]',
         '{"settingsPrefix":"tidemark","truncatePolicy":"CLOSE_VERSIONS","triggerMode":"ROW","periodIndex":false,"storage":"CURRENT_IN_TABLE","sessionUserColumn":false,"transactionIdColumn":false,"excluded":["document"]}',
-        'fae6fc7b4153eda1b365f9ff3b16b1924bd2f574e11f6143a63b66b09e47bafd')
+        '8ec37900ba4065b36a4b1e9887dd01d134e8dedfd9f4f994895287932aff0882')
 ON CONFLICT (source_schema, source_table) DO UPDATE
    SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,
        orphan_columns = EXCLUDED.orphan_columns, options = EXCLUDED.options,

@@ -385,17 +385,7 @@ final class CurrentInTableSql {
                         _operation := 2;
                     END IF;
                     IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE' AND {{same_key}} THEN
-                        IF _operation OPERATOR(pg_catalog.=) 2
-                           OR pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
-                            -- Here no other transaction can have started this chain unseen; the index still refuses it.
-                {{archive}};
-                        ELSE
-                {{archive_on_conflict}};
-                            GET DIAGNOSTICS _rows = ROW_COUNT;
-                            IF _rows OPERATOR(pg_catalog.<>) 1 THEN
-                {{chain_conflict}}
-                            END IF;
-                        END IF;
+                {{archive_version}}
                         -- The next version starts exactly where the archived one ended.
                         NEW.{{from}} := _to;
                         NEW.{{context}} := _context;
@@ -403,16 +393,7 @@ final class CurrentInTableSql {
                     END IF;
                     -- DELETE, or the old key of a key update: the version, and the tombstone (an empty period) that
                     -- ends the chain, in one statement.
-                    IF _operation OPERATOR(pg_catalog.=) 2
-                       OR pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
-                {{archive_and_tombstone}};
-                    ELSE
-                {{archive_and_tombstone_on_conflict}};
-                        GET DIAGNOSTICS _rows = ROW_COUNT;
-                        IF _rows OPERATOR(pg_catalog.<>) 2 THEN
-                {{chain_conflict_outer}}
-                        END IF;
-                    END IF;
+                {{archive_version_and_tombstone}}
                     IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
                         RETURN NULL;  -- an AFTER trigger: the result is ignored
                     END IF;
@@ -424,18 +405,39 @@ final class CurrentInTableSql {
                 """)
                 .with("context_expression", contextExpression().replace("\n        ", "\n                                  "))
                 .with("table_guard", sql.tableGuard())
-                .with("archive", indent(archive(false, false), "            "))
-                .with("archive_on_conflict", indent(archive(false, true), "            "))
-                .with("archive_and_tombstone", indent(archive(true, false), "        "))
-                .with("archive_and_tombstone_on_conflict", indent(archive(true, true), "        "))
-                .with("chain_conflict", indent(chainConflict(), "                "))
-                .with("chain_conflict_outer", indent(chainConflict(), "            "))
+                .with("archive_version", indent(archiveStatements(false), "        "))
+                .with("archive_version_and_tombstone", indent(archiveStatements(true), "    "))
                 .with("from", FROM)
                 .with("context", CONTEXT)
                 .with("same_key", sql.keyMatch("NEW.", "OLD."))
                 .with("unchanged", sql.unchanged(sql.shape.comparable(), "NEW.", "OLD.", "           AND "))
                 .with("last_closed", indent(lastClosed("h", "OLD."), "            "))
                 .with("old_key", HistorySql.row(sql.shape.keyColumns(), "OLD."))
+                .render();
+    }
+
+    /**
+     * The write function's archiving of the superseded version (and with {@code tombstone}, of the tombstone that ends
+     * its chain, in the same statement). A version that starts a chain under REPEATABLE READ may collide with a chain
+     * another transaction started unseen: there the insert leaves it out, and the row count tells.
+     */
+    private String archiveStatements(boolean tombstone) {
+        return SqlTemplate.of("""
+                IF _operation OPERATOR(pg_catalog.=) 2
+                   OR pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
+                    -- Here no other transaction can have started this chain unseen; the index still refuses it.
+                {{archive}};
+                ELSE
+                {{archive_on_conflict}};
+                    GET DIAGNOSTICS _rows = ROW_COUNT;
+                    IF _rows OPERATOR(pg_catalog.<>) {{rows}} THEN
+                {{chain_conflict}}
+                    END IF;
+                END IF;""")
+                .with("archive", indent(archive(tombstone, false), "    "))
+                .with("archive_on_conflict", indent(archive(tombstone, true), "    "))
+                .with("rows", tombstone ? 2 : 1)
+                .with("chain_conflict", indent(chainConflict(), "        "))
                 .render();
     }
 
