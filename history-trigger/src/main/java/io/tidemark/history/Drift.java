@@ -61,8 +61,9 @@ public final class Drift {
         /** The registered options differ from this configuration (settings prefix, truncate policy, ...). */
         OPTIONS_CHANGED,
         /**
-         * CURRENT_IN_TABLE: the table still has a constraint an earlier version of Tidemark installed and this one no
-         * longer uses (the {@code CHECK} on {@code tidemark_context}, which every INSERT paid for); evolve drops it.
+         * CURRENT_IN_TABLE: the table or its closed versions still have a {@code CHECK} an earlier version of Tidemark
+         * installed and this one no longer does (on {@code tidemark_context}, and on the closed versions' period and
+         * operation): PostgreSQL prepared it for every statement that wrote the table. evolve drops it.
          */
         OBSOLETE_CONSTRAINT
     }

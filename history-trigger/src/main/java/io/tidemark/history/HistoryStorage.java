@@ -14,8 +14,9 @@ public enum HistoryStorage {
     /**
      * The current version stays in the table, which gains two columns (its start, {@code tidemark_valid_from}, and
      * its change context, {@code tidemark_context}), both filled by column defaults: an INSERT runs only a small
-     * function that resets a start the client supplied (it writes nothing else). UPDATE and DELETE append the superseded version to {@code <table>_history_closed} (one inserted row
-     * per change, no history row is ever updated); {@code <table>_history} is a view that presents every version
+     * function that resets a start the client supplied (it writes nothing else). UPDATE and DELETE append the
+     * superseded version to {@code <table>_history_closed} (one inserted row per change, no history row is ever
+     * updated); {@code <table>_history} is a view that presents every version
      * exactly as {@link #HISTORY_TABLE} stores them. The table's two new columns show in {@code SELECT *}, and an
      * {@code INSERT ... SELECT *} or {@code INSERT ... VALUES} listing every column positionally must leave them out.
      */

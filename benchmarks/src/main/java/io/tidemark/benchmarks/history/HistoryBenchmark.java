@@ -14,6 +14,7 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -130,7 +131,7 @@ public final class HistoryBenchmark {
     private void round(int round, int rows, int reps, int keys) throws SQLException {
         long[][][] nanos = new long[4][TABLES.length][reps];
         int warmup = Math.max(5, reps / 10);
-        String values = String.join(", ", java.util.Collections.nCopies(rows, "(?, ?, 100, 'active', 'new', now())"));
+        String values = String.join(", ", Collections.nCopies(rows, "(?, ?, 100, 'active', 'new', now())"));
         for (int rep = -warmup; rep < reps; rep++) {
             long first = nextKey;
             long second = first + rows;

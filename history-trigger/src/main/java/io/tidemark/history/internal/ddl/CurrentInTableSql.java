@@ -15,9 +15,10 @@ import java.util.List;
 /**
  * The SQL of {@link io.tidemark.history.HistoryStorage#CURRENT_IN_TABLE}: the current version of every row stays in
  * the table, which carries its start and its change context in two columns filled by column defaults, so an INSERT
- * writes no history (its trigger only resets a start the client supplied). UPDATE and DELETE append the superseded version (and a DELETE its tombstone) to the
- * closed-versions table: one inserted row per change, no history row is ever updated. A view named like the history
- * table presents closed and current versions in the history table's columns, row for row.
+ * writes no history (its trigger only resets a start the client supplied). UPDATE and DELETE append the superseded
+ * version (and a DELETE its tombstone) to the closed-versions table: one inserted row per change, no history row is
+ * ever updated. A view named like the history table presents closed and current versions in the history table's
+ * columns, row for row.
  *
  * <p>A version's operation (1 insert, 2 update) and chain number are not stored with the current row: they follow
  * from the key's last closed row (none or a tombstone: the row was inserted, and starts the next chain). Its start is
@@ -62,7 +63,7 @@ final class CurrentInTableSql {
 
     SqlStep addCurrentColumns() {
         // No CHECK on the context: the executor prepares a CHECK's expression for every statement, which cost a
-        // one-row INSERT more than the rest of the shape together. The insert trigger's WHEN checks it instead.
+        // one-row INSERT more than the rest of the shape together. The insert function checks it instead.
         return new SqlStep("The current version stays in the table: its start and its change context are two columns\n"
                 + "filled by their defaults, so an INSERT writes no history. now() and current_setting() are\n"
                 + "stable, so existing rows get the install instant and context without a table rewrite.",
@@ -106,7 +107,7 @@ final class CurrentInTableSql {
     }
 
     /** What the definitions of the CHECKs earlier versions generated contain, as pg_get_constraintdef prints them. */
-    private static final List<String> OBSOLETE_CONTEXT_CHECK = List.of(
+    private static final List<String> OBSOLETE_CONTEXT_CHECKS = List.of(
             "cardinality(" + CatalogReader.CURRENT_CONTEXT_COLUMN + ")");
     private static final List<String> OBSOLETE_CLOSED_CHECKS = List.of(
             "(valid_to < 'infinity'", "(operation = ANY (ARRAY[1, 2, 3]))", "(valid_from <= valid_to)");
@@ -119,19 +120,18 @@ final class CurrentInTableSql {
      */
     List<ObsoleteCheck> obsoleteChecks(Connection c) throws SQLException {
         List<ObsoleteCheck> obsolete = new ArrayList<>();
-        PgName owner = HistoryNames.table(sql.config);
-        CatalogObjects.checks(c, owner).forEach((name, definition) -> {
-            if (OBSOLETE_CONTEXT_CHECK.stream().anyMatch(definition::contains)) {
-                obsolete.add(new ObsoleteCheck(owner, name));
-            }
-        });
-        PgName closedTable = sql.names.closedTable();
-        CatalogObjects.checks(c, closedTable).forEach((name, definition) -> {
-            if (OBSOLETE_CLOSED_CHECKS.stream().anyMatch(definition::contains)) {
-                obsolete.add(new ObsoleteCheck(closedTable, name));
-            }
-        });
+        addMatching(c, HistoryNames.table(sql.config), OBSOLETE_CONTEXT_CHECKS, obsolete);
+        addMatching(c, sql.names.closedTable(), OBSOLETE_CLOSED_CHECKS, obsolete);
         return obsolete;
+    }
+
+    private static void addMatching(Connection c, PgName table, List<String> markers, List<ObsoleteCheck> into)
+            throws SQLException {
+        CatalogObjects.checks(c, table).forEach((name, definition) -> {
+            if (markers.stream().anyMatch(definition::contains)) {
+                into.add(new ObsoleteCheck(table, name));
+            }
+        });
     }
 
     /** Only with seedValidFrom: the existing rows' current versions start at the configured column. */
@@ -456,16 +456,15 @@ final class CurrentInTableSql {
      * would start a chain another transaction started is left out (the caller counts the rows).
      */
     private String archive(boolean tombstone, boolean onConflict) {
+        String oldValues = HistorySql.columnList(sql.shape.versioned(), c -> "OLD." + c.quoted());
         return SqlTemplate.of("""
                 INSERT INTO {{closed}} ({{versioned}}, valid_from, valid_to, operation, chain_no, context)
                 VALUES ({{old_values}}, _from, _to, _operation, _chain, OLD.{{context}}){{tombstone}}{{on_conflict}}""")
                 .with("closed", closed)
                 .with("versioned", HistorySql.columnList(sql.shape.versioned(), Column::quoted))
-                .with("old_values", HistorySql.columnList(sql.shape.versioned(), c -> "OLD." + c.quoted()))
+                .with("old_values", oldValues)
                 .with("context", CONTEXT)
-                .with("tombstone", tombstone ? SqlTemplate.of(",\n       ({{old_values}}, _to, _to, 3, _chain, _context)")
-                        .with("old_values", HistorySql.columnList(sql.shape.versioned(), c -> "OLD." + c.quoted()))
-                        .render() : "")
+                .with("tombstone", tombstone ? ",\n       (" + oldValues + ", _to, _to, 3, _chain, _context)" : "")
                 .with("on_conflict", onConflict ? SqlTemplate.of(
                                 "\nON CONFLICT ({{key_list}}, chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING")
                         .with("key_list", sql.keyList("")).render() : "")

@@ -121,7 +121,9 @@ public final class SchemaMaintenance {
         }
         if (current != null) {
             Jdbc.execute(c, current.setDefaults().sql());
-            for (CurrentInTableSql.ObsoleteCheck check : current.obsoleteChecks(c)) {
+            boolean obsoleteChecks = drifts.stream().anyMatch(d -> d.kind() == Drift.Kind.OBSOLETE_CONSTRAINT);
+            for (CurrentInTableSql.ObsoleteCheck check : obsoleteChecks ? current.obsoleteChecks(c)
+                    : List.<CurrentInTableSql.ObsoleteCheck>of()) {
                 execute(c, check.drop(), actions, "dropped constraint " + check.name() + " of " + check.table());
             }
         }
