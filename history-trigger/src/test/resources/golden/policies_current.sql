@@ -305,6 +305,9 @@ CREATE OR REPLACE FUNCTION "public"."policies_cur_history_insert"()
     LANGUAGE plpgsql
 AS $tidemark$
 BEGIN
+    IF NEW."tidemark_valid_from" OPERATOR(pg_catalog.=) pg_catalog.now() AND NEW."tidemark_context"[5] IS NULL THEN
+        RETURN NEW;  -- the column defaults: nothing to reset or check
+    END IF;
     IF NEW."tidemark_valid_from" IS NULL OR NEW."tidemark_valid_from" OPERATOR(pg_catalog.<>) pg_catalog.now() THEN
         NEW."tidemark_valid_from" := pg_catalog.now();
     END IF;

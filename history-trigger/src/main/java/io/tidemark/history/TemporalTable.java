@@ -405,9 +405,6 @@ public final class TemporalTable {
                 // would need two more columns in the application's table. Not offered yet rather than half-done.
                 checks.that(!sessionUserColumn && !transactionIdColumn, "sessionUserColumn and transactionIdColumn"
                         + " are not available with HistoryStorage.CURRENT_IN_TABLE yet; use HISTORY_TABLE for them");
-                // An UPDATE must stamp the next version's start into its row, which only a BEFORE row trigger can.
-                checks.that(triggerMode != TriggerMode.STATEMENT, "HistoryStorage.CURRENT_IN_TABLE writes history with"
-                        + " row triggers on UPDATE and DELETE only (an INSERT runs none); leave triggerMode at ROW");
             }
             checks.notNull("clock", clock);
             checks.that(new LinkedHashSet<>(excludedNames).size() == excludedNames.size(),

@@ -220,6 +220,30 @@ class CurrentSchemaMaintenanceTest {
     }
 
     @Test
+    void evolve_switches_deletes_between_row_and_statement_triggers_and_verify_reports_the_switch() {
+        TemporalTable row = install("switched", "id int PRIMARY KEY, v text");
+        TemporalTable statement = TemporalTable.forTable("switched").storage(HistoryStorage.CURRENT_IN_TABLE)
+                .triggerMode(TriggerMode.STATEMENT).build();
+        Db.exec(ds, "INSERT INTO switched SELECT g, 'a' FROM generate_series(1, 4) g");
+        Db.exec(ds, "DELETE FROM switched WHERE id = 1");
+        VerifyReport report = statement.verify(ds);
+        assertThat(kinds(report)).contains(Drift.Kind.OPTIONS_CHANGED, Drift.Kind.TRIGGER_CHANGED);
+        assertThat(report.drifts()).extracting(Drift::detail).anySatisfy(d -> assertThat(d)
+                .contains("switched_history_del_trg", "AFTER DELETE FOR EACH ROW", "not AFTER DELETE FOR EACH STATEMENT"));
+        statement.evolve(ds);
+        assertThat(statement.verify(ds).drifts()).isEmpty();
+        Db.exec(ds, "DELETE FROM switched WHERE id IN (2, 3)");
+        assertThat(Db.scalar(ds, "SELECT tgtype & 1 FROM pg_trigger WHERE tgname = 'switched_history_del_trg'"))
+                .as("a statement trigger").isEqualTo(0);
+        row.evolve(ds);
+        assertThat(row.verify(ds).drifts()).isEmpty();
+        Db.exec(ds, "DELETE FROM switched WHERE id = 4");
+        for (int id = 1; id <= 4; id++) {
+            assertThat(Versions.of(ds, "switched_history", "id = " + id).ops()).as("key " + id).containsExactly(1, 3);
+        }
+    }
+
+    @Test
     void a_view_of_the_application_on_the_history_is_never_dropped_silently() {
         TemporalTable t = install("watched", "id int PRIMARY KEY, v text");
         Db.exec(ds, "INSERT INTO watched VALUES (1, 'a'); CREATE VIEW watched_report AS SELECT id, valid_from"

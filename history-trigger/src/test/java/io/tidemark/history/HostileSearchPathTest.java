@@ -50,16 +50,17 @@ class HostileSearchPathTest {
             new String[] {"<=", "pg_catalog.int8", "pg_catalog.int8"},
             new String[] {"<", "pg_catalog.int8", "pg_catalog.int8"},
             new String[] {"+", "pg_catalog.int4", "pg_catalog.int4"},
-            new String[] {"+", "pg_catalog.timestamptz", "pg_catalog.interval"});
+            new String[] {"+", "pg_catalog.timestamptz", "pg_catalog.interval"},
+            new String[] {"*", "pg_catalog.int4", "pg_catalog.int8"});
 
-    /** Both trigger modes of the history table shape, and the current-in-table shape. */
+    /** Both trigger modes of the history table shape and of the current-in-table shape. */
     @ParameterizedTest
-    @ValueSource(strings = {"ROW", "STATEMENT", "CURRENT_IN_TABLE"})
+    @ValueSource(strings = {"ROW", "STATEMENT", "CURRENT_IN_TABLE", "CURRENT_IN_TABLE_STATEMENT"})
     void a_hostile_search_path_or_pg_temp_cannot_make_the_trigger_run_its_objects_or_write_elsewhere(
             String variant, TestDatabase db) throws SQLException {
-        boolean current = variant.equals("CURRENT_IN_TABLE");
-        TriggerMode mode = current ? TriggerMode.ROW : TriggerMode.valueOf(variant);
-        String suffix = current ? "cur" : mode.name().toLowerCase(Locale.ROOT);
+        boolean current = variant.startsWith("CURRENT_IN_TABLE");
+        TriggerMode mode = variant.endsWith("STATEMENT") ? TriggerMode.STATEMENT : TriggerMode.ROW;
+        String suffix = current ? (mode == TriggerMode.ROW ? "cur" : "curs") : mode.name().toLowerCase(Locale.ROOT);
         // One database serves both modes: each gets schemas of its own.
         shop = "shop_" + suffix;
         evil = "evil_" + suffix;
@@ -149,6 +150,8 @@ class HostileSearchPathTest {
                     valid_to timestamptz, operation smallint, chain_no int, changed_by text, changed_by_name text,
                     correlation_id text, reason text, extra jsonb);
                 GRANT INSERT, UPDATE, SELECT ON evil.items_history TO PUBLIC;
+                CREATE TABLE evil.tidemark_deleted (LIKE shop.items);
+                GRANT SELECT ON evil.tidemark_deleted TO PUBLIC;
                 """);
         sql.append(operators("evil"));
         sql.append(domains("evil"));
@@ -156,7 +159,8 @@ class HostileSearchPathTest {
     }
 
     private String hostileTempObjects() {
-        return "CREATE TEMP TABLE items_history (LIKE evil.items_history);" + operators("pg_temp") + domains("pg_temp");
+        return "CREATE TEMP TABLE items_history (LIKE evil.items_history);"
+                + " CREATE TEMP TABLE tidemark_deleted (LIKE shop.items);" + operators("pg_temp") + domains("pg_temp");
     }
 
     /** One logging operator per pair; its function lives in {@code schema} too (pg_temp functions are allowed). */

@@ -12,8 +12,9 @@ import java.util.List;
 
 /**
  * Identical tables: {@code bench_plain} (no history), {@code bench_tm} (Tidemark's row trigger, the default
- * configuration), {@code bench_tms} (Tidemark's statement triggers), {@code bench_tmcur} (the current version kept
- * in the table, {@code HistoryStorage.CURRENT_IN_TABLE}), {@code bench_ref} (the reference trigger of
+ * configuration), {@code bench_tms} (Tidemark's statement triggers), {@code bench_tmcur} and {@code bench_tmcurs} (the
+ * current version kept in the table, {@code HistoryStorage.CURRENT_IN_TABLE}, with row triggers and with DELETE archived
+ * per statement), {@code bench_ref} (the reference trigger of
  * history-trigger/src/test/resources/reference/policies-reference-shape.sql, given a (key, valid_from DESC) index so
  * its lookups are not scans) and the two {@link DesignBounds} tables. Every history is preloaded with the same
  * synthetic chains: {@code keys} rows with {@code versions} versions each, the last one open, spread over the past
@@ -31,8 +32,12 @@ final class BenchSchema {
     /** The current version kept in the table (row triggers on UPDATE and DELETE, none on INSERT). */
     static final TemporalTable TIDEMARK_CURRENT = TemporalTable.forTable("bench_tmcur")
             .storage(HistoryStorage.CURRENT_IN_TABLE).build();
-    /** Every Tidemark table of the run: the history table shape in its two modes, the current-in-table shape. */
-    static final List<TemporalTable> TIDEMARK_TABLES = List.of(TIDEMARK, TIDEMARK_STATEMENT, TIDEMARK_CURRENT);
+    /** The same with DELETE archived once per statement (TriggerMode.STATEMENT). */
+    static final TemporalTable TIDEMARK_CURRENT_STATEMENT = TemporalTable.forTable("bench_tmcurs")
+            .storage(HistoryStorage.CURRENT_IN_TABLE).triggerMode(TriggerMode.STATEMENT).build();
+    /** Every Tidemark table of the run: each shape in its two modes. */
+    static final List<TemporalTable> TIDEMARK_TABLES = List.of(TIDEMARK, TIDEMARK_STATEMENT, TIDEMARK_CURRENT,
+            TIDEMARK_CURRENT_STATEMENT);
     static final ReferenceShape REFERENCE = ReferenceShape.of("bench_ref", "id", NAMES).withSettingsPrefix("tidemark");
 
     private BenchSchema() {
@@ -81,13 +86,15 @@ final class BenchSchema {
         // The current-in-table shape: the last version of each chain is the row (started a day ago), the others
         // are closed versions. One transaction, so one now(): the row starts exactly where its last closed version
         // ends, which the shape's archiving trigger checks (a start elsewhere reads as a change this snapshot missed).
-        Db.exec(ds, "ALTER TABLE bench_tmcur DISABLE TRIGGER USER; INSERT INTO bench_tmcur (" + String.join(", ", NAMES)
-                + ", tidemark_valid_from) SELECT *, now() - interval '1 day' FROM (" + live + ") AS l;"
-                + " ALTER TABLE bench_tmcur ENABLE TRIGGER USER;"
-                + " INSERT INTO bench_tmcur_history_closed (id, account, amount, status, note, updated_at, valid_from,"
-                + " valid_to, operation, chain_no) SELECT id, account, amount, status, note, updated_at, valid_from,"
-                + " valid_to, operation, 1 FROM (" + chain + ") AS c(id, account, amount, status, note, updated_at,"
-                + " valid_from, valid_to, operation) WHERE valid_to <> 'infinity'");
+        for (String cur : List.of(TIDEMARK_CURRENT.table().name(), TIDEMARK_CURRENT_STATEMENT.table().name())) {
+            Db.exec(ds, "ALTER TABLE " + cur + " DISABLE TRIGGER USER; INSERT INTO " + cur + " (" + String.join(", ", NAMES)
+                    + ", tidemark_valid_from) SELECT *, now() - interval '1 day' FROM (" + live + ") AS l;"
+                    + " ALTER TABLE " + cur + " ENABLE TRIGGER USER;"
+                    + " INSERT INTO " + cur + "_history_closed (id, account, amount, status, note, updated_at, valid_from,"
+                    + " valid_to, operation, chain_no) SELECT id, account, amount, status, note, updated_at, valid_from,"
+                    + " valid_to, operation, 1 FROM (" + chain + ") AS c(id, account, amount, status, note, updated_at,"
+                    + " valid_from, valid_to, operation) WHERE valid_to <> 'infinity'");
+        }
         Db.exec(ds, "ALTER TABLE bench_ref DISABLE TRIGGER USER; INSERT INTO bench_ref " + live
                 + "; ALTER TABLE bench_ref ENABLE TRIGGER USER");
         Db.exec(ds, "INSERT INTO bench_ref_history (id, account, amount, status, note, updated_at, valid_from, valid_to,"

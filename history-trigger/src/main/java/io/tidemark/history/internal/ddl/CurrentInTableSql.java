@@ -1,5 +1,6 @@
 package io.tidemark.history.internal.ddl;
 
+import io.tidemark.history.TriggerMode;
 import io.tidemark.history.TruncatePolicy;
 import io.tidemark.history.internal.catalog.CatalogObjects;
 import io.tidemark.history.internal.catalog.CatalogReader;
@@ -300,11 +301,17 @@ final class CurrentInTableSql {
      * session; on a one-row INSERT either cost more than this call. It is not SECURITY DEFINER (and needs no pinned
      * search_path, every name in it being qualified): it writes nothing but the row, so it needs no rights, and
      * running as its owner would cost every call.
+     *
+     * <p>The common row takes the defaults, and one condition returns it: PL/pgSQL prepares each expression it
+     * evaluates once per transaction, so on a one-row INSERT every further IF is paid again.
      */
     String insertBody() {
         return SqlTemplate.of("""
 
                 BEGIN
+                    IF NEW.{{from}} OPERATOR(pg_catalog.=) pg_catalog.now() AND NEW.{{context}}[5] IS NULL THEN
+                        RETURN NEW;  -- the column defaults: nothing to reset or check
+                    END IF;
                     IF NEW.{{from}} IS NULL OR NEW.{{from}} OPERATOR(pg_catalog.<>) pg_catalog.now() THEN
                         NEW.{{from}} := pg_catalog.now();
                     END IF;
@@ -344,9 +351,9 @@ final class CurrentInTableSql {
                     _operation       pg_catalog.int2;
                     _from            pg_catalog.timestamptz;
                     _to              pg_catalog.timestamptz;
-                    _rows            pg_catalog.int8;
+                    _rows            pg_catalog.int8;{{statement_declarations}}
                 BEGIN
-                {{table_guard}}
+                {{table_guard}}{{statement_delete}}
                     IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE'
                        AND (NEW.{{from}} OPERATOR(pg_catalog.<>) OLD.{{from}} OR NEW.{{from}} IS NULL
                             OR NOT COALESCE(NEW.{{context}} OPERATOR(pg_catalog.=) OLD.{{context}}, NEW.{{context}} IS NULL AND OLD.{{context}} IS NULL))
@@ -405,6 +412,9 @@ final class CurrentInTableSql {
                 """)
                 .with("context_expression", contextExpression().replace("\n        ", "\n                                  "))
                 .with("table_guard", sql.tableGuard())
+                .with("statement_declarations", deletesPerStatement()
+                        ? "\n    _stale_key       pg_catalog.text;" : "")
+                .with("statement_delete", deletesPerStatement() ? statementDelete() : "")
                 .with("archive_version", indent(archiveStatements(false), "        "))
                 .with("archive_version_and_tombstone", indent(archiveStatements(true), "    "))
                 .with("from", FROM)
@@ -413,6 +423,101 @@ final class CurrentInTableSql {
                 .with("unchanged", sql.unchanged(sql.shape.comparable(), "NEW.", "OLD.", "           AND "))
                 .with("last_closed", indent(lastClosed("h", "OLD."), "            "))
                 .with("old_key", HistorySql.row(sql.shape.keyColumns(), "OLD."))
+                .render();
+    }
+
+    /** {@link TriggerMode#STATEMENT}: DELETE is archived once per statement, from its transition table. */
+    boolean deletesPerStatement() {
+        return sql.config.triggerMode() == TriggerMode.STATEMENT;
+    }
+
+    /** The transition table of the statement-level DELETE trigger: the rows the statement deleted. */
+    static final String DELETED_ROWS = "tidemark_deleted";
+
+    /**
+     * The write function's branch for the statement-level DELETE trigger ({@link TriggerMode#STATEMENT}): every
+     * deleted row's version and its tombstone, computed as the row branch computes them for one row, in one INSERT
+     * for the whole statement, each key's last closed row looked up once. A row whose start does not follow its
+     * key's last closed row (its snapshot missed a change of the key) is left out, and so, under REPEATABLE READ, is
+     * a version that would start a chain another transaction started unseen; the row count tells, and the whole
+     * statement fails with a serialization error. Outside READ COMMITTED, where the first can happen, the keys are
+     * looked up once more beforehand to name the key.
+     */
+    private String statementDelete() {
+        return SqlTemplate.of("""
+
+                    IF TG_LEVEL OPERATOR(pg_catalog.=) 'STATEMENT' THEN
+                        -- A DELETE statement: each deleted row's version and its tombstone, as the row branch below
+                        -- archives them for one row, in one statement for all of them.
+                        IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
+                            -- Here no other transaction can have started a chain unseen; the index still refuses it.
+                {{archive}};
+                        ELSE
+                            SELECT {{stale_key}}::pg_catalog.text INTO _stale_key
+                              FROM {{deleted_rows}} AS o
+                              JOIN LATERAL (
+                {{last_closed}}) AS l ON true
+                             WHERE {{stale}}
+                             LIMIT 1;
+                            IF _stale_key IS NOT NULL THEN
+                                RAISE EXCEPTION 'tidemark: a concurrent transaction changed the history of %.% for key % unseen by this snapshot',
+                                      TG_TABLE_SCHEMA, TG_TABLE_NAME, _stale_key
+                                      USING ERRCODE = 'serialization_failure';
+                            END IF;
+                {{archive_on_conflict}};
+                        END IF;
+                        GET DIAGNOSTICS _rows = ROW_COUNT;
+                        IF _rows OPERATOR(pg_catalog.<>) (SELECT 2 OPERATOR(pg_catalog.*) pg_catalog.count(*) FROM {{deleted_rows}}) THEN
+                            RAISE EXCEPTION 'tidemark: a concurrent transaction changed the history of %.% for a key this statement deleted, unseen by this snapshot',
+                                  TG_TABLE_SCHEMA, TG_TABLE_NAME
+                                  USING ERRCODE = 'serialization_failure';
+                        END IF;
+                        RETURN NULL;
+                    END IF;""")
+                .with("archive", indent(statementArchive(false), "            "))
+                .with("archive_on_conflict", indent(statementArchive(true), "            "))
+                .with("stale_key", HistorySql.row(sql.shape.keyColumns(), "o."))
+                .with("deleted_rows", DELETED_ROWS)
+                .with("last_closed", indent(lastClosed("h", "o."), "                    "))
+                .with("stale", STALE)
+                .render();
+    }
+
+    /**
+     * A row of the deleted rows {@code o} whose start does not follow its key's last closed row {@code l}, which is
+     * not a tombstone: the row's snapshot missed a change of the key.
+     */
+    private static final String STALE = "l.operation OPERATOR(pg_catalog.<>) 3 AND o." + FROM
+            + " OPERATOR(pg_catalog.<>) l.valid_to";
+
+    /** The statement branch's INSERT of every deleted row's version and tombstone, stale rows left out. */
+    private String statementArchive(boolean onConflict) {
+        return SqlTemplate.of("""
+                INSERT INTO {{closed}} ({{versioned}}, valid_from, valid_to, operation, chain_no, context)
+                SELECT {{o_values}}, v.valid_from, v.valid_to, v.operation, e.chain_no, v.context
+                  FROM {{deleted_rows}} AS o
+                  LEFT JOIN LATERAL (
+                {{last_closed}}) AS l ON true
+                 CROSS JOIN LATERAL (SELECT GREATEST(o.{{from}}, l.valid_to) AS f) AS s
+                 CROSS JOIN LATERAL (SELECT GREATEST(_now, s.f OPERATOR(pg_catalog.+) interval '1 microsecond') AS t,
+                                            {{chain}} AS chain_no) AS e
+                 CROSS JOIN LATERAL (VALUES (s.f, e.t, ({{operation}})::pg_catalog.int2, o.{{context}}),
+                                            (e.t, e.t, 3::pg_catalog.int2, _context))
+                                    AS v(valid_from, valid_to, operation, context)
+                 WHERE NOT COALESCE({{stale}}, false){{on_conflict}}""")
+                .with("closed", closed)
+                .with("versioned", HistorySql.columnList(sql.shape.versioned(), Column::quoted))
+                .with("o_values", HistorySql.columnList(sql.shape.versioned(), c -> "o." + c.quoted()))
+                .with("deleted_rows", DELETED_ROWS)
+                .with("last_closed", indent(lastClosed("h", "o."), "        "))
+                .with("from", FROM)
+                .with("chain", CHAIN)
+                .with("operation", OPERATION)
+                .with("context", CONTEXT)
+                .with("stale", STALE)
+                .with("on_conflict", onConflict ? SqlTemplate.of(
+                                "\n ON CONFLICT ({{key_list}}, chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING")
+                        .with("key_list", sql.keyList("")).render() : "")
                 .render();
     }
 
@@ -490,7 +595,14 @@ final class CurrentInTableSql {
                         + " depends on no single column, so a column\ndropped with CASCADE does not drop it (writes fail"
                         + " until evolve() instead of going unarchived)." : ""),
                         rowTrigger(names.get(1), "BEFORE UPDATE", updateWhen, function)),
-                new SqlStep("DELETE: archive the version and write its tombstone. AFTER the row is gone, so that a\n"
+                deletesPerStatement()
+                        ? new SqlStep("DELETE: archive every deleted row's version and write its tombstone, once per\n"
+                        + "statement, from the rows it deleted (TriggerMode.STATEMENT). AFTER the rows are gone, so\n"
+                        + "that a BEFORE DELETE trigger of the application that cancels a delete leaves no tombstone.",
+                        HistorySql.trigger(names.get(2), SqlTemplate.of("AFTER DELETE ON {{table}} REFERENCING OLD TABLE AS"
+                                + " {{deleted}}").with("table", table).with("deleted", DELETED_ROWS).render(),
+                                "STATEMENT", function))
+                        : new SqlStep("DELETE: archive the version and write its tombstone. AFTER the row is gone, so that a\n"
                         + "BEFORE DELETE trigger of the application that cancels the delete leaves no tombstone.",
                         rowTrigger(names.get(2), "AFTER DELETE", null, function)));
     }
@@ -520,7 +632,7 @@ final class CurrentInTableSql {
                 new ExpectedTrigger(names.get(0), ROW | BEFORE | INSERT, sql.names.insertFunction(), null),
                 new ExpectedTrigger(names.get(1), ROW | BEFORE | UPDATE, write, wholeRowUpdateCondition() ? List.of()
                         : updateColumns.stream().distinct().sorted().toList()),
-                new ExpectedTrigger(names.get(2), ROW | DELETE, write, null),
+                new ExpectedTrigger(names.get(2), deletesPerStatement() ? DELETE : ROW | DELETE, write, null),
                 new ExpectedTrigger(sql.names.truncateTrigger(), BEFORE | TRUNCATE, sql.names.truncateFunction(), null));
     }
 

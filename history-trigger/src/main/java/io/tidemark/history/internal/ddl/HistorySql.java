@@ -283,7 +283,8 @@ public final class HistorySql {
 
     public SqlStep writeFunction() {
         return function(names.writeFunction(), writeFunctionBody(),
-                "The " + (config.triggerMode() == TriggerMode.ROW ? "row" : "statement") + " triggers' function."
+                "The " + (config.triggerMode() == TriggerMode.ROW ? "row" : current() != null ? "row and DELETE statement"
+                        : "statement") + " triggers' function."
                         + " SECURITY DEFINER: it writes history as its owner, so the application\n"
                         + "role needs no privilege on the history table and cannot forge or rewrite it. Every relation,\n"
                         + "type, function and operator is named with its schema, so the caller's search_path (which this\n"

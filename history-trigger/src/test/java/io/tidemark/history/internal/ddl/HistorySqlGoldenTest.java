@@ -63,6 +63,9 @@ class HistorySqlGoldenTest {
     /** The current version kept in the table, on another copy. */
     static final TemporalTable POLICIES_CURRENT = TemporalTable.forTable("public.policies_cur").exclude("document")
             .storage(HistoryStorage.CURRENT_IN_TABLE).build();
+    /** The same, with DELETE archived once per statement. */
+    static final TemporalTable POLICIES_CURRENT_STATEMENT = TemporalTable.forTable("public.policies_cur")
+            .exclude("document").storage(HistoryStorage.CURRENT_IN_TABLE).triggerMode(TriggerMode.STATEMENT).build();
     static final TemporalTable ORDER_LINES = TemporalTable.forTable("\"Sales\".\"Order Lines\"")
             .truncatePolicy(TruncatePolicy.REFUSE).periodIndex(false).sessionUserColumn(true)
             .transactionIdColumn(true).settingsPrefix("sales_audit").seedValidFrom("noted_at").build();
@@ -118,6 +121,12 @@ class HistorySqlGoldenTest {
     @Test
     void the_current_in_table_storage_matches_the_golden_file() {
         Golden.assertMatches("policies_current.sql", new Installer(POLICIES_CURRENT).render(policiesCurrentShape()));
+    }
+
+    @Test
+    void the_current_in_table_storage_with_statement_deletes_matches_the_golden_file() {
+        Golden.assertMatches("policies_current_statement.sql",
+                new Installer(POLICIES_CURRENT_STATEMENT).render(policiesCurrentShape()));
     }
 
     @Test
