@@ -142,6 +142,60 @@ BEGIN
               USING ERRCODE = 'insufficient_privilege';
     END IF;
 
+    IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
+        -- The version and its tombstone (an empty period) that ends the chain, in one statement
+        -- that also looks up the key's last closed row.
+        IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
+            -- Here no other transaction can have started this chain unseen; the index still refuses it.
+            INSERT INTO "public"."policies_cur_history_closed" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, context)
+            SELECT o."id", o."number", o."premium", o."status", o."holder", o."tags", o."terms", o."location", v.valid_from, v.valid_to, v.operation, e.chain_no, v.context
+              FROM (SELECT OLD.*) AS o
+              LEFT JOIN LATERAL (
+                    SELECT h.valid_to, h.operation, h.chain_no
+                      FROM "public"."policies_cur_history_closed" AS h
+                     WHERE h."id" OPERATOR(pg_catalog.=) o."id"
+                     ORDER BY h.valid_from DESC, h.valid_to DESC
+                     LIMIT 1) AS l ON true
+             CROSS JOIN LATERAL (SELECT GREATEST(o."tidemark_valid_from", l.valid_to) AS f) AS s
+             CROSS JOIN LATERAL (SELECT GREATEST(_now, s.f OPERATOR(pg_catalog.+) interval '1 microsecond') AS t,
+                                        COALESCE(l.chain_no OPERATOR(pg_catalog.+) CASE WHEN l.operation OPERATOR(pg_catalog.=) 3 THEN 1 ELSE 0 END, 1) AS chain_no) AS e
+             CROSS JOIN LATERAL (VALUES (s.f, e.t, (CASE WHEN l.operation IS NULL OR l.operation OPERATOR(pg_catalog.=) 3 THEN 1 ELSE 2 END)::pg_catalog.int2, o."tidemark_context"),
+                                        (e.t, e.t, 3::pg_catalog.int2, _context))
+                                AS v(valid_from, valid_to, operation, context)
+             WHERE NOT COALESCE(l.operation OPERATOR(pg_catalog.<>) 3 AND o."tidemark_valid_from" OPERATOR(pg_catalog.<>) l.valid_to, false);
+        ELSE
+            INSERT INTO "public"."policies_cur_history_closed" ("id", "number", "premium", "status", "holder", "tags", "terms", "location", valid_from, valid_to, operation, chain_no, context)
+            SELECT o."id", o."number", o."premium", o."status", o."holder", o."tags", o."terms", o."location", v.valid_from, v.valid_to, v.operation, e.chain_no, v.context
+              FROM (SELECT OLD.*) AS o
+              LEFT JOIN LATERAL (
+                    SELECT h.valid_to, h.operation, h.chain_no
+                      FROM "public"."policies_cur_history_closed" AS h
+                     WHERE h."id" OPERATOR(pg_catalog.=) o."id"
+                     ORDER BY h.valid_from DESC, h.valid_to DESC
+                     LIMIT 1) AS l ON true
+             CROSS JOIN LATERAL (SELECT GREATEST(o."tidemark_valid_from", l.valid_to) AS f) AS s
+             CROSS JOIN LATERAL (SELECT GREATEST(_now, s.f OPERATOR(pg_catalog.+) interval '1 microsecond') AS t,
+                                        COALESCE(l.chain_no OPERATOR(pg_catalog.+) CASE WHEN l.operation OPERATOR(pg_catalog.=) 3 THEN 1 ELSE 0 END, 1) AS chain_no) AS e
+             CROSS JOIN LATERAL (VALUES (s.f, e.t, (CASE WHEN l.operation IS NULL OR l.operation OPERATOR(pg_catalog.=) 3 THEN 1 ELSE 2 END)::pg_catalog.int2, o."tidemark_context"),
+                                        (e.t, e.t, 3::pg_catalog.int2, _context))
+                                AS v(valid_from, valid_to, operation, context)
+             WHERE NOT COALESCE(l.operation OPERATOR(pg_catalog.<>) 3 AND o."tidemark_valid_from" OPERATOR(pg_catalog.<>) l.valid_to, false)
+             ON CONFLICT ("id", chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING;
+        END IF;
+        GET DIAGNOSTICS _rows = ROW_COUNT;
+        IF _rows OPERATOR(pg_catalog.<>) 2 THEN
+            IF _rows OPERATOR(pg_catalog.=) 0 THEN
+                RAISE EXCEPTION 'tidemark: a concurrent transaction changed the history of %.% for key % unseen by this snapshot',
+                      TG_TABLE_SCHEMA, TG_TABLE_NAME, (OLD."id")::pg_catalog.text
+                      USING ERRCODE = 'serialization_failure';
+            END IF;
+            RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
+                  TG_TABLE_SCHEMA, TG_TABLE_NAME, (OLD."id")::pg_catalog.text
+                  USING ERRCODE = 'serialization_failure';
+        END IF;
+        RETURN NULL;  -- an AFTER trigger: the result is ignored
+    END IF;
+
     IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE'
        AND (NEW."tidemark_valid_from" OPERATOR(pg_catalog.<>) OLD."tidemark_valid_from" OR NEW."tidemark_valid_from" IS NULL
             OR NOT COALESCE(NEW."tidemark_context" OPERATOR(pg_catalog.=) OLD."tidemark_context", NEW."tidemark_context" IS NULL AND OLD."tidemark_context" IS NULL))
@@ -212,8 +266,8 @@ BEGIN
         NEW."tidemark_context" := _context;
         RETURN NEW;
     END IF;
-    -- DELETE, or the old key of a key update: the version, and the tombstone (an empty period) that
-    -- ends the chain, in one statement.
+    -- The old key of a key update: the version, and the tombstone (an empty period) that ends the
+    -- chain, in one statement.
     IF _operation OPERATOR(pg_catalog.=) 2
        OR pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
         -- Here no other transaction can have started this chain unseen; the index still refuses it.
@@ -231,9 +285,6 @@ BEGIN
                   TG_TABLE_SCHEMA, TG_TABLE_NAME, (OLD."id")::pg_catalog.text
                   USING ERRCODE = 'serialization_failure';
         END IF;
-    END IF;
-    IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
-        RETURN NULL;  -- an AFTER trigger: the result is ignored
     END IF;
     -- The new key of a key update starts a chain, as an insert.
     NEW."tidemark_valid_from" := _now;
@@ -402,7 +453,7 @@ VALUES ('public', 'policies_cur', 'public', 'policies_cur_history',
         '[{"name":"id","type":"bigint"},{"name":"number","type":"character varying(20)"},{"name":"premium","type":"public.money_amount"},{"name":"status","type":"public.policy_status"},{"name":"holder","type":"text COLLATE pg_catalog.\"C\""},{"name":"tags","type":"text[]"},{"name":"terms","type":"json"},{"name":"location","type":"point"}]',
         '[]',
         '{"settingsPrefix":"tidemark","truncatePolicy":"CLOSE_VERSIONS","triggerMode":"ROW","periodIndex":false,"storage":"CURRENT_IN_TABLE","sessionUserColumn":false,"transactionIdColumn":false,"excluded":["document"]}',
-        '8ec37900ba4065b36a4b1e9887dd01d134e8dedfd9f4f994895287932aff0882')
+        '4da1e59b3c42d93819736f025e9106fd2bf689b30d03a36fcc3955c6462dadef')
 ON CONFLICT (source_schema, source_table) DO UPDATE
    SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,
        orphan_columns = EXCLUDED.orphan_columns, options = EXCLUDED.options,

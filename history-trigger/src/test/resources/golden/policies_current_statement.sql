@@ -206,6 +206,7 @@ BEGIN
         END IF;
         RETURN NULL;
     END IF;
+
     IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE'
        AND (NEW."tidemark_valid_from" OPERATOR(pg_catalog.<>) OLD."tidemark_valid_from" OR NEW."tidemark_valid_from" IS NULL
             OR NOT COALESCE(NEW."tidemark_context" OPERATOR(pg_catalog.=) OLD."tidemark_context", NEW."tidemark_context" IS NULL AND OLD."tidemark_context" IS NULL))
@@ -276,8 +277,8 @@ BEGIN
         NEW."tidemark_context" := _context;
         RETURN NEW;
     END IF;
-    -- DELETE, or the old key of a key update: the version, and the tombstone (an empty period) that
-    -- ends the chain, in one statement.
+    -- The old key of a key update: the version, and the tombstone (an empty period) that ends the
+    -- chain, in one statement.
     IF _operation OPERATOR(pg_catalog.=) 2
        OR pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
         -- Here no other transaction can have started this chain unseen; the index still refuses it.
@@ -295,9 +296,6 @@ BEGIN
                   TG_TABLE_SCHEMA, TG_TABLE_NAME, (OLD."id")::pg_catalog.text
                   USING ERRCODE = 'serialization_failure';
         END IF;
-    END IF;
-    IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
-        RETURN NULL;  -- an AFTER trigger: the result is ignored
     END IF;
     -- The new key of a key update starts a chain, as an insert.
     NEW."tidemark_valid_from" := _now;
@@ -467,7 +465,7 @@ VALUES ('public', 'policies_cur', 'public', 'policies_cur_history',
         '[{"name":"id","type":"bigint"},{"name":"number","type":"character varying(20)"},{"name":"premium","type":"public.money_amount"},{"name":"status","type":"public.policy_status"},{"name":"holder","type":"text COLLATE pg_catalog.\"C\""},{"name":"tags","type":"text[]"},{"name":"terms","type":"json"},{"name":"location","type":"point"}]',
         '[]',
         '{"settingsPrefix":"tidemark","truncatePolicy":"CLOSE_VERSIONS","triggerMode":"STATEMENT","periodIndex":false,"storage":"CURRENT_IN_TABLE","sessionUserColumn":false,"transactionIdColumn":false,"excluded":["document"]}',
-        'dca56c2bd22201b047ad9249e48cd08153dd4888d721e153336f7570775763c0')
+        'aea5acba7b4a4f635c822854f331bf03acc7ffc98e2eac61191764fb43ed9a57')
 ON CONFLICT (source_schema, source_table) DO UPDATE
    SET key_columns = EXCLUDED.key_columns, versioned_columns = EXCLUDED.versioned_columns,
        orphan_columns = EXCLUDED.orphan_columns, options = EXCLUDED.options,

@@ -353,7 +353,7 @@ final class CurrentInTableSql {
                     _to              pg_catalog.timestamptz;
                     _rows            pg_catalog.int8;{{statement_declarations}}
                 BEGIN
-                {{table_guard}}{{statement_delete}}
+                {{table_guard}}{{delete_branch}}
                     IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE'
                        AND (NEW.{{from}} OPERATOR(pg_catalog.<>) OLD.{{from}} OR NEW.{{from}} IS NULL
                             OR NOT COALESCE(NEW.{{context}} OPERATOR(pg_catalog.=) OLD.{{context}}, NEW.{{context}} IS NULL AND OLD.{{context}} IS NULL))
@@ -398,12 +398,9 @@ final class CurrentInTableSql {
                         NEW.{{context}} := _context;
                         RETURN NEW;
                     END IF;
-                    -- DELETE, or the old key of a key update: the version, and the tombstone (an empty period) that
-                    -- ends the chain, in one statement.
+                    -- The old key of a key update: the version, and the tombstone (an empty period) that ends the
+                    -- chain, in one statement.
                 {{archive_version_and_tombstone}}
-                    IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
-                        RETURN NULL;  -- an AFTER trigger: the result is ignored
-                    END IF;
                     -- The new key of a key update starts a chain, as an insert.
                     NEW.{{from}} := _now;
                     NEW.{{context}} := _context;
@@ -414,7 +411,7 @@ final class CurrentInTableSql {
                 .with("table_guard", sql.tableGuard())
                 .with("statement_declarations", deletesPerStatement()
                         ? "\n    _stale_key       pg_catalog.text;" : "")
-                .with("statement_delete", deletesPerStatement() ? statementDelete() : "")
+                .with("delete_branch", deletesPerStatement() ? statementDelete() : rowDelete())
                 .with("archive_version", indent(archiveStatements(false), "        "))
                 .with("archive_version_and_tombstone", indent(archiveStatements(true), "    "))
                 .with("from", FROM)
@@ -473,9 +470,10 @@ final class CurrentInTableSql {
                                   USING ERRCODE = 'serialization_failure';
                         END IF;
                         RETURN NULL;
-                    END IF;""")
-                .with("archive", indent(statementArchive(false), "            "))
-                .with("archive_on_conflict", indent(statementArchive(true), "            "))
+                    END IF;
+                """)
+                .with("archive", indent(deletedArchive(DELETED_ROWS, false), "            "))
+                .with("archive_on_conflict", indent(deletedArchive(DELETED_ROWS, true), "            "))
                 .with("stale_key", HistorySql.row(sql.shape.keyColumns(), "o."))
                 .with("deleted_rows", DELETED_ROWS)
                 .with("last_closed", indent(lastClosed("h", "o."), "                    "))
@@ -484,14 +482,59 @@ final class CurrentInTableSql {
     }
 
     /**
+     * The write function's branch for the row-level DELETE trigger: the version and its tombstone in one INSERT that
+     * also looks up the key's last closed row (one executor start-up where a look-up and an INSERT took two, and a
+     * few PL/pgSQL expressions fewer, each of which is prepared again in every transaction). The row count tells what
+     * was left out: both rows when this snapshot missed a change of the key, the version alone when it would start a
+     * chain another transaction started unseen (REPEATABLE READ).
+     */
+    private String rowDelete() {
+        return SqlTemplate.of("""
+
+                    IF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
+                        -- The version and its tombstone (an empty period) that ends the chain, in one statement
+                        -- that also looks up the key's last closed row.
+                        IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.=) 'read committed' THEN
+                            -- Here no other transaction can have started this chain unseen; the index still refuses it.
+                {{archive}};
+                        ELSE
+                {{archive_on_conflict}};
+                        END IF;
+                        GET DIAGNOSTICS _rows = ROW_COUNT;
+                        IF _rows OPERATOR(pg_catalog.<>) 2 THEN
+                            IF _rows OPERATOR(pg_catalog.=) 0 THEN
+                                RAISE EXCEPTION 'tidemark: a concurrent transaction changed the history of %.% for key % unseen by this snapshot',
+                                      TG_TABLE_SCHEMA, TG_TABLE_NAME, {{old_key}}::pg_catalog.text
+                                      USING ERRCODE = 'serialization_failure';
+                            END IF;
+                {{chain_conflict}}
+                        END IF;
+                        RETURN NULL;  -- an AFTER trigger: the result is ignored
+                    END IF;
+                """)
+                .with("archive", indent(deletedArchive(DELETED_ROW, false), "            "))
+                .with("archive_on_conflict", indent(deletedArchive(DELETED_ROW, true), "            "))
+                .with("old_key", HistorySql.row(sql.shape.keyColumns(), "OLD."))
+                .with("chain_conflict", indent(chainConflict(), "            "))
+                .render();
+    }
+
+    /** The row-level DELETE trigger's one deleted row, as a relation for {@link #deletedArchive}. */
+    private static final String DELETED_ROW = "(SELECT OLD.*)";
+
+    /**
      * A row of the deleted rows {@code o} whose start does not follow its key's last closed row {@code l}, which is
      * not a tombstone: the row's snapshot missed a change of the key.
      */
     private static final String STALE = "l.operation OPERATOR(pg_catalog.<>) 3 AND o." + FROM
             + " OPERATOR(pg_catalog.<>) l.valid_to";
 
-    /** The statement branch's INSERT of every deleted row's version and tombstone, stale rows left out. */
-    private String statementArchive(boolean onConflict) {
+    /**
+     * The INSERT of each deleted row's version and tombstone, the key's last closed row looked up in the same
+     * statement, stale rows left out: the rows {@code o} are the transition table (statement trigger) or the one
+     * deleted row (row trigger).
+     */
+    private String deletedArchive(String rows, boolean onConflict) {
         return SqlTemplate.of("""
                 INSERT INTO {{closed}} ({{versioned}}, valid_from, valid_to, operation, chain_no, context)
                 SELECT {{o_values}}, v.valid_from, v.valid_to, v.operation, e.chain_no, v.context
@@ -508,7 +551,7 @@ final class CurrentInTableSql {
                 .with("closed", closed)
                 .with("versioned", HistorySql.columnList(sql.shape.versioned(), Column::quoted))
                 .with("o_values", HistorySql.columnList(sql.shape.versioned(), c -> "o." + c.quoted()))
-                .with("deleted_rows", DELETED_ROWS)
+                .with("deleted_rows", rows)
                 .with("last_closed", indent(lastClosed("h", "o."), "        "))
                 .with("from", FROM)
                 .with("chain", CHAIN)
