@@ -248,44 +248,6 @@ UPDATE "tidemark"."sync_state" AS s
    AND EXISTS (SELECT FROM held_state)
 RETURNING (SELECT pg_catalog.count(*) FROM moved) AS moved
 
--- advanceOneInOneStatement()
--- The watermark and the position of the one destination that moved, in one statement: all of it or
--- nothing. The position is locked first, then the row of the object (the order of the same write
--- run as a transaction), each checked against what the writer expects on its newest version; the
--- updates run only when both matched. No row back: nothing was written. (No apostrophe in these
--- comments: the parser of named parameters knows no line comments and would read one as a quote.)
-WITH held_position AS (
-    SELECT p.destination
-      FROM "tidemark"."sync_state_positions" AS p
-     WHERE p.object_name = :name AND p.destination = :destination
-       AND p.version = :expectedPosition AND p.version <= :positionVersion
-       FOR UPDATE),
-held_state AS (
-    -- Evaluating the EXISTS first locks the position before this row.
-    SELECT s.object_name
-      FROM "tidemark"."sync_state" AS s
-     WHERE EXISTS (SELECT FROM held_position)
-       AND s.object_name = :name AND s.version = :expected AND s.version <= :version
-       AND (s.source_identity IS NULL OR s.source_identity = :source)
-       FOR UPDATE),
-moved AS (
-    UPDATE "tidemark"."sync_state_positions" AS p
-       SET version = :positionVersion,
-           updated_at = :at
-     WHERE p.object_name = :name AND p.destination = :destination AND p.version = :expectedPosition
-       AND EXISTS (SELECT FROM held_state)
-    RETURNING p.destination)
-UPDATE "tidemark"."sync_state" AS s
-   SET version = :version,
-       source_identity = :source,
-       last_moved_at = CASE WHEN s.version = :version THEN s.last_moved_at ELSE :at END,
-       last_polled_at = :at,
-       last_error = NULL,
-       updated_at = :at
- WHERE s.object_name = :name AND s.version = :expected
-   AND EXISTS (SELECT FROM held_state)
-RETURNING (SELECT pg_catalog.count(*) FROM moved) AS moved
-
 -- setDestinationPaused()
 INSERT INTO "tidemark"."sync_state_positions" AS p (object_name, destination, version, paused, updated_at)
 VALUES (:name, :destination, NULL, :paused, :at)

@@ -11,7 +11,6 @@ import io.tidemark.sync.spi.WatermarkStore;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.JdbiException;
 import org.jdbi.v3.core.mapper.RowMapper;
-import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.statement.StatementContext;
 
 import javax.sql.DataSource;
@@ -237,8 +236,7 @@ public final class JdbcWatermarkStore implements WatermarkStore, JdbcStore {
     }
 
     /**
-     * {@link StoreDialect#advanceInOneStatement()} (or {@link StoreDialect#advanceOneInOneStatement()} for one
-     * position, where the dialect has it), where the dialect has it and the write is one it takes: a move
+     * {@link StoreDialect#advanceInOneStatement()}, where the dialect has it and the write is one it takes: a move
      * from a stored watermark, of positions already stored, not fenced by a lease (the fence runs in the write's
      * transaction). Whether it wrote; false also when it wrote nothing because something was not as expected.
      */
@@ -253,30 +251,20 @@ public final class JdbcWatermarkStore implements WatermarkStore, JdbcStore {
         if (Set.copyOf(destinations).size() != destinations.size()) {
             return false; // a destination twice: the transaction refuses the second move
         }
-        Optional<String> forOne = positions.size() == 1 ? support.dialect().advanceOneInOneStatement()
-                : Optional.empty();
-        Optional<Long> moved = support.jdbi().withHandle(h -> {
-            Query query = h.createQuery(forOne.orElse(sql.get()))
-                    .bind("name", objectName)
-                    .bind("version", newVersion)
-                    .bind("expected", expected.getAsLong())
-                    .bind("source", source)
-                    .bind("at", timestamp(at));
-            if (forOne.isPresent()) {
-                PositionAdvance position = positions.get(0);
-                query.bind("destination", position.destination())
-                        .bind("expectedPosition", position.expected().getAsLong())
-                        .bind("positionVersion", position.version());
-            } else {
-                query.bindArray("destinations", String.class, destinations)
-                        .bindArray("expectedPositions", Long.class,
-                                positions.stream().map(p -> p.expected().getAsLong()).toList())
-                        .bindArray("positionVersions", Long.class,
-                                positions.stream().map(PositionAdvance::version).toList())
-                        .bind("positionCount", positions.size());
-            }
-            return query.mapTo(Long.class).findOne();
-        });
+        Optional<Long> moved = support.jdbi().withHandle(h -> h.createQuery(sql.get())
+                .bind("name", objectName)
+                .bind("version", newVersion)
+                .bind("expected", expected.getAsLong())
+                .bind("source", source)
+                .bind("at", timestamp(at))
+                .bindArray("destinations", String.class, destinations)
+                .bindArray("expectedPositions", Long.class,
+                        positions.stream().map(p -> p.expected().getAsLong()).toList())
+                .bindArray("positionVersions", Long.class,
+                        positions.stream().map(PositionAdvance::version).toList())
+                .bind("positionCount", positions.size())
+                .mapTo(Long.class)
+                .findOne());
         if (moved.isPresent() && moved.get() != positions.size()) {
             // Cannot happen: the statement writes only when it locked every position, each matching. Reached, it
             // is a bug, and the write has committed (there is no transaction to roll back): said loudly, not hidden.

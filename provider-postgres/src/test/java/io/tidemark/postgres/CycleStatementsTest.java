@@ -37,8 +37,8 @@ class CycleStatementsTest {
     private static final String UPDATE_POSITIONS_IN_ONE = "UPDATE \"tidemark\".\"sync_state_positions\" AS p";
     private static final String UPDATE_WATERMARK_IN_ONE = "UPDATE \"tidemark\".\"sync_state\" AS s";
     private static final String UPDATE_WATERMARK = "UPDATE \"tidemark\".\"sync_state\" SET version = ?";
-    /** The write of the position and the watermark in one statement, for an object with one destination. */
-    private static final String ADVANCE = "WITH held_position AS ( SELECT p.destination FROM";
+    /** The write of positions and watermark in one statement. */
+    private static final String ADVANCE = "WITH moves AS ( SELECT m.destination, m.expected, m.version";
 
     private final TestDatabase database;
 

@@ -37,8 +37,6 @@ class PostgresOneStatementAdvanceTest {
     private static final Instant T2 = Instant.parse("2026-01-01T00:01:00Z");
 
     private static final String ONE_STATEMENT = "WITH moves AS (";
-    /** The same write for one destination: its position found by its key, no arrays. */
-    private static final String ONE_DESTINATION = "WITH held_position AS (";
 
     private final TestDatabase database;
     private final StatementLog log;
@@ -97,53 +95,6 @@ class PostgresOneStatementAdvanceTest {
     }
 
     @Test
-    void with_one_destination_a_write_waiting_on_the_objects_row_moved_by_another_writer_moves_no_position()
-            throws Exception {
-        String name = "one-waits-on-state";
-        seedOne(name);
-        assertConflict(advanceBehind(name, "UPDATE tidemark.sync_state SET version = 7 WHERE object_name = '" + name
-                + "'", () -> { }, List.of(from("a", 5, 9))));
-        WatermarkState state = store.load(name).orElseThrow();
-        assertThat(state.version()).hasValue(7);
-        assertThat(state.positions().get("a").position()).as("not moved by the refused write").hasValue(5);
-    }
-
-    @Test
-    void with_one_destination_a_write_waiting_on_its_position_moved_by_another_writer_moves_nothing()
-            throws Exception {
-        String name = "one-waits-on-position";
-        seedOne(name);
-        assertConflict(advanceBehind(name, "UPDATE tidemark.sync_state_positions SET version = 6"
-                + " WHERE object_name = '" + name + "' AND destination = 'a'", () -> {
-                    try (Connection third = database.dataSource().getConnection()) {
-                        third.setAutoCommit(false);
-                        execute(third, "SELECT 1 FROM tidemark.sync_state WHERE object_name = '" + name + "'"
-                                + " FOR UPDATE NOWAIT");
-                        third.rollback(); // the row of the object is not locked while the write waits for a position
-                    }
-                }, List.of(from("a", 5, 9))));
-        WatermarkState state = store.load(name).orElseThrow();
-        assertThat(state.version()).as("the watermark stays").hasValue(5);
-        assertThat(state.positions().get("a").position()).hasValue(6);
-    }
-
-    @Test
-    void with_one_destination_the_write_finds_the_position_by_its_key_and_goes_ahead_whole_after_waiting()
-            throws Exception {
-        String name = "one-waits-on-nothing";
-        seedOne(name);
-        log.start();
-        advanceBehind(name, "UPDATE tidemark.sync_state SET last_error = 'held' WHERE object_name = '" + name + "'",
-                () -> { }, List.of(from("a", 5, 9))).get(30, TimeUnit.SECONDS);
-        assertThat(log.stop()).as("written by the one statement for one destination")
-                .singleElement().asString().startsWith(ONE_DESTINATION).doesNotContain("unnest");
-        WatermarkState state = store.load(name).orElseThrow();
-        assertThat(state.version()).hasValue(9);
-        assertThat(state.lastError()).isEmpty();
-        assertThat(state.positions().get("a").position()).hasValue(9);
-    }
-
-    @Test
     void a_watermark_stored_without_a_source_adopts_the_writers_in_the_one_statement() {
         String name = "no-source";
         database.execute("INSERT INTO tidemark.sync_state (object_name, version) VALUES ('" + name + "', 5)");
@@ -156,11 +107,6 @@ class PostgresOneStatementAdvanceTest {
         assertThat(state.version()).hasValue(6);
         assertThat(state.source()).hasValue(SOURCE);
         assertThat(state.lastMovedAt()).hasValue(T2);
-    }
-
-    /** Watermark 5, one destination "a" at 5. */
-    private void seedOne(String name) {
-        store.advance(name, SOURCE, OptionalLong.empty(), 5, List.of(first("a", 5)), T1);
     }
 
     /** Watermark 5, destinations "a" and "b" at 5 (the first write stores the positions, in a transaction). */
@@ -180,17 +126,11 @@ class PostgresOneStatementAdvanceTest {
      */
     private CompletableFuture<Void> advanceBehind(String name, String held, WhileWaiting whileWaiting)
             throws Exception {
-        return advanceBehind(name, held, whileWaiting, List.of(from("a", 5, 9), from("b", 5, 8)));
-    }
-
-    /** The same with the given moves of positions. */
-    private CompletableFuture<Void> advanceBehind(String name, String held, WhileWaiting whileWaiting,
-                                                  List<PositionAdvance> moves) throws Exception {
         try (Connection other = database.dataSource().getConnection()) {
             other.setAutoCommit(false);
             execute(other, held);
             CompletableFuture<Void> write = CompletableFuture.runAsync(() -> store.advance(name, SOURCE,
-                    OptionalLong.of(5), 9, moves, T2));
+                    OptionalLong.of(5), 9, List.of(from("a", 5, 9), from("b", 5, 8)), T2));
             awaitBlocked(write);
             whileWaiting.run();
             other.commit();
@@ -211,8 +151,7 @@ class PostgresOneStatementAdvanceTest {
     private boolean waitingForALock() {
         try (Connection c = database.dataSource().getConnection(); Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_catalog.pg_stat_activity"
-                     + " WHERE wait_event_type = 'Lock'"
-                     + " AND (query LIKE '%WITH moves AS%' OR query LIKE '%WITH held_position AS%')")) {
+                     + " WHERE wait_event_type = 'Lock' AND query LIKE '%WITH moves AS%'")) {
             rs.next();
             return rs.getLong(1) > 0;
         } catch (SQLException e) {

@@ -19,7 +19,6 @@ final class PostgresStoreDialect extends CommonStoreDialect {
     private final PostgresLeaseDialect leases;
     private final String selectStateWithPositions;
     private final String advanceInOneStatement;
-    private final String advanceOneInOneStatement;
 
     PostgresStoreDialect(String schema, String stateTable, String deadLetterTable) {
         super(PgName.of(schema, PgName.checkPart(stateTable, "table")),
@@ -90,56 +89,11 @@ final class PostgresStoreDialect extends CommonStoreDialect {
                    AND EXISTS (SELECT FROM held_state)
                 RETURNING (SELECT pg_catalog.count(*) FROM moved) AS moved""")
                 .with("state", state).with("positions", positions).render();
-        // The same write for an object with one destination, the common case: the position is found by its key
-        // where the statement above joins it to arrays, whose generic plan hashes and sorts them on every write.
-        this.advanceOneInOneStatement = SqlTemplate.of("""
-                -- The watermark and the position of the one destination that moved, in one statement: all of it or
-                -- nothing. The position is locked first, then the row of the object (the order of the same write
-                -- run as a transaction), each checked against what the writer expects on its newest version; the
-                -- updates run only when both matched. No row back: nothing was written. (No apostrophe in these
-                -- comments: the parser of named parameters knows no line comments and would read one as a quote.)
-                WITH held_position AS (
-                    SELECT p.destination
-                      FROM {{positions}} AS p
-                     WHERE p.object_name = :name AND p.destination = :destination
-                       AND p.version = :expectedPosition AND p.version <= :positionVersion
-                       FOR UPDATE),
-                held_state AS (
-                    -- Evaluating the EXISTS first locks the position before this row.
-                    SELECT s.object_name
-                      FROM {{state}} AS s
-                     WHERE EXISTS (SELECT FROM held_position)
-                       AND s.object_name = :name AND s.version = :expected AND s.version <= :version
-                       AND (s.source_identity IS NULL OR s.source_identity = :source)
-                       FOR UPDATE),
-                moved AS (
-                    UPDATE {{positions}} AS p
-                       SET version = :positionVersion,
-                           updated_at = :at
-                     WHERE p.object_name = :name AND p.destination = :destination AND p.version = :expectedPosition
-                       AND EXISTS (SELECT FROM held_state)
-                    RETURNING p.destination)
-                UPDATE {{state}} AS s
-                   SET version = :version,
-                       source_identity = :source,
-                       last_moved_at = CASE WHEN s.version = :version THEN s.last_moved_at ELSE :at END,
-                       last_polled_at = :at,
-                       last_error = NULL,
-                       updated_at = :at
-                 WHERE s.object_name = :name AND s.version = :expected
-                   AND EXISTS (SELECT FROM held_state)
-                RETURNING (SELECT pg_catalog.count(*) FROM moved) AS moved""")
-                .with("state", state).with("positions", positions).render();
     }
 
     @Override
     public Optional<String> advanceInOneStatement() {
         return Optional.of(advanceInOneStatement);
-    }
-
-    @Override
-    public Optional<String> advanceOneInOneStatement() {
-        return Optional.of(advanceOneInOneStatement);
     }
 
     @Override

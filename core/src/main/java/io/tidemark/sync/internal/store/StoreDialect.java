@@ -96,16 +96,6 @@ public interface StoreDialect {
     }
 
     /**
-     * {@link #advanceInOneStatement()} for exactly one position, with scalar parameters {@code :destination},
-     * {@code :expectedPosition} and {@code :positionVersion} in place of the arrays (and no {@code :positionCount}):
-     * where a dialect plans the arrays' join at a cost every write pays. The same result: one row with
-     * {@code moved} (1) when it wrote, no row when it wrote nothing. Empty: the store uses the general statement.
-     */
-    default Optional<String> advanceOneInOneStatement() {
-        return Optional.empty();
-    }
-
-    /**
      * Stores a first position for {@code :destination} ({@code :version}) where none is stored, or the stored row
      * has no version yet; updates nothing (0 rows) where a version is stored.
      */

@@ -106,7 +106,6 @@ class SqlServerStoreDialectTest {
                 + "\n\n-- insertPosition()\n" + dialect.insertPosition()
                 + "\n\n-- advancePosition()\n" + dialect.advancePosition()
                 + dialect.advanceInOneStatement().map(sql -> "\n\n-- advanceInOneStatement()\n" + sql).orElse("")
-                + dialect.advanceOneInOneStatement().map(sql -> "\n\n-- advanceOneInOneStatement()\n" + sql).orElse("")
                 + "\n\n-- setDestinationPaused()\n" + dialect.setDestinationPaused()
                 + "\n\n-- resetPositions()\n" + dialect.resetPositions()
                 + "\n";
