@@ -244,6 +244,24 @@ class CurrentSchemaMaintenanceTest {
     }
 
     @Test
+    void verify_reports_a_statement_delete_trigger_without_its_transition_table_and_evolve_restores_it() {
+        Db.exec(ds, "CREATE TABLE untabled (id int PRIMARY KEY, v text)");
+        TemporalTable t = TemporalTable.forTable("untabled").storage(HistoryStorage.CURRENT_IN_TABLE)
+                .triggerMode(TriggerMode.STATEMENT).build();
+        t.install(ds);
+        Db.exec(ds, "CREATE OR REPLACE TRIGGER untabled_history_del_trg AFTER DELETE ON untabled"
+                + " REFERENCING OLD TABLE AS other_rows FOR EACH STATEMENT EXECUTE FUNCTION untabled_history_write()");
+        VerifyReport report = t.verify(ds);
+        assertThat(kinds(report)).containsExactly(Drift.Kind.TRIGGER_CHANGED);
+        assertThat(report.drifts().get(0).detail()).contains("untabled_history_del_trg",
+                "transition table of old rows is other_rows, not tidemark_deleted");
+        t.evolve(ds);
+        assertThat(t.verify(ds).drifts()).isEmpty();
+        Db.exec(ds, "INSERT INTO untabled VALUES (1, 'a'); DELETE FROM untabled");
+        assertThat(Versions.of(ds, "untabled_history", "id = 1").ops()).containsExactly(1, 3);
+    }
+
+    @Test
     void a_view_of_the_application_on_the_history_is_never_dropped_silently() {
         TemporalTable t = install("watched", "id int PRIMARY KEY, v text");
         Db.exec(ds, "INSERT INTO watched VALUES (1, 'a'); CREATE VIEW watched_report AS SELECT id, valid_from"

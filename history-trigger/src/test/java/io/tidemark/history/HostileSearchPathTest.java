@@ -150,7 +150,8 @@ class HostileSearchPathTest {
                     valid_to timestamptz, operation smallint, chain_no int, changed_by text, changed_by_name text,
                     correlation_id text, reason text, extra jsonb);
                 GRANT INSERT, UPDATE, SELECT ON evil.items_history TO PUBLIC;
-                CREATE TABLE evil.tidemark_deleted (LIKE shop.items);
+                CREATE TABLE evil.tidemark_deleted (LIKE shop.items INCLUDING DEFAULTS);
+                INSERT INTO evil.tidemark_deleted (id, name) VALUES (999, 'forged');
                 GRANT SELECT ON evil.tidemark_deleted TO PUBLIC;
                 """);
         sql.append(operators("evil"));
@@ -160,7 +161,9 @@ class HostileSearchPathTest {
 
     private String hostileTempObjects() {
         return "CREATE TEMP TABLE items_history (LIKE evil.items_history);"
-                + " CREATE TEMP TABLE tidemark_deleted (LIKE shop.items);" + operators("pg_temp") + domains("pg_temp");
+                + " CREATE TEMP TABLE tidemark_deleted (LIKE shop.items INCLUDING DEFAULTS);"
+                + " INSERT INTO tidemark_deleted (id, name) VALUES (998, 'forged');" + operators("pg_temp")
+                + domains("pg_temp");
     }
 
     /** One logging operator per pair; its function lives in {@code schema} too (pg_temp functions are allowed). */

@@ -24,7 +24,7 @@ public final class CatalogObjects {
      * reads (PostgreSQL records them as dependencies), sorted; {@code hasWhen} whether it has a WHEN condition at all.
      */
     public record InstalledTrigger(String function, String enabled, int type, boolean hasWhen,
-                                   List<String> whenColumns) {
+                                   List<String> whenColumns, String oldTable) {
     }
 
     private CatalogObjects() {
@@ -58,7 +58,8 @@ public final class CatalogObjects {
                                JOIN pg_catalog.pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
                               WHERE d.classid = 'pg_catalog.pg_trigger'::pg_catalog.regclass AND d.objid = t.oid
                                 AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass
-                                AND d.refobjid = r.oid AND d.refobjsubid > 0)
+                                AND d.refobjid = r.oid AND d.refobjsubid > 0),
+                       t.tgoldtable::pg_catalog.text
                 FROM pg_catalog.pg_trigger t
                 JOIN pg_catalog.pg_class r ON r.oid = t.tgrelid
                 JOIN pg_catalog.pg_namespace n ON n.oid = r.relnamespace
@@ -66,7 +67,8 @@ public final class CatalogObjects {
                 JOIN pg_catalog.pg_namespace pn ON pn.oid = p.pronamespace
                 WHERE n.nspname = ? AND r.relname = ? AND t.tgname = ?""",
                 rs -> new InstalledTrigger(rs.getString(1), rs.getString(2), rs.getInt(3), rs.getBoolean(4),
-                        java.util.Arrays.stream((String[]) rs.getArray(5).getArray()).sorted().toList()),
+                        java.util.Arrays.stream((String[]) rs.getArray(5).getArray()).sorted().toList(),
+                        rs.getString(6)),
                 table.schema().orElseThrow(), table.name(), trigger).stream().findFirst();
     }
 

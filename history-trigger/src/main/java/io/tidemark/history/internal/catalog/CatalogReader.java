@@ -102,6 +102,31 @@ public final class CatalogReader {
     }
 
     /** Reads and validates the table of {@code config}. */
+    /**
+     * Statement triggers and table inheritance: PostgreSQL fires a statement trigger only for the table a statement
+     * names, so an UPDATE or DELETE of a parent would change the rows of a child with statement triggers unrecorded,
+     * and a parent's transition tables hold its children's rows, which would be recorded as its own. Row triggers
+     * fire on the table that holds the row, whichever table the statement names.
+     */
+    private static void refuseInheritance(Connection c, long oid, String object) throws SQLException {
+        List<String[]> related = Jdbc.query(c, """
+                SELECT (SELECT pg_catalog.string_agg(i.inhparent::pg_catalog.regclass::pg_catalog.text, ', ')
+                          FROM pg_catalog.pg_inherits AS i WHERE i.inhrelid = ?),
+                       (SELECT pg_catalog.string_agg(i.inhrelid::pg_catalog.regclass::pg_catalog.text, ', ')
+                          FROM pg_catalog.pg_inherits AS i WHERE i.inhparent = ?)""",
+                rs -> new String[] {rs.getString(1), rs.getString(2)}, oid, oid);
+        String parents = related.get(0)[0];
+        String children = related.get(0)[1];
+        if (parents != null || children != null) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, object
+                    + (parents != null ? " inherits from " + parents : " is inherited by " + children)
+                    + ": PostgreSQL fires a statement trigger only for the table a statement names, so with"
+                    + " TriggerMode.STATEMENT an UPDATE or DELETE through a parent would change a child's rows"
+                    + " unrecorded, and a parent's transition tables hold its children's rows. Use TriggerMode.ROW"
+                    + " for a table in an inheritance hierarchy: row triggers fire on the table that holds the row");
+        }
+    }
+
     public static TableShape read(Connection c, TemporalTable config) throws SQLException {
         PgName table = HistoryNames.table(config);
         String object = table.toString();
@@ -120,6 +145,9 @@ public final class CatalogReader {
             throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, object + " is not an ordinary"
                     + " table (relkind '" + kind + "'); history triggers are generated for ordinary tables only"
                     + ("p".equals(kind) ? " (install history on each partition instead)" : ""));
+        }
+        if (config.triggerMode() == io.tidemark.history.TriggerMode.STATEMENT) {
+            refuseInheritance(c, oid, object);
         }
         boolean currentInTable = config.storage() == io.tidemark.history.HistoryStorage.CURRENT_IN_TABLE;
         Map<Long, Boolean> equalityCache = new HashMap<>();

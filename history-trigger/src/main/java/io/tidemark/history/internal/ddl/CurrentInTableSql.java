@@ -435,10 +435,11 @@ final class CurrentInTableSql {
      * The write function's branch for the statement-level DELETE trigger ({@link TriggerMode#STATEMENT}): every
      * deleted row's version and its tombstone, computed as the row branch computes them for one row, in one INSERT
      * for the whole statement, each key's last closed row looked up once. A row whose start does not follow its
-     * key's last closed row (its snapshot missed a change of the key) is left out, and so, under REPEATABLE READ, is
-     * a version that would start a chain another transaction started unseen; the row count tells, and the whole
-     * statement fails with a serialization error. Outside READ COMMITTED, where the first can happen, the keys are
-     * looked up once more beforehand to name the key.
+     * key's last closed row (its snapshot missed a change of the key) is left out; outside READ COMMITTED, where that
+     * can happen, the keys are looked up once more beforehand to fail naming the key. A version that would start a
+     * chain another transaction started unseen (REPEATABLE READ) meets PostgreSQL's own check of ON CONFLICT, which
+     * fails the statement with its serialization error first. The row count is the guard behind both: any row left
+     * out fails the whole statement with a serialization error.
      */
     private String statementDelete() {
         return SqlTemplate.of("""
@@ -485,8 +486,9 @@ final class CurrentInTableSql {
      * The write function's branch for the row-level DELETE trigger: the version and its tombstone in one INSERT that
      * also looks up the key's last closed row (one executor start-up where a look-up and an INSERT took two, and a
      * few PL/pgSQL expressions fewer, each of which is prepared again in every transaction). The row count tells what
-     * was left out: both rows when this snapshot missed a change of the key, the version alone when it would start a
-     * chain another transaction started unseen (REPEATABLE READ).
+     * was left out: both rows when this snapshot missed a change of the key; the version alone if it would start a
+     * chain another transaction started unseen (REPEATABLE READ), which PostgreSQL's own check of ON CONFLICT refuses
+     * first with its serialization error, so that count is a second guard.
      */
     private String rowDelete() {
         return SqlTemplate.of("""
@@ -654,10 +656,10 @@ final class CurrentInTableSql {
     private static final int ROW = 1, BEFORE = 2, INSERT = 4, DELETE = 8, UPDATE = 16, TRUNCATE = 32;
 
     /**
-     * A trigger as install generates it: its pg_trigger.tgtype, its function, and the table columns its WHEN reads
-     * (sorted; null: no WHEN).
+     * A trigger as install generates it: its pg_trigger.tgtype, its function, the table columns its WHEN reads
+     * (sorted; null: no WHEN) and the name of its transition table of old rows (null: none).
      */
-    record ExpectedTrigger(String name, int type, PgName function, List<String> whenColumns) {
+    record ExpectedTrigger(String name, int type, PgName function, List<String> whenColumns, String oldTable) {
     }
 
     /**
@@ -672,11 +674,13 @@ final class CurrentInTableSql {
         updateColumns.add(CatalogReader.CURRENT_FROM_COLUMN);
         updateColumns.add(CatalogReader.CURRENT_CONTEXT_COLUMN);
         return List.of(
-                new ExpectedTrigger(names.get(0), ROW | BEFORE | INSERT, sql.names.insertFunction(), null),
+                new ExpectedTrigger(names.get(0), ROW | BEFORE | INSERT, sql.names.insertFunction(), null, null),
                 new ExpectedTrigger(names.get(1), ROW | BEFORE | UPDATE, write, wholeRowUpdateCondition() ? List.of()
-                        : updateColumns.stream().distinct().sorted().toList()),
-                new ExpectedTrigger(names.get(2), deletesPerStatement() ? DELETE : ROW | DELETE, write, null),
-                new ExpectedTrigger(sql.names.truncateTrigger(), BEFORE | TRUNCATE, sql.names.truncateFunction(), null));
+                        : updateColumns.stream().distinct().sorted().toList(), null),
+                new ExpectedTrigger(names.get(2), deletesPerStatement() ? DELETE : ROW | DELETE, write, null,
+                        deletesPerStatement() ? DELETED_ROWS : null),
+                new ExpectedTrigger(sql.names.truncateTrigger(), BEFORE | TRUNCATE, sql.names.truncateFunction(), null,
+                        null));
     }
 
     /** A tgtype in words, for a drift message: "BEFORE UPDATE FOR EACH ROW". */

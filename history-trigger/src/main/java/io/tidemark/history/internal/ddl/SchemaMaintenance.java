@@ -384,6 +384,12 @@ public final class SchemaMaintenance {
                         + " not" : "its WHEN condition reads " + (t.hasWhen() ? t.whenColumns() : "nothing")
                         + ", not " + expected.whenColumns());
             }
+            if (!java.util.Objects.equals(t.oldTable(), expected.oldTable())) {
+                problems.add(expected.oldTable() == null ? "it has a transition table of old rows, "
+                        + t.oldTable() + ", which the generated one has not" : "its transition table of old rows is "
+                        + (t.oldTable() == null ? "missing" : t.oldTable()) + ", not " + expected.oldTable()
+                        + " (the function reads the deleted rows from it)");
+            }
             if (!problems.isEmpty()) {
                 drifts.add(new Drift(Drift.Kind.TRIGGER_CHANGED, "trigger " + expected.name() + " on " + table + ": "
                         + String.join(", ", problems)));
