@@ -183,6 +183,53 @@ class CurrentInTableTest {
     }
 
     @Test
+    void both_modes_write_the_same_history_for_a_composite_key_a_generated_column_and_an_excluded_one()
+            throws SQLException {
+        Map<TriggerMode, List<List<Object>>> histories = new java.util.EnumMap<>(TriggerMode.class);
+        for (TriggerMode mode : TriggerMode.values()) {
+            String table = "wide_" + mode.name().toLowerCase(java.util.Locale.ROOT);
+            Db.exec(ds, "CREATE TABLE " + table + " (region text, n int, qty int, total int GENERATED ALWAYS AS"
+                    + " (qty * 10) STORED, scratch text, PRIMARY KEY (region, n))");
+            TemporalTable.forTable(table).storage(HistoryStorage.CURRENT_IN_TABLE).triggerMode(mode)
+                    .exclude("scratch").build().install(ds);
+            Db.exec(ds, "INSERT INTO " + table + " (region, n, qty, scratch) SELECT r, g, g, 's' FROM"
+                    + " unnest(ARRAY['eu', 'us']) AS r, generate_series(1, 3) AS g;"
+                    + " UPDATE " + table + " SET qty = qty + 1 WHERE n = 1;"
+                    + " UPDATE " + table + " SET scratch = 'only excluded' WHERE n = 2;"
+                    + " DELETE FROM " + table + " WHERE n <= 2;"
+                    + " INSERT INTO " + table + " (region, n, qty) VALUES ('eu', 1, 7);"
+                    + " DELETE FROM " + table + " WHERE region = 'eu'");
+            histories.put(mode, Db.rows(ds, "SELECT region, n, qty, total, operation, chain_no,"
+                            + " valid_from = lag(valid_to) OVER w, valid_to = 'infinity' FROM " + table + "_history"
+                            + " WINDOW w AS (PARTITION BY region, n ORDER BY valid_from, valid_to, operation)"
+                            + " ORDER BY region, n, valid_from, valid_to, operation")
+                    .stream().map(r -> java.util.Arrays.asList(r.values().toArray())).toList());
+            assertThat(Versions.of(ds, table + "_history", "region = 'eu' AND n = 1").ops()).as(mode.name())
+                    .containsExactly(1, 2, 3, 1, 3);
+            assertThat(Db.scalar(ds, "SELECT total FROM " + table + "_history WHERE region = 'eu' AND n = 1"
+                    + " AND operation = 2")).as("the generated column's value, archived").isEqualTo(20);
+        }
+        assertThat(histories.get(TriggerMode.STATEMENT)).isEqualTo(histories.get(TriggerMode.ROW));
+        Db.exec(ds, "CREATE TABLE wide_rr (region text, n int, v text, PRIMARY KEY (region, n))");
+        TemporalTable.forTable("wide_rr").storage(HistoryStorage.CURRENT_IN_TABLE).triggerMode(TriggerMode.STATEMENT)
+                .build().install(ds);
+        Db.exec(ds, "INSERT INTO wide_rr VALUES ('eu', 1, 'a'); UPDATE wide_rr SET v = 'b'");
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            s.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+            s.execute("SELECT count(*) FROM wide_rr");
+            Db.exec(ds, "DELETE FROM wide_rr");
+            s.execute("INSERT INTO wide_rr VALUES ('eu', 1, 'c')");
+            assertThatThrownBy(() -> s.execute("DELETE FROM wide_rr WHERE v = 'c'"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> {
+                        assertThat(e.getSQLState()).isEqualTo("40001");
+                        assertThat(e.getMessage()).contains("for key (eu,1) unseen by this snapshot");
+                    });
+            c.rollback();
+        }
+    }
+
+    @Test
     void a_statement_delete_that_cannot_see_a_change_of_a_key_fails_naming_it_and_writes_nothing()
             throws SQLException {
         for (TriggerMode mode : TriggerMode.values()) {
