@@ -30,8 +30,14 @@ class CurrentInTableTest {
     }
 
     private TemporalTable install(String table) {
+        return install(table, TriggerMode.ROW);
+    }
+
+    /** {@code table} (id int PRIMARY KEY, v text), installed in {@code mode}. */
+    private TemporalTable install(String table, TriggerMode mode) {
         Db.exec(ds, "CREATE TABLE " + table + " (id int PRIMARY KEY, v text)");
-        TemporalTable t = TemporalTable.forTable(table).storage(HistoryStorage.CURRENT_IN_TABLE).build();
+        TemporalTable t = TemporalTable.forTable(table).storage(HistoryStorage.CURRENT_IN_TABLE).triggerMode(mode)
+                .build();
         t.install(ds);
         return t;
     }
@@ -129,8 +135,7 @@ class CurrentInTableTest {
         Map<TriggerMode, List<List<Object>>> histories = new java.util.EnumMap<>(TriggerMode.class);
         for (TriggerMode mode : TriggerMode.values()) {
             String table = "per_" + mode.name().toLowerCase(java.util.Locale.ROOT);
-            Db.exec(ds, "CREATE TABLE " + table + " (id int PRIMARY KEY, v text)");
-            TemporalTable.forTable(table).storage(HistoryStorage.CURRENT_IN_TABLE).triggerMode(mode).build().install(ds);
+            install(table, mode);
             try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
                 c.setAutoCommit(false);
                 s.execute("SET LOCAL track_functions = 'all'");
@@ -234,8 +239,7 @@ class CurrentInTableTest {
             throws SQLException {
         for (TriggerMode mode : TriggerMode.values()) {
             String table = "unseen_" + mode.name().toLowerCase(java.util.Locale.ROOT);
-            Db.exec(ds, "CREATE TABLE " + table + " (id int PRIMARY KEY, v text)");
-            TemporalTable.forTable(table).storage(HistoryStorage.CURRENT_IN_TABLE).triggerMode(mode).build().install(ds);
+            install(table, mode);
             Db.exec(ds, "INSERT INTO " + table + " VALUES (1, 'a'), (2, 'a'); UPDATE " + table + " SET v = 'b'");
             try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
                 c.setAutoCommit(false);
@@ -305,8 +309,7 @@ class CurrentInTableTest {
             throws SQLException {
         for (TriggerMode mode : TriggerMode.values()) {
             String table = "rrdelete_" + mode.name().toLowerCase(java.util.Locale.ROOT);
-            Db.exec(ds, "CREATE TABLE " + table + " (id int PRIMARY KEY, v text)");
-            TemporalTable.forTable(table).storage(HistoryStorage.CURRENT_IN_TABLE).triggerMode(mode).build().install(ds);
+            install(table, mode);
             Db.exec(ds, "INSERT INTO " + table + " VALUES (1, 'a'), (2, 'a')");
             try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
                 c.setAutoCommit(false);

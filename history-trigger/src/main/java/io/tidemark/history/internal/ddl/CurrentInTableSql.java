@@ -379,9 +379,7 @@ final class CurrentInTableSql {
                         -- A version that follows a closed, non-tombstone row starts exactly where that row ended.
                         -- If not, this snapshot missed a concurrent change of the key (a REPEATABLE READ writer
                         -- re-inserted a key another transaction deleted unseen): archiving would overlap it.
-                        RAISE EXCEPTION 'tidemark: a concurrent transaction changed the history of %.% for key % unseen by this snapshot',
-                              TG_TABLE_SCHEMA, TG_TABLE_NAME, {{old_key}}::pg_catalog.text
-                              USING ERRCODE = 'serialization_failure';
+                {{stale_snapshot}}
                     END IF;
                     _from := GREATEST(OLD.{{from}}, _last_to);
                     _to := GREATEST(_now, _from OPERATOR(pg_catalog.+) interval '1 microsecond');
@@ -419,13 +417,18 @@ final class CurrentInTableSql {
                 .with("same_key", sql.keyMatch("NEW.", "OLD."))
                 .with("unchanged", sql.unchanged(sql.shape.comparable(), "NEW.", "OLD.", "           AND "))
                 .with("last_closed", indent(lastClosed("h", "OLD."), "            "))
-                .with("old_key", HistorySql.row(sql.shape.keyColumns(), "OLD."))
+                .with("stale_snapshot", indent(staleSnapshot(oldKeyText()), "        "))
                 .render();
     }
 
     /** {@link TriggerMode#STATEMENT}: DELETE is archived once per statement, from its transition table. */
-    boolean deletesPerStatement() {
+    private boolean deletesPerStatement() {
         return sql.config.triggerMode() == TriggerMode.STATEMENT;
+    }
+
+    /** The key of the row the trigger fired for, as text, for messages. */
+    private String oldKeyText() {
+        return HistorySql.row(sql.shape.keyColumns(), "OLD.") + "::pg_catalog.text";
     }
 
     /** The transition table of the statement-level DELETE trigger: the rows the statement deleted. */
@@ -458,9 +461,7 @@ final class CurrentInTableSql {
                              WHERE {{stale}}
                              LIMIT 1;
                             IF _stale_key IS NOT NULL THEN
-                                RAISE EXCEPTION 'tidemark: a concurrent transaction changed the history of %.% for key % unseen by this snapshot',
-                                      TG_TABLE_SCHEMA, TG_TABLE_NAME, _stale_key
-                                      USING ERRCODE = 'serialization_failure';
+                {{stale_snapshot}}
                             END IF;
                 {{archive_on_conflict}};
                         END IF;
@@ -476,6 +477,7 @@ final class CurrentInTableSql {
                 .with("archive", indent(deletedArchive(DELETED_ROWS, false), "            "))
                 .with("archive_on_conflict", indent(deletedArchive(DELETED_ROWS, true), "            "))
                 .with("stale_key", HistorySql.row(sql.shape.keyColumns(), "o."))
+                .with("stale_snapshot", indent(staleSnapshot("_stale_key"), "                "))
                 .with("deleted_rows", DELETED_ROWS)
                 .with("last_closed", indent(lastClosed("h", "o."), "                    "))
                 .with("stale", STALE)
@@ -505,9 +507,7 @@ final class CurrentInTableSql {
                         GET DIAGNOSTICS _rows = ROW_COUNT;
                         IF _rows OPERATOR(pg_catalog.<>) 2 THEN
                             IF _rows OPERATOR(pg_catalog.=) 0 THEN
-                                RAISE EXCEPTION 'tidemark: a concurrent transaction changed the history of %.% for key % unseen by this snapshot',
-                                      TG_TABLE_SCHEMA, TG_TABLE_NAME, {{old_key}}::pg_catalog.text
-                                      USING ERRCODE = 'serialization_failure';
+                {{stale_snapshot}}
                             END IF;
                 {{chain_conflict}}
                         END IF;
@@ -516,7 +516,7 @@ final class CurrentInTableSql {
                 """)
                 .with("archive", indent(deletedArchive(DELETED_ROW, false), "            "))
                 .with("archive_on_conflict", indent(deletedArchive(DELETED_ROW, true), "            "))
-                .with("old_key", HistorySql.row(sql.shape.keyColumns(), "OLD."))
+                .with("stale_snapshot", indent(staleSnapshot(oldKeyText()), "                "))
                 .with("chain_conflict", indent(chainConflict(), "            "))
                 .render();
     }
@@ -560,9 +560,7 @@ final class CurrentInTableSql {
                 .with("operation", OPERATION)
                 .with("context", CONTEXT)
                 .with("stale", STALE)
-                .with("on_conflict", onConflict ? SqlTemplate.of(
-                                "\n ON CONFLICT ({{key_list}}, chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING")
-                        .with("key_list", sql.keyList("")).render() : "")
+                .with("on_conflict", onConflict ? "\n " + onConflictChainStart() : "")
                 .render();
     }
 
@@ -595,9 +593,27 @@ final class CurrentInTableSql {
     private String chainConflict() {
         return SqlTemplate.of("""
                 RAISE EXCEPTION 'tidemark: a concurrent transaction started the same history chain of %.% for key %',
-                      TG_TABLE_SCHEMA, TG_TABLE_NAME, {{old_key}}::pg_catalog.text
+                      TG_TABLE_SCHEMA, TG_TABLE_NAME, {{key}}
                       USING ERRCODE = 'serialization_failure';""")
-                .with("old_key", HistorySql.row(sql.shape.keyColumns(), "OLD.")).render();
+                .with("key", oldKeyText()).render();
+    }
+
+    /**
+     * The snapshot missed a change of the key {@code keyText} (an expression of type text): a REPEATABLE READ writer
+     * re-inserted a key another transaction deleted unseen, and archiving would overlap that transaction's history.
+     */
+    private static String staleSnapshot(String keyText) {
+        return SqlTemplate.of("""
+                RAISE EXCEPTION 'tidemark: a concurrent transaction changed the history of %.% for key % unseen by this snapshot',
+                      TG_TABLE_SCHEMA, TG_TABLE_NAME, {{key}}
+                      USING ERRCODE = 'serialization_failure';""")
+                .with("key", keyText).render();
+    }
+
+    /** ON CONFLICT on the chain-start index: a version that would start a chain another transaction started. */
+    private String onConflictChainStart() {
+        return SqlTemplate.of("ON CONFLICT ({{key_list}}, chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING")
+                .with("key_list", sql.keyList("")).render();
     }
 
     /**
@@ -615,9 +631,7 @@ final class CurrentInTableSql {
                 .with("old_values", oldValues)
                 .with("context", CONTEXT)
                 .with("tombstone", tombstone ? ",\n       (" + oldValues + ", _to, _to, 3, _chain, _context)" : "")
-                .with("on_conflict", onConflict ? SqlTemplate.of(
-                                "\nON CONFLICT ({{key_list}}, chain_no) WHERE operation OPERATOR(pg_catalog.=) 1 DO NOTHING")
-                        .with("key_list", sql.keyList("")).render() : "")
+                .with("on_conflict", onConflict ? "\n" + onConflictChainStart() : "")
                 .render();
     }
 
