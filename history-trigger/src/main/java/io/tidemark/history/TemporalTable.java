@@ -6,6 +6,7 @@ import io.tidemark.history.internal.maintenance.InvariantChecker;
 import io.tidemark.history.internal.maintenance.Pruner;
 import io.tidemark.history.internal.query.JdbcHistoryQueries;
 import io.tidemark.history.internal.ddl.SchemaMaintenance;
+import io.tidemark.history.internal.ddl.StorageMigration;
 import io.tidemark.history.internal.context.SettingsPrefix;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
@@ -133,6 +134,26 @@ public final class TemporalTable {
      */
     public VerifyReport evolve(DataSource dataSource) {
         return new SchemaMaintenance(this).evolve(dataSource);
+    }
+
+    /**
+     * Converts a history installed with {@link HistoryStorage#HISTORY_TABLE} to the configured
+     * {@link HistoryStorage#CURRENT_IN_TABLE}, in one transaction under the install's lock (writers wait; readers do
+     * not): the closed versions and tombstones move, with their {@code history_id}, to {@code <history>_closed}; each
+     * open version's start and change context move into its row (one UPDATE of every row, with the table's own
+     * UPDATE triggers paused for it); the history table is replaced by the view of the same name and columns, which
+     * keeps its {@code SELECT} grants; the triggers and functions of the new shape are installed and the registry
+     * updated. An open version whose earlier versions were pruned is closed at the migration instant and continued by
+     * an identical current version, which keeps its operation and chain number. Refused, with nothing changed, when
+     * the history's open versions and the table's rows do not pair up, a view of the application reads the history
+     * table, or a versioned column changed type. Does nothing when the history is stored as configured already.
+     *
+     * @throws TidemarkException INVALID_CONFIGURATION unless configured with {@code CURRENT_IN_TABLE};
+     *                           SCHEMA_DRIFT when not installed or the history is inconsistent;
+     *                           SCHEMA_CHANGE_REFUSED or SCHEMA_UNSUPPORTED as named in the message
+     */
+    public MigrationReport migrate(DataSource dataSource) {
+        return new StorageMigration(this).migrate(dataSource);
     }
 
     /** Drops the triggers and generated functions and unregisters the table. The history table is kept. */

@@ -1,0 +1,175 @@
+package io.tidemark.history.internal.ddl;
+
+import io.tidemark.history.internal.catalog.Column;
+import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * The statements that move a history table (storage HISTORY_TABLE) into the closed-versions table and the rows of
+ * the table (storage CURRENT_IN_TABLE). Pure: {@link StorageMigration} checks, orders and runs them.
+ */
+final class MigrationSql {
+
+    /** A query returning (count, one key as text) of what would make the migration wrong; 0 means none. */
+    record Check(String problem, String sql) {
+    }
+
+    private final HistorySql sql;
+    private final String history;
+    private final String closed;
+    private final String versionedFromHistory;
+    private final String closedColumns;
+
+    /**
+     * @param sql     the target's SQL (storage CURRENT_IN_TABLE, the table's shape)
+     * @param history the installed history table
+     * @param held    the history table's columns
+     * @param orphans its columns that are not versioned now, kept in the closed versions
+     */
+    MigrationSql(HistorySql sql, PgName history, Set<String> held, List<Column> orphans) {
+        this.sql = sql;
+        this.history = history.quoted();
+        this.closed = sql.names.closedTable().quoted();
+        // A column the table gained without evolve() has no past values: NULL, as evolve() would give them.
+        this.versionedFromHistory = HistorySql.columnList(sql.shape.versioned(),
+                c -> held.contains(c.name()) ? "h." + c.quoted() : "NULL")
+                + orphans.stream().map(c -> ", h." + c.quoted()).collect(Collectors.joining());
+        this.closedColumns = HistorySql.columnList(sql.shape.versioned(), Column::quoted)
+                + orphans.stream().map(c -> ", " + c.quoted()).collect(Collectors.joining());
+    }
+
+    List<Check> consistencyChecks() {
+        String keyText = "ROW" + HistorySql.row(sql.shape.keyColumns(), "{{alias}}.") + "::pg_catalog.text";
+        return List.of(
+                new Check("rows of the table without an open version in the history", SqlTemplate.of("""
+                        SELECT pg_catalog.count(*), pg_catalog.min({{key_text}})
+                          FROM {{table}} AS t
+                         WHERE NOT EXISTS (SELECT FROM {{history}} AS h
+                                            WHERE h.valid_to = 'infinity' AND {{key_match}})""")
+                        .with("key_text", keyText.replace("{{alias}}", "t")).with("table", sql.table)
+                        .with("history", history).with("key_match", sql.keyMatch("h.", "t.")).render()),
+                new Check("open versions in the history of keys that have no row in the table", SqlTemplate.of("""
+                        SELECT pg_catalog.count(*), pg_catalog.min({{key_text}})
+                          FROM {{history}} AS h
+                         WHERE h.valid_to = 'infinity'
+                           AND NOT EXISTS (SELECT FROM {{table}} AS t WHERE {{key_match}})""")
+                        .with("key_text", keyText.replace("{{alias}}", "h")).with("table", sql.table)
+                        .with("history", history).with("key_match", sql.keyMatch("h.", "t.")).render()),
+                new Check("open versions that start before the end of their key's last closed version", SqlTemplate.of("""
+                        SELECT pg_catalog.count(*), pg_catalog.min({{key_text}})
+                          FROM {{history}} AS h
+                         WHERE h.valid_to = 'infinity'
+                           AND EXISTS (SELECT FROM {{history}} AS p
+                                        WHERE {{key_match}} AND p.valid_to <> 'infinity'
+                                          AND p.valid_to > h.valid_from)""")
+                        .with("key_text", keyText.replace("{{alias}}", "h")).with("history", history)
+                        .with("key_match", sql.keyMatch("p.", "h.")).render()));
+    }
+
+    /** Every trigger and function of the history table shape, in either trigger mode. */
+    List<SqlStep> dropHistoryTableShape() {
+        List<String> triggers = new ArrayList<>(sql.names.statementTriggers());
+        triggers.add(sql.names.rowTrigger());
+        triggers.add(sql.names.truncateTrigger());
+        List<SqlStep> steps = new ArrayList<>();
+        for (String trigger : triggers) {
+            steps.add(new SqlStep("The history table shape's trigger, if this mode had it.",
+                    SqlTemplate.of("DROP TRIGGER IF EXISTS {{trigger}} ON {{table}}")
+                            .with("trigger", PgName.quote(trigger)).with("table", sql.table).render()));
+        }
+        steps.add(new SqlStep("The history table shape's functions (the new shape creates its own).", SqlTemplate.of("""
+                DROP FUNCTION IF EXISTS {{write_function}}();
+                DROP FUNCTION IF EXISTS {{truncate_function}}();
+                DROP FUNCTION IF EXISTS {{as_of_function}}(timestamptz)""")
+                .with("write_function", sql.names.writeFunction().quoted())
+                .with("truncate_function", sql.names.truncateFunction().quoted())
+                .with("as_of_function", sql.names.asOfFunction().quoted()).render()));
+        return steps;
+    }
+
+    /** Closed versions and tombstones keep their history_id; the context columns become the context array. */
+    SqlStep copyClosedVersions() {
+        return new SqlStep("Every closed version and tombstone, with its history_id.", SqlTemplate.of("""
+                INSERT INTO {{closed}} (history_id, {{closed_columns}}, valid_from, valid_to, operation, chain_no, context)
+                OVERRIDING SYSTEM VALUE
+                SELECT h.history_id, {{versioned}}, h.valid_from, h.valid_to, h.operation, h.chain_no, {{context}}
+                  FROM {{history}} AS h
+                 WHERE h.valid_to <> 'infinity'""")
+                .with("closed", closed).with("closed_columns", closedColumns).with("versioned", versionedFromHistory)
+                .with("context", context("h")).with("history", history).render());
+    }
+
+    /** New closed versions are numbered after the copied ones. */
+    SqlStep continueIdentity() {
+        return new SqlStep("Versions archived from now on are numbered after the copied ones.", SqlTemplate.of("""
+                SELECT pg_catalog.setval(pg_catalog.pg_get_serial_sequence({{closed_literal}}, 'history_id'),
+                       COALESCE((SELECT pg_catalog.max(c.history_id) FROM {{closed}} AS c), 0) OPERATOR(pg_catalog.+) 1, false)""")
+                .with("closed_literal", PgName.literal(closed)).with("closed", closed).render());
+    }
+
+    /**
+     * An open version whose earlier versions were pruned (its operation or chain number is not what the key's last
+     * closed version implies) is closed at the migration instant and continued by an identical current version, so
+     * that the view derives its operation and chain number as they were.
+     */
+    SqlStep splitPrunedVersions() {
+        return new SqlStep("Open versions whose earlier versions were pruned: closed now, continued unchanged.",
+                SqlTemplate.of("""
+                        INSERT INTO {{closed}} ({{closed_columns}}, valid_from, valid_to, operation, chain_no, context)
+                        SELECT {{versioned}}, h.valid_from, GREATEST(pg_catalog.now(), h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond'),
+                               h.operation, h.chain_no, {{context}}
+                          FROM {{history}} AS h
+                          LEFT JOIN LATERAL (
+                                SELECT l.operation, l.chain_no
+                                  FROM {{closed}} AS l
+                                 WHERE {{key_match}}
+                                 ORDER BY l.valid_from DESC, l.valid_to DESC
+                                 LIMIT 1) AS l ON true
+                         WHERE h.valid_to = 'infinity'
+                           AND (h.operation OPERATOR(pg_catalog.<>) (CASE WHEN l.operation IS NULL OR l.operation OPERATOR(pg_catalog.=) 3 THEN 1 ELSE 2 END)
+                                OR h.chain_no OPERATOR(pg_catalog.<>) COALESCE(l.chain_no OPERATOR(pg_catalog.+) CASE WHEN l.operation OPERATOR(pg_catalog.=) 3 THEN 1 ELSE 0 END, 1))""")
+                        .with("closed", closed).with("closed_columns", closedColumns)
+                        .with("versioned", versionedFromHistory).with("context", context("h"))
+                        .with("history", history).with("key_match", sql.keyMatch("l.", "h.")).render());
+    }
+
+    /**
+     * Each row takes its open version's start and context; a split version starts where its closed part ended.
+     * The table's own UPDATE triggers are paused around it by the caller: this is not an application change.
+     */
+    SqlStep moveOpenVersions() {
+        return new SqlStep("Each row's current version: the start and change context of its open version.",
+                SqlTemplate.of("""
+                        UPDATE {{table}} AS t
+                           SET {{from}} = GREATEST(h.valid_from, s.valid_to), {{context_column}} = {{context}}
+                          FROM {{history}} AS h
+                          LEFT JOIN LATERAL (
+                                SELECT l.valid_to
+                                  FROM {{closed}} AS l
+                                 WHERE {{split_match}} AND l.valid_from OPERATOR(pg_catalog.=) h.valid_from
+                                 ORDER BY l.valid_to DESC
+                                 LIMIT 1) AS s ON true
+                         WHERE h.valid_to = 'infinity' AND {{key_match}}""")
+                        .with("table", sql.table).with("from", CurrentInTableSql.FROM)
+                        .with("context_column", CurrentInTableSql.CONTEXT).with("context", context("h"))
+                        .with("history", history).with("closed", closed)
+                        .with("split_match", sql.keyMatch("l.", "h.")).with("key_match", sql.keyMatch("h.", "t."))
+                        .render());
+    }
+
+    SqlStep dropHistoryTable() {
+        return new SqlStep("The history table, now copied; its name becomes the view's.",
+                SqlTemplate.of("DROP TABLE {{history}}").with("history", history).render());
+    }
+
+    /** The five context columns as the context array, extra as jsonb text (as the triggers write it). */
+    private static String context(String alias) {
+        return SqlTemplate.of("ARRAY[{{a}}.changed_by, {{a}}.changed_by_name, {{a}}.correlation_id, {{a}}.reason,"
+                + " ({{a}}.extra)::pg_catalog.text]").with("a", alias).render();
+    }
+}

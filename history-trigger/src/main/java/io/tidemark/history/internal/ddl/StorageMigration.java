@@ -1,0 +1,250 @@
+package io.tidemark.history.internal.ddl;
+
+import io.tidemark.history.HistoryStorage;
+import io.tidemark.history.MigrationReport;
+import io.tidemark.history.TemporalTable;
+import io.tidemark.history.internal.HistoryTransactions;
+import io.tidemark.history.internal.catalog.CatalogObjects;
+import io.tidemark.history.internal.catalog.CatalogReader;
+import io.tidemark.history.internal.catalog.Column;
+import io.tidemark.history.internal.catalog.Registry;
+import io.tidemark.history.internal.catalog.RegistryEntry;
+import io.tidemark.history.internal.catalog.TableShape;
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.jdbc.Jdbc;
+import io.tidemark.sync.internal.sql.PgName;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Converts a history installed with {@link HistoryStorage#HISTORY_TABLE} into {@link HistoryStorage#CURRENT_IN_TABLE},
+ * in one transaction under the install's lock: every closed version keeps its row (and its {@code history_id}), every
+ * open version moves into its row of the table, and the history table's name becomes the view that presents both.
+ * Nothing is dropped before its rows are copied, and any refusal leaves everything as it was.
+ */
+public final class StorageMigration {
+
+    /** The history table's own columns; any other column is a versioned column or an orphan. */
+    private static final Set<String> HISTORY_COLUMNS = Set.of("history_id", "valid_from", "valid_to", "operation",
+            "chain_no", "changed_by", "changed_by_name", "correlation_id", "reason", "extra");
+
+    private final TemporalTable config;
+    private final String object;
+
+    public StorageMigration(TemporalTable config) {
+        this.config = config;
+        this.object = HistoryNames.table(config).toString();
+    }
+
+    public MigrationReport migrate(DataSource dataSource) {
+        if (config.storage() != HistoryStorage.CURRENT_IN_TABLE) {
+            throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object, "migrate() converts an installed"
+                    + " history to the configured storage, and Tidemark converts only from HistoryStorage.HISTORY_TABLE"
+                    + " to HistoryStorage.CURRENT_IN_TABLE; configure storage(HistoryStorage.CURRENT_IN_TABLE)");
+        }
+        return HistoryTransactions.inTransaction(dataSource, object, "migrating history", c -> {
+            CatalogReader.pinSearchPath(c);
+            Optional<RegistryEntry> entry = Registry.exists(c) ? Registry.find(c, HistoryNames.table(config))
+                    : Optional.empty();
+            if (entry.isEmpty()) {
+                throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, HistoryNames.table(config)
+                        + " is not registered as a temporal table; there is nothing to migrate. Run install()");
+            }
+            if (entry.get().storage() == HistoryStorage.CURRENT_IN_TABLE) {
+                return new MigrationReport(false, 0, 0, 0, List.of());
+            }
+            CatalogReader.read(c, config); // explanatory errors before the lock
+            HistorySql sql = new HistorySql(config, null);
+            Jdbc.execute(c, sql.lockTable().sql());
+            return migrateLocked(c, entry.get(), CatalogReader.read(c, config));
+        });
+    }
+
+    private MigrationReport migrateLocked(Connection c, RegistryEntry entry, TableShape shape) throws SQLException {
+        HistorySql sql = new HistorySql(config, shape);
+        CurrentInTableSql current = sql.current();
+        HistoryNames names = HistoryNames.of(config);
+        PgName history = entry.historyTable();
+        if (!history.equals(names.historyTable())) {
+            throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object, "it is installed with history"
+                    + " table " + history + " but configured with " + names.historyTable()
+                    + "; configure the installed name");
+        }
+        String schema = history.schema().orElseThrow();
+        if (!CatalogObjects.relationKind(c, schema, history.name()).filter("r"::equals).isPresent()) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, "history table " + history + " does not"
+                    + " exist; there is no history to migrate. Run uninstall() and install() to start a new one");
+        }
+        Map<String, String> held = CatalogObjects.columns(c, history);
+        List<Column> orphans = orphans(held, shape);
+        refuseUnmigratable(c, sql, shape, held, names);
+        MigrationSql steps = new MigrationSql(sql, history, held.keySet(), orphans);
+        refuseInconsistentHistory(c, steps);
+
+        List<String> actions = new ArrayList<>();
+        List<String> readers = CatalogObjects.grants(c, history).stream()
+                .filter(g -> g.startsWith("GRANT SELECT ")).toList();
+        for (SqlStep step : steps.dropHistoryTableShape()) {
+            Jdbc.execute(c, step.sql());
+        }
+        actions.add("dropped the triggers and functions of storage HISTORY_TABLE");
+        Jdbc.execute(c, current.createClosedTable().sql());
+        for (Column orphan : orphans) {
+            Jdbc.execute(c, current.addClosedColumn(orphan.quoted() + " " + orphan.typeDefinition()).sql());
+        }
+        long closed = Jdbc.update(c, steps.copyClosedVersions().sql());
+        Jdbc.execute(c, steps.continueIdentity().sql());
+        actions.add("copied " + closed + " closed versions and tombstones to " + names.closedTable());
+        // Indexed once the rows are in (faster than row by row); the look-ups below read the key index.
+        for (SqlStep step : current.createIndexes()) {
+            Jdbc.execute(c, step.sql());
+        }
+        Jdbc.execute(c, "ANALYZE " + names.closedTable().quoted());
+        Jdbc.execute(c, current.addCurrentColumns().sql());
+        List<UserTrigger> paused = UserTrigger.onUpdate(c, HistoryNames.table(config));
+        for (UserTrigger trigger : paused) {
+            Jdbc.execute(c, trigger.disable());
+        }
+        long split = Jdbc.update(c, steps.splitPrunedVersions().sql());
+        long moved = Jdbc.update(c, steps.moveOpenVersions().sql());
+        for (UserTrigger trigger : paused) {
+            Jdbc.execute(c, trigger.restore());
+        }
+        long rows = Jdbc.query(c, sql.countRows(), rs -> rs.getLong(1)).get(0);
+        if (moved != rows) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, moved + " open versions matched the "
+                    + rows + " rows of the table; nothing was changed. Run checkInvariants() on the installed history");
+        }
+        if (split > 0) {
+            actions.add("closed " + split + " open versions whose earlier versions were pruned at the migration"
+                    + " instant, each continued by an identical current version (operation and chain number kept)");
+        }
+        actions.add("moved " + moved + " open versions into the rows of " + shape.table()
+                + (paused.isEmpty() ? "" : " (triggers " + String.join(", ", paused.stream().map(UserTrigger::name)
+                .toList()) + " paused for it)"));
+        Jdbc.execute(c, steps.dropHistoryTable().sql());
+        Jdbc.execute(c, current.createView(orphans).sql());
+        for (String grant : readers) {
+            Jdbc.execute(c, grant);
+        }
+        actions.add("created view " + history + (readers.isEmpty() ? "" : " with the history table's SELECT grants"));
+        for (SqlStep step : Installer.functionsAndTriggers(sql)) {
+            Jdbc.execute(c, step.sql());
+        }
+        Jdbc.execute(c, sql.register(RegistryEntry.of(config, shape, orphans, sql)).sql());
+        actions.add("installed the triggers and functions of storage CURRENT_IN_TABLE and registered it");
+        return new MigrationReport(true, closed, moved, split, actions);
+    }
+
+    /**
+     * Columns of the history table that are neither its own nor versioned now: dropped or excluded columns, and the
+     * opt-in session user and transaction id columns. They stay in the closed versions, as orphans do on evolve.
+     */
+    private static List<Column> orphans(Map<String, String> held, TableShape shape) {
+        Set<String> versioned = new java.util.HashSet<>(shape.versioned().stream().map(Column::name).toList());
+        List<Column> orphans = new ArrayList<>();
+        held.forEach((name, type) -> {
+            if (!HISTORY_COLUMNS.contains(name) && !versioned.contains(name)) {
+                orphans.add(new Column(name, type, null, false));
+            }
+        });
+        return orphans;
+    }
+
+    private void refuseUnmigratable(Connection c, HistorySql sql, TableShape shape, Map<String, String> held,
+                                    HistoryNames names) throws SQLException {
+        for (Column column : shape.versioned()) {
+            String type = held.get(column.name());
+            if (type != null && !type.equals(column.typeDefinition())) {
+                throw TidemarkException.forObject(ErrorCode.SCHEMA_CHANGE_REFUSED, object, "column " + column.name()
+                        + " is " + column.typeDefinition() + " in the table but " + type + " in " + names.historyTable()
+                        + "; run evolve() with the installed storage first (it reports the change). Nothing was"
+                        + " changed.");
+            }
+        }
+        for (String column : HISTORY_COLUMNS) {
+            if (!held.containsKey(column)) {
+                throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, names.historyTable() + " has no"
+                        + " column " + column + "; it is not a history table Tidemark can migrate. Nothing was changed.");
+            }
+        }
+        List<String> dependents = CatalogObjects.dependentViews(c, names.historyTable());
+        if (!dependents.isEmpty()) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_CHANGE_REFUSED, object, "history table "
+                    + names.historyTable() + " is read by " + String.join(", ", dependents) + ", and migrate() replaces"
+                    + " it by a view of the same name and columns. Tidemark does not drop views of yours: drop them,"
+                    + " migrate, and create them again. Nothing was changed.");
+        }
+        String schema = names.historyTable().schema().orElseThrow();
+        if (CatalogObjects.relationExists(c, schema, names.closedTable().name())) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, names.closedTable() + " already"
+                    + " exists; rename or drop it, then migrate. Nothing was changed.");
+        }
+        if (CatalogObjects.anyFunction(c, names.insertFunction())) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, "function "
+                    + names.insertFunction() + " already exists and was not generated for this table; drop or rename"
+                    + " it, then migrate. Nothing was changed.");
+        }
+        Map<String, String> columns = CatalogObjects.columns(c, HistoryNames.table(config));
+        for (String column : List.of(CatalogReader.CURRENT_FROM_COLUMN, CatalogReader.CURRENT_CONTEXT_COLUMN)) {
+            if (columns.containsKey(column)) {
+                throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, "the table already has a"
+                        + " column " + column + ", which HistoryStorage.CURRENT_IN_TABLE adds to keep the current"
+                        + " version; rename it, then migrate. Nothing was changed.");
+            }
+        }
+        List<String> later = CatalogObjects.beforeRowUpdateTriggersAfter(c, HistoryNames.table(config),
+                names.statementTriggers().get(1));
+        if (!later.isEmpty()) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object,
+                    sql.current().laterUpdateTriggersProblem(later) + ". Nothing was changed.");
+        }
+    }
+
+    /**
+     * The current-in-table shape has one current version per row and no other open version; a history whose open
+     * versions and rows do not pair up (triggers disabled for a while, rows changed by hand) is refused, naming a key.
+     */
+    private void refuseInconsistentHistory(Connection c, MigrationSql steps) throws SQLException {
+        for (MigrationSql.Check check : steps.consistencyChecks()) {
+            List<String> found = Jdbc.query(c, check.sql(), rs -> rs.getLong(1) == 0 ? null
+                    : rs.getLong(1) + " (key " + rs.getString(2) + ")");
+            if (found.get(0) != null) {
+                throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, check.problem() + ": "
+                        + found.get(0) + ". Run checkInvariants() with the installed storage and repair the history"
+                        + " first. Nothing was changed.");
+            }
+        }
+    }
+
+    /** An application trigger that fires on UPDATE, paused while the open versions move into the rows. */
+    record UserTrigger(PgName table, String name, String enabled) {
+
+        static List<UserTrigger> onUpdate(Connection c, PgName table) throws SQLException {
+            return Jdbc.query(c, """
+                    SELECT t.tgname, t.tgenabled::text
+                    FROM pg_catalog.pg_trigger t
+                    WHERE t.tgrelid = ?::pg_catalog.regclass AND NOT t.tgisinternal
+                      AND t.tgenabled IN ('O', 'A') AND (t.tgtype::integer & 16) <> 0
+                    ORDER BY t.tgname""", rs -> new UserTrigger(table, rs.getString(1), rs.getString(2)),
+                    table.quoted());
+        }
+
+        String disable() {
+            return "ALTER TABLE " + table.quoted() + " DISABLE TRIGGER " + PgName.quote(name);
+        }
+
+        String restore() {
+            return "ALTER TABLE " + table.quoted() + " ENABLE " + ("A".equals(enabled) ? "ALWAYS " : "")
+                    + "TRIGGER " + PgName.quote(name);
+        }
+    }
+}

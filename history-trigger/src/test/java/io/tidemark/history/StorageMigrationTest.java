@@ -1,0 +1,321 @@
+package io.tidemark.history;
+
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.testing.EmbeddedPostgresTest;
+import io.tidemark.testing.TestDatabase;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * {@link TemporalTable#migrate}: a history installed with {@link HistoryStorage#HISTORY_TABLE} converted to
+ * {@link HistoryStorage#CURRENT_IN_TABLE} keeps every version row for row, and every refusal changes nothing.
+ */
+@EmbeddedPostgresTest
+@ExtendWith(InvariantsAfterEach.class)
+class StorageMigrationTest {
+
+    /** The history as the reference's columns present it, in one order; the open versions' history_id left out. */
+    private static final String HISTORY = "SELECT CASE WHEN valid_to = 'infinity' THEN NULL ELSE history_id END AS history_id,"
+            + " id, v, n, doc::text AS doc, valid_from, valid_to, operation, chain_no, changed_by, changed_by_name,"
+            + " correlation_id, reason, extra::text AS extra FROM %s ORDER BY id, valid_from, valid_to, operation";
+
+    private final DataSource ds;
+
+    StorageMigrationTest(DataSource ds) {
+        this.ds = ds;
+    }
+
+    private static TemporalTable.Builder table(String name, TriggerMode mode) {
+        return TemporalTable.forTable(name).triggerMode(mode).exclude("note");
+    }
+
+    private void inTransaction(String... statements) {
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            for (String statement : statements) {
+                s.execute(statement);
+            }
+            c.commit();
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(TriggerMode.class)
+    void every_version_keeps_its_row_and_the_table_goes_on_in_the_new_shape(TriggerMode mode) {
+        String name = "mig_" + mode.name().toLowerCase();
+        Db.exec(ds, "CREATE TABLE " + name + " (id int PRIMARY KEY, v text, n int, doc json, note text)");
+        table(name, mode).build().install(ds);
+        inTransaction("SELECT set_config('tidemark.changed_by', 'ann', true), set_config('tidemark.extra', '{\"ticket\": 7}', true)",
+                "INSERT INTO " + name + " VALUES (1, 'a', 1, '{\"x\": 1}', 'n'), (2, 'b', 2, null, 'n'), (3, 'c', 3, null, 'n')");
+        inTransaction("SELECT set_config('tidemark.reason', 'fix', true)",
+                "UPDATE " + name + " SET v = 'a2' WHERE id = 1", "UPDATE " + name + " SET doc = '{\"x\": 2}' WHERE id = 1");
+        inTransaction("UPDATE " + name + " SET note = 'excluded only' WHERE id = 1");
+        inTransaction("DELETE FROM " + name + " WHERE id = 2");
+        inTransaction("SELECT set_config('tidemark.changed_by', 'bob', true)", "INSERT INTO " + name + " VALUES (2, 'b2', 2, null, 'n')");
+        inTransaction("UPDATE " + name + " SET id = 4 WHERE id = 3");
+        List<Map<String, Object>> before = Db.rows(ds, HISTORY.formatted(name + "_history"));
+        long closed = Db.count(ds, "SELECT count(*) FROM " + name + "_history WHERE valid_to <> 'infinity'");
+        assertThat(closed).as("versions, tombstones, a second chain and a key update").isEqualTo(6);
+
+        TemporalTable current = table(name, mode).storage(HistoryStorage.CURRENT_IN_TABLE).build();
+        MigrationReport report = current.migrate(ds);
+
+        assertThat(report.migrated()).isTrue();
+        assertThat(report.closedVersions()).isEqualTo(closed);
+        assertThat(report.currentVersions()).isEqualTo(3);
+        assertThat(report.splitVersions()).isZero();
+        assertThat(Db.rows(ds, HISTORY.formatted(name + "_history"))).as("the view presents the same rows")
+                .isEqualTo(before);
+        assertThat(Db.scalar(ds, "SELECT relkind::text FROM pg_class WHERE relname = ?", name + "_history"))
+                .isEqualTo("v");
+        assertThat(current.verify(ds).drifts()).as("installed exactly as install() would").isEmpty();
+        assertThat(current.install(ds)).isEqualTo(new InstallReport(false, 0, List.of()));
+        assertThat(current.migrate(ds).migrated()).as("a second run does nothing").isFalse();
+
+        Db.exec(ds, "UPDATE " + name + " SET v = 'a3' WHERE id = 1");
+        Db.exec(ds, "DELETE FROM " + name + " WHERE id = 4");
+        assertThat(Versions.of(ds, name + "_history", "id = 1").ops()).containsExactly(1, 2, 2, 2);
+        assertThat(Versions.of(ds, name + "_history", "id = 4").ops()).containsExactly(1, 3);
+        assertThat(Db.scalar(ds, "SELECT max(history_id) > ? FROM " + name + "_history_closed",
+                before.stream().map(r -> r.get("history_id")).filter(java.util.Objects::nonNull)
+                        .mapToLong(h -> ((Number) h).longValue()).max().orElseThrow()))
+                .as("new closed versions are numbered after the copied ones").isEqualTo(true);
+        assertThat(Db.count(ds, "SELECT count(*) FROM pg_trigger WHERE tgrelid = ?::regclass AND NOT tgisinternal",
+                name)).as("the new shape's four triggers, none of the old").isEqualTo(4);
+    }
+
+    @Test
+    void a_composite_key_history_migrates_row_for_row() {
+        Db.exec(ds, "CREATE TABLE composite_mig (region text, id int, v text, PRIMARY KEY (region, id))");
+        TemporalTable.forTable("composite_mig").build().install(ds);
+        Db.exec(ds, "INSERT INTO composite_mig VALUES ('eu', 1, 'a'), ('us', 1, 'b'), ('eu', 2, 'c')");
+        Db.exec(ds, "UPDATE composite_mig SET v = 'a2' WHERE region = 'eu' AND id = 1");
+        Db.exec(ds, "DELETE FROM composite_mig WHERE region = 'us'");
+        Db.exec(ds, "UPDATE composite_mig SET region = 'apac' WHERE id = 2");
+        String history = "SELECT CASE WHEN valid_to = 'infinity' THEN NULL ELSE history_id END AS h, region, id, v,"
+                + " valid_from, valid_to, operation, chain_no FROM composite_mig_history"
+                + " ORDER BY region, id, valid_from, valid_to, operation";
+        List<Map<String, Object>> before = Db.rows(ds, history);
+
+        TemporalTable current = TemporalTable.forTable("composite_mig").storage(HistoryStorage.CURRENT_IN_TABLE).build();
+        assertThat(current.migrate(ds).currentVersions()).isEqualTo(2);
+
+        assertThat(Db.rows(ds, history)).isEqualTo(before);
+        Db.exec(ds, "UPDATE composite_mig SET v = 'a3' WHERE region = 'eu' AND id = 1");
+        assertThat(Versions.of(ds, "composite_mig_history", "region = 'eu' AND id = 1").ops()).containsExactly(1, 2, 2);
+    }
+
+    @Test
+    void install_or_evolve_with_the_other_storage_names_migrate() {
+        Db.exec(ds, "CREATE TABLE named_mig (id int PRIMARY KEY, v text)");
+        TemporalTable.forTable("named_mig").build().install(ds);
+        TemporalTable current = TemporalTable.forTable("named_mig").storage(HistoryStorage.CURRENT_IN_TABLE).build();
+        for (Runnable call : List.<Runnable>of(() -> current.install(ds), () -> current.evolve(ds))) {
+            assertThatThrownBy(call::run).isInstanceOfSatisfying(TidemarkException.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+                assertThat(e.getMessage()).contains("run migrate()", "HISTORY_TABLE", "CURRENT_IN_TABLE");
+            });
+        }
+        assertThatThrownBy(() -> TemporalTable.forTable("named_mig").build().migrate(ds))
+                .as("the configured storage is the target").isInstanceOfSatisfying(TidemarkException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION));
+        Db.exec(ds, "CREATE TABLE never_installed (id int PRIMARY KEY)");
+        assertThatThrownBy(() -> TemporalTable.forTable("never_installed").storage(HistoryStorage.CURRENT_IN_TABLE)
+                .build().migrate(ds)).isInstanceOfSatisfying(TidemarkException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+                    assertThat(e.getMessage()).contains("not registered");
+                });
+    }
+
+    @Test
+    void an_open_version_whose_earlier_versions_were_pruned_keeps_its_operation_and_chain_by_a_split() {
+        Db.exec(ds, "CREATE TABLE pruned_mig (id int PRIMARY KEY, v text)");
+        TemporalTable installed = TemporalTable.forTable("pruned_mig").build();
+        installed.install(ds);
+        Db.exec(ds, "INSERT INTO pruned_mig VALUES (1, 'a'), (2, 'b'), (3, 'c')");
+        Db.exec(ds, "UPDATE pruned_mig SET v = 'a2' WHERE id = 1");
+        Db.exec(ds, "DELETE FROM pruned_mig WHERE id = 2");
+        Db.exec(ds, "INSERT INTO pruned_mig VALUES (2, 'b2')");
+        Instant cutoff = ((Timestamp) Db.scalar(ds, "SELECT clock_timestamp()")).toInstant();
+        installed.prune(ds, cutoff);
+        assertThat(Db.rows(ds, "SELECT id, operation, chain_no FROM pruned_mig_history ORDER BY id"))
+                .as("only the open versions are left: an update, a second chain's insert and a first insert")
+                .extracting(r -> r.get("id") + ":" + r.get("operation") + ":" + r.get("chain_no"))
+                .containsExactly("1:2:1", "2:1:2", "3:1:1");
+        Map<Object, Object> startsBefore = new HashMap<>();
+        Db.rows(ds, "SELECT id, valid_from FROM pruned_mig_history").forEach(r -> startsBefore.put(r.get("id"),
+                r.get("valid_from")));
+
+        MigrationReport report = TemporalTable.forTable("pruned_mig").storage(HistoryStorage.CURRENT_IN_TABLE).build()
+                .migrate(ds);
+
+        assertThat(report.splitVersions()).isEqualTo(2);
+        assertThat(report.actions()).anySatisfy(a -> assertThat(a).contains("2 open versions", "pruned"));
+        List<String> rows = new ArrayList<>();
+        for (Map<String, Object> r : Db.rows(ds, "SELECT id, v, operation, chain_no, valid_from, valid_to"
+                + " FROM pruned_mig_history ORDER BY id, valid_from")) {
+            rows.add(r.get("id") + ":" + r.get("v") + ":" + r.get("operation") + ":" + r.get("chain_no")
+                    + (r.get("valid_from").equals(startsBefore.get(r.get("id"))) ? ":same start" : ":split"));
+        }
+        assertThat(rows).as("the split's two rows hold the same values; the current version's operation and chain"
+                        + " follow from the closed part")
+                .containsExactly("1:a2:2:1:same start", "1:a2:2:1:split", "2:b2:1:2:same start", "2:b2:2:2:split",
+                        "3:c:1:1:same start");
+        assertThat(Db.count(ds, "SELECT count(*) FROM pruned_mig_as_of(?::timestamptz)",
+                Timestamp.from(cutoff))).as("the table as it was after the prune horizon").isEqualTo(3);
+        assertThat(Db.scalar(ds, "SELECT pruned_before IS NOT NULL FROM tidemark.temporal_tables"
+                + " WHERE source_table = 'pruned_mig'")).as("the retention horizon is kept").isEqualTo(true);
+    }
+
+    @Test
+    void a_history_whose_open_versions_and_rows_do_not_pair_up_is_refused_and_nothing_changes() {
+        Db.exec(ds, "CREATE TABLE unpaired (id int PRIMARY KEY, v text)");
+        TemporalTable.forTable("unpaired").build().install(ds);
+        Db.exec(ds, "INSERT INTO unpaired VALUES (1, 'a')");
+        Db.exec(ds, "ALTER TABLE unpaired DISABLE TRIGGER unpaired_history_trg; INSERT INTO unpaired VALUES (5, 'x');"
+                + " ALTER TABLE unpaired ENABLE TRIGGER unpaired_history_trg");
+        TemporalTable current = TemporalTable.forTable("unpaired").storage(HistoryStorage.CURRENT_IN_TABLE).build();
+
+        assertThatThrownBy(() -> current.migrate(ds)).isInstanceOfSatisfying(TidemarkException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
+            assertThat(e.getMessage()).contains("rows of the table without an open version", "1 (key (5))",
+                    "checkInvariants()", "Nothing was changed");
+        });
+        assertNothingChanged("unpaired");
+        Db.exec(ds, "ALTER TABLE unpaired DISABLE TRIGGER unpaired_history_trg; DELETE FROM unpaired WHERE id = 5;"
+                + " ALTER TABLE unpaired ENABLE TRIGGER unpaired_history_trg");
+        Db.exec(ds, "DELETE FROM unpaired_history WHERE id = 1 AND valid_to = 'infinity'"); // an open version left alone
+        assertThatThrownBy(() -> current.migrate(ds)).isInstanceOfSatisfying(TidemarkException.class,
+                e -> assertThat(e.getMessage()).contains("rows of the table without an open version", "(key (1))"));
+        Db.exec(ds, "INSERT INTO unpaired_history (id, v, valid_from, operation, chain_no) VALUES (1, 'a', now(), 1, 1),"
+                + " (9, 'z', now(), 1, 1)");
+        assertThatThrownBy(() -> current.migrate(ds)).isInstanceOfSatisfying(TidemarkException.class,
+                e -> assertThat(e.getMessage()).contains("open versions in the history of keys that have no row in"
+                        + " the table", "1 (key (9))"));
+        assertNothingChanged("unpaired");
+        Db.exec(ds, "DELETE FROM unpaired_history WHERE id = 9");
+        assertThat(current.migrate(ds).migrated()).as("once repaired it migrates").isTrue();
+    }
+
+    @Test
+    void a_view_of_the_application_on_the_history_table_is_refused_naming_it() {
+        Db.exec(ds, "CREATE TABLE viewed_mig (id int PRIMARY KEY, v text)");
+        TemporalTable.forTable("viewed_mig").build().install(ds);
+        Db.exec(ds, "INSERT INTO viewed_mig VALUES (1, 'a'); CREATE VIEW audit_view AS SELECT * FROM viewed_mig_history");
+        TemporalTable current = TemporalTable.forTable("viewed_mig").storage(HistoryStorage.CURRENT_IN_TABLE).build();
+        assertThatThrownBy(() -> current.migrate(ds)).isInstanceOfSatisfying(TidemarkException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_CHANGE_REFUSED);
+            assertThat(e.getMessage()).contains("public.audit_view", "Nothing was changed");
+        });
+        assertNothingChanged("viewed_mig");
+        Db.exec(ds, "DROP VIEW audit_view");
+        current.migrate(ds);
+        Db.exec(ds, "CREATE VIEW audit_view AS SELECT * FROM viewed_mig_history");
+        assertThat(Db.count(ds, "SELECT count(*) FROM audit_view")).isEqualTo(1);
+    }
+
+    @Test
+    void the_applications_update_triggers_do_not_see_the_migration_and_keep_their_state() {
+        Db.exec(ds, "CREATE TABLE touched_mig (id int PRIMARY KEY, v text, touches int NOT NULL DEFAULT 0);"
+                + " CREATE FUNCTION touch() RETURNS trigger LANGUAGE plpgsql AS"
+                + " $$ BEGIN NEW.touches := NEW.touches + 1; RETURN NEW; END $$;"
+                + " CREATE TRIGGER a_touch BEFORE UPDATE ON touched_mig FOR EACH ROW EXECUTE FUNCTION touch();"
+                + " CREATE TRIGGER b_touch_always BEFORE UPDATE ON touched_mig FOR EACH ROW EXECUTE FUNCTION touch();"
+                + " ALTER TABLE touched_mig ENABLE ALWAYS TRIGGER b_touch_always;"
+                + " CREATE TRIGGER c_touch_off BEFORE UPDATE ON touched_mig FOR EACH ROW EXECUTE FUNCTION touch();"
+                + " ALTER TABLE touched_mig DISABLE TRIGGER c_touch_off");
+        TemporalTable.forTable("touched_mig").exclude("touches").build().install(ds);
+        Db.exec(ds, "INSERT INTO touched_mig (id, v) VALUES (1, 'a'), (2, 'b')");
+        String states = "SELECT string_agg(tgname || '=' || tgenabled::text, ',' ORDER BY tgname) FROM pg_trigger"
+                + " WHERE tgrelid = 'touched_mig'::regclass AND tgname LIKE '%touch%' AND tgname NOT LIKE 'touched_mig_history%'";
+        Object before = Db.scalar(ds, states);
+
+        MigrationReport report = TemporalTable.forTable("touched_mig").exclude("touches")
+                .storage(HistoryStorage.CURRENT_IN_TABLE).build().migrate(ds);
+
+        assertThat(report.actions()).anySatisfy(a -> assertThat(a).contains("a_touch", "b_touch_always")
+                .doesNotContain("c_touch_off"));
+        assertThat(Db.count(ds, "SELECT sum(touches) FROM touched_mig")).as("no trigger of the application fired")
+                .isZero();
+        assertThat(Db.scalar(ds, states)).isEqualTo(before);
+        Db.exec(ds, "UPDATE touched_mig SET v = 'a2' WHERE id = 1");
+        assertThat(Db.count(ds, "SELECT touches FROM touched_mig WHERE id = 1")).as("both enabled triggers fire again")
+                .isEqualTo(2);
+    }
+
+    @Test
+    void readers_keep_their_grant_and_the_opt_in_columns_stay_as_orphans(TestDatabase db) {
+        DataSource reader = db.createRole("mig_reader");
+        Db.exec(ds, "CREATE TABLE granted_mig (id int PRIMARY KEY, v text)");
+        TemporalTable.forTable("granted_mig").sessionUserColumn(true).transactionIdColumn(true).build().install(ds);
+        Db.exec(ds, "INSERT INTO granted_mig VALUES (1, 'a'); UPDATE granted_mig SET v = 'b'");
+        Db.exec(ds, "GRANT SELECT ON granted_mig, granted_mig_history TO mig_reader");
+        List<Map<String, Object>> before = Db.rows(ds, "SELECT history_id, db_session_user, transaction_id::text AS xid"
+                + " FROM granted_mig_history WHERE valid_to <> 'infinity' ORDER BY history_id");
+
+        TemporalTable.forTable("granted_mig").storage(HistoryStorage.CURRENT_IN_TABLE).build().migrate(ds);
+
+        assertThat(Db.rows(reader, "SELECT history_id, db_session_user, transaction_id::text AS xid"
+                + " FROM granted_mig_history WHERE valid_to <> 'infinity' ORDER BY history_id"))
+                .as("the reader reads the view; the closed version keeps who and which transaction").isEqualTo(before);
+        assertThat(before).singleElement().satisfies(r -> assertThat(r.get("db_session_user")).isNotNull());
+        assertThat(Db.count(reader, "SELECT count(*) FROM granted_mig_history WHERE db_session_user IS NULL"))
+                .as("the current version has none: the shape does not record them").isEqualTo(1);
+    }
+
+    @Test
+    void a_writer_in_flight_finishes_in_the_old_shape_and_the_next_one_writes_in_the_new() throws Exception {
+        Db.exec(ds, "CREATE TABLE busy_mig (id int PRIMARY KEY, v text)");
+        TemporalTable.forTable("busy_mig").build().install(ds);
+        Db.exec(ds, "INSERT INTO busy_mig VALUES (1, 'a'), (2, 'b')");
+        TemporalTable current = TemporalTable.forTable("busy_mig").storage(HistoryStorage.CURRENT_IN_TABLE).build();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try (Connection writer = ds.getConnection(); Statement s = writer.createStatement()) {
+            writer.setAutoCommit(false);
+            s.execute("UPDATE busy_mig SET v = 'a2' WHERE id = 1"); // archived by the history table shape's trigger
+            java.util.concurrent.Future<MigrationReport> migration = pool.submit(() -> current.migrate(ds));
+            Waits.untilWaitingOn(ds, "busy_mig", 1);
+            java.util.concurrent.Future<?> next = pool.submit(() -> Db.exec(ds, "UPDATE busy_mig SET v = 'b2' WHERE id = 2"));
+            Waits.untilWaitingOn(ds, "busy_mig", 2);
+            writer.commit();
+            assertThat(migration.get(30, java.util.concurrent.TimeUnit.SECONDS).currentVersions()).isEqualTo(2);
+            next.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(Versions.of(ds, "busy_mig_history", "id = 1").ops()).as("the in-flight update, migrated")
+                .containsExactly(1, 2);
+        assertThat(Versions.of(ds, "busy_mig_history", "id = 2").ops()).as("the update that waited, archived by the"
+                + " new shape").containsExactly(1, 2);
+        assertThat(Db.count(ds, "SELECT count(*) FROM busy_mig_history_closed")).isEqualTo(2);
+    }
+
+    /** Still the history table shape, with its trigger and its rows. */
+    private void assertNothingChanged(String table) {
+        assertThat(Db.scalar(ds, "SELECT relkind::text FROM pg_class WHERE relname = ?", table + "_history"))
+                .isEqualTo("r");
+        assertThat(Db.count(ds, "SELECT count(*) FROM pg_class WHERE relname = ?", table + "_history_closed")).isZero();
+        assertThat(Db.count(ds, "SELECT count(*) FROM pg_trigger WHERE tgrelid = ?::regclass AND tgname = ?", table,
+                table + "_history_trg")).isEqualTo(1);
+        assertThat(Db.count(ds, "SELECT count(*) FROM information_schema.columns WHERE table_name = ?"
+                + " AND column_name LIKE 'tidemark%'", table)).isZero();
+    }
+}
