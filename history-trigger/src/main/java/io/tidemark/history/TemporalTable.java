@@ -156,6 +156,19 @@ public final class TemporalTable {
         return new StorageMigration(this).migrate(dataSource);
     }
 
+    /**
+     * {@link #migrate} as SQL, formatted and commented for review, to run as one transaction by Flyway, Liquibase or
+     * {@code psql --single-transaction}: the same statements in the same order, the consistency checks as a block
+     * that raises an error. Generated from the catalog of {@code dataSource} as it is now (nothing is changed there):
+     * the application's UPDATE triggers it pauses, the grants it moves and the orphan columns it keeps are named in
+     * it, so generate it again after a schema change.
+     *
+     * @throws TidemarkException as {@link #migrate}, and INVALID_CONFIGURATION when already migrated
+     */
+    public String migrationScript(DataSource dataSource) {
+        return new StorageMigration(this).script(dataSource);
+    }
+
     /** Drops the triggers and generated functions and unregisters the table. The history table is kept. */
     public void uninstall(DataSource dataSource) {
         new SchemaMaintenance(this).uninstall(dataSource);

@@ -7,7 +7,7 @@ import io.tidemark.testing.TestDatabase;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -57,10 +57,10 @@ class StorageMigrationTest {
         }
     }
 
-    @ParameterizedTest
-    @EnumSource(TriggerMode.class)
-    void every_version_keeps_its_row_and_the_table_goes_on_in_the_new_shape(TriggerMode mode) {
-        String name = "mig_" + mode.name().toLowerCase();
+    @ParameterizedTest(name = "{0} mode, by script: {1}")
+    @CsvSource({"ROW, false", "STATEMENT, false", "ROW, true"})
+    void every_version_keeps_its_row_and_the_table_goes_on_in_the_new_shape(TriggerMode mode, boolean byScript) {
+        String name = "mig_" + mode.name().toLowerCase() + (byScript ? "_script" : "");
         Db.exec(ds, "CREATE TABLE " + name + " (id int PRIMARY KEY, v text, n int, doc json, note text)");
         table(name, mode).build().install(ds);
         inTransaction("SELECT set_config('tidemark.changed_by', 'ann', true), set_config('tidemark.extra', '{\"ticket\": 7}', true)",
@@ -76,12 +76,22 @@ class StorageMigrationTest {
         assertThat(closed).as("versions, tombstones, a second chain and a key update").isEqualTo(6);
 
         TemporalTable current = table(name, mode).storage(HistoryStorage.CURRENT_IN_TABLE).build();
-        MigrationReport report = current.migrate(ds);
-
-        assertThat(report.migrated()).isTrue();
-        assertThat(report.closedVersions()).isEqualTo(closed);
-        assertThat(report.currentVersions()).isEqualTo(3);
-        assertThat(report.splitVersions()).isZero();
+        if (byScript) {
+            String script = current.migrationScript(ds);
+            assertThat(script).as("reviewable: commented, locked first, checks before any change")
+                    .startsWith("-- Tidemark: migrate the history of public." + name)
+                    .containsSubsequence("LOCK TABLE", "DO $tidemark$", "DROP TRIGGER IF EXISTS",
+                            "OVERRIDING SYSTEM VALUE", "UPDATE \"public\".\"" + name + "\" AS t", "DROP TABLE",
+                            "CREATE VIEW", "INSERT INTO \"tidemark\".\"temporal_tables\"");
+            assertThat(current.migrationScript(ds)).as("generating it changes nothing").isEqualTo(script);
+            inTransaction(script);
+        } else {
+            MigrationReport report = current.migrate(ds);
+            assertThat(report.migrated()).isTrue();
+            assertThat(report.closedVersions()).isEqualTo(closed);
+            assertThat(report.currentVersions()).isEqualTo(3);
+            assertThat(report.splitVersions()).isZero();
+        }
         assertThat(Db.rows(ds, HISTORY.formatted(name + "_history"))).as("the view presents the same rows")
                 .isEqualTo(before);
         assertThat(Db.scalar(ds, "SELECT relkind::text FROM pg_class WHERE relname = ?", name + "_history"))
@@ -200,6 +210,10 @@ class StorageMigrationTest {
                     "checkInvariants()", "Nothing was changed");
         });
         assertNothingChanged("unpaired");
+        String script = current.migrationScript(ds);
+        assertThatThrownBy(() -> inTransaction(script)).as("the script's checks refuse it too")
+                .hasMessageContaining("rows of the table without an open version in the history: 1 (key (5))");
+        assertNothingChanged("unpaired");
         Db.exec(ds, "ALTER TABLE unpaired DISABLE TRIGGER unpaired_history_trg; DELETE FROM unpaired WHERE id = 5;"
                 + " ALTER TABLE unpaired ENABLE TRIGGER unpaired_history_trg");
         Db.exec(ds, "DELETE FROM unpaired_history WHERE id = 1 AND valid_to = 'infinity'"); // an open version left alone
@@ -248,8 +262,13 @@ class StorageMigrationTest {
                 + " WHERE tgrelid = 'touched_mig'::regclass AND tgname LIKE '%touch%' AND tgname NOT LIKE 'touched_mig_history%'";
         Object before = Db.scalar(ds, states);
 
-        MigrationReport report = TemporalTable.forTable("touched_mig").exclude("touches")
-                .storage(HistoryStorage.CURRENT_IN_TABLE).build().migrate(ds);
+        TemporalTable current = TemporalTable.forTable("touched_mig").exclude("touches")
+                .storage(HistoryStorage.CURRENT_IN_TABLE).build();
+        assertThat(current.migrationScript(ds)).as("the script names what it pauses and how it restores it")
+                .contains("DISABLE TRIGGER \"a_touch\"", "ENABLE TRIGGER \"a_touch\"",
+                        "DISABLE TRIGGER \"b_touch_always\"", "ENABLE ALWAYS TRIGGER \"b_touch_always\"")
+                .doesNotContain("c_touch_off");
+        MigrationReport report = current.migrate(ds);
 
         assertThat(report.actions()).anySatisfy(a -> assertThat(a).contains("a_touch", "b_touch_always")
                 .doesNotContain("c_touch_off"));

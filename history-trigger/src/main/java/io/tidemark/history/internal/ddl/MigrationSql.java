@@ -50,25 +50,61 @@ final class MigrationSql {
                         SELECT pg_catalog.count(*), pg_catalog.min({{key_text}})
                           FROM {{table}} AS t
                          WHERE NOT EXISTS (SELECT FROM {{history}} AS h
-                                            WHERE h.valid_to = 'infinity' AND {{key_match}})""")
+                                            WHERE h.valid_to OPERATOR(pg_catalog.=) 'infinity' AND {{key_match}})""")
                         .with("key_text", keyText.replace("{{alias}}", "t")).with("table", sql.table)
                         .with("history", history).with("key_match", sql.keyMatch("h.", "t.")).render()),
                 new Check("open versions in the history of keys that have no row in the table", SqlTemplate.of("""
                         SELECT pg_catalog.count(*), pg_catalog.min({{key_text}})
                           FROM {{history}} AS h
-                         WHERE h.valid_to = 'infinity'
+                         WHERE h.valid_to OPERATOR(pg_catalog.=) 'infinity'
                            AND NOT EXISTS (SELECT FROM {{table}} AS t WHERE {{key_match}})""")
                         .with("key_text", keyText.replace("{{alias}}", "h")).with("table", sql.table)
                         .with("history", history).with("key_match", sql.keyMatch("h.", "t.")).render()),
                 new Check("open versions that start before the end of their key's last closed version", SqlTemplate.of("""
                         SELECT pg_catalog.count(*), pg_catalog.min({{key_text}})
                           FROM {{history}} AS h
-                         WHERE h.valid_to = 'infinity'
+                         WHERE h.valid_to OPERATOR(pg_catalog.=) 'infinity'
                            AND EXISTS (SELECT FROM {{history}} AS p
-                                        WHERE {{key_match}} AND p.valid_to <> 'infinity'
-                                          AND p.valid_to > h.valid_from)""")
+                                        WHERE {{key_match}} AND p.valid_to OPERATOR(pg_catalog.<>) 'infinity'
+                                          AND p.valid_to OPERATOR(pg_catalog.>) h.valid_from)""")
                         .with("key_text", keyText.replace("{{alias}}", "h")).with("history", history)
                         .with("key_match", sql.keyMatch("p.", "h.")).render()));
+    }
+
+    /**
+     * The consistency checks as one block for the script: it raises an error (and the transaction rolls back) where
+     * {@link StorageMigration} refuses.
+     */
+    SqlStep consistencyCheckBlock(String object) {
+        StringBuilder body = new StringBuilder();
+        for (Check check : consistencyChecks()) {
+            body.append(SqlTemplate.of("""
+                        SELECT q.n, q.k INTO _n, _key FROM (
+                    {{query}}) AS q(n, k);
+                        IF _n OPERATOR(pg_catalog.>) 0 THEN
+                            RAISE EXCEPTION 'tidemark: %: % (key %). Run checkInvariants() with the installed storage and repair the history first', {{problem}}, _n, _key
+                                  USING ERRCODE = 'object_not_in_prerequisite_state';
+                        END IF;
+                    """).with("query", check.sql().indent(8).stripTrailing())
+                    .with("problem", PgName.literal(object + ": " + check.problem())).render());
+        }
+        return new SqlStep("The history's open versions and the table's rows must pair up; else nothing is migrated.",
+                SqlTemplate.of("""
+                        DO {{tag}}
+                        DECLARE
+                            _n   bigint;
+                            _key text;
+                        BEGIN
+                        {{body}}END
+                        {{tag}}""").with("tag", HistorySql.TAG).with("body", body.toString()).render());
+    }
+
+    SqlStep analyzeClosedVersions() {
+        return new SqlStep("Statistics for the look-ups below.", "ANALYZE " + closed);
+    }
+
+    String countRows() {
+        return sql.countRows();
     }
 
     /** Every trigger and function of the history table shape, in either trigger mode. */
@@ -76,20 +112,25 @@ final class MigrationSql {
         List<String> triggers = new ArrayList<>(sql.names.statementTriggers());
         triggers.add(sql.names.rowTrigger());
         triggers.add(sql.names.truncateTrigger());
-        List<SqlStep> steps = new ArrayList<>();
-        for (String trigger : triggers) {
-            steps.add(new SqlStep("The history table shape's trigger, if this mode had it.",
-                    SqlTemplate.of("DROP TRIGGER IF EXISTS {{trigger}} ON {{table}}")
-                            .with("trigger", PgName.quote(trigger)).with("table", sql.table).render()));
-        }
-        steps.add(new SqlStep("The history table shape's functions (the new shape creates its own).", SqlTemplate.of("""
-                DROP FUNCTION IF EXISTS {{write_function}}();
-                DROP FUNCTION IF EXISTS {{truncate_function}}();
-                DROP FUNCTION IF EXISTS {{as_of_function}}(timestamptz)""")
-                .with("write_function", sql.names.writeFunction().quoted())
-                .with("truncate_function", sql.names.truncateFunction().quoted())
-                .with("as_of_function", sql.names.asOfFunction().quoted()).render()));
-        return steps;
+        String drops = triggers.stream().map(trigger -> SqlTemplate.of("DROP TRIGGER IF EXISTS {{trigger}} ON {{table}}")
+                .with("trigger", PgName.quote(trigger)).with("table", sql.table).render())
+                .collect(Collectors.joining(";\n"));
+        return List.of(
+                new SqlStep("The history table shape's triggers (row or statement mode, and TRUNCATE).", drops),
+                new SqlStep("Its functions (the new shape creates its own).", SqlTemplate.of("""
+                        DROP FUNCTION IF EXISTS {{write_function}}();
+                        DROP FUNCTION IF EXISTS {{truncate_function}}();
+                        DROP FUNCTION IF EXISTS {{as_of_function}}(pg_catalog.timestamptz)""")
+                        .with("write_function", sql.names.writeFunction().quoted())
+                        .with("truncate_function", sql.names.truncateFunction().quoted())
+                        .with("as_of_function", sql.names.asOfFunction().quoted()).render()));
+    }
+
+    SqlStep lockTable() {
+        return new SqlStep("Keep writers out until the new shape's triggers are in place: a writer in flight finishes\n"
+                + "first (its change is migrated), the next one waits and is archived by the new triggers.\n"
+                + "Readers are not blocked.",
+                SqlTemplate.of("LOCK TABLE {{table}} IN SHARE ROW EXCLUSIVE MODE").with("table", sql.table).render());
     }
 
     /** Closed versions and tombstones keep their history_id; the context columns become the context array. */
@@ -99,7 +140,7 @@ final class MigrationSql {
                 OVERRIDING SYSTEM VALUE
                 SELECT h.history_id, {{versioned}}, h.valid_from, h.valid_to, h.operation, h.chain_no, {{context}}
                   FROM {{history}} AS h
-                 WHERE h.valid_to <> 'infinity'""")
+                 WHERE h.valid_to OPERATOR(pg_catalog.<>) 'infinity'""")
                 .with("closed", closed).with("closed_columns", closedColumns).with("versioned", versionedFromHistory)
                 .with("context", context("h")).with("history", history).render());
     }
@@ -130,7 +171,7 @@ final class MigrationSql {
                                  WHERE {{key_match}}
                                  ORDER BY l.valid_from DESC, l.valid_to DESC
                                  LIMIT 1) AS l ON true
-                         WHERE h.valid_to = 'infinity'
+                         WHERE h.valid_to OPERATOR(pg_catalog.=) 'infinity'
                            AND (h.operation OPERATOR(pg_catalog.<>) (CASE WHEN l.operation IS NULL OR l.operation OPERATOR(pg_catalog.=) 3 THEN 1 ELSE 2 END)
                                 OR h.chain_no OPERATOR(pg_catalog.<>) COALESCE(l.chain_no OPERATOR(pg_catalog.+) CASE WHEN l.operation OPERATOR(pg_catalog.=) 3 THEN 1 ELSE 0 END, 1))""")
                         .with("closed", closed).with("closed_columns", closedColumns)
@@ -154,7 +195,7 @@ final class MigrationSql {
                                  WHERE {{split_match}} AND l.valid_from OPERATOR(pg_catalog.=) h.valid_from
                                  ORDER BY l.valid_to DESC
                                  LIMIT 1) AS s ON true
-                         WHERE h.valid_to = 'infinity' AND {{key_match}}""")
+                         WHERE h.valid_to OPERATOR(pg_catalog.=) 'infinity' AND {{key_match}}""")
                         .with("table", sql.table).with("from", CurrentInTableSql.FROM)
                         .with("context_column", CurrentInTableSql.CONTEXT).with("context", context("h"))
                         .with("history", history).with("closed", closed)

@@ -45,30 +45,120 @@ public final class StorageMigration {
     }
 
     public MigrationReport migrate(DataSource dataSource) {
-        if (config.storage() != HistoryStorage.CURRENT_IN_TABLE) {
-            throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object, "migrate() converts an installed"
-                    + " history to the configured storage, and Tidemark converts only from HistoryStorage.HISTORY_TABLE"
-                    + " to HistoryStorage.CURRENT_IN_TABLE; configure storage(HistoryStorage.CURRENT_IN_TABLE)");
-        }
+        requireTarget();
         return HistoryTransactions.inTransaction(dataSource, object, "migrating history", c -> {
             CatalogReader.pinSearchPath(c);
-            Optional<RegistryEntry> entry = Registry.exists(c) ? Registry.find(c, HistoryNames.table(config))
-                    : Optional.empty();
-            if (entry.isEmpty()) {
-                throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, HistoryNames.table(config)
-                        + " is not registered as a temporal table; there is nothing to migrate. Run install()");
-            }
-            if (entry.get().storage() == HistoryStorage.CURRENT_IN_TABLE) {
+            RegistryEntry entry = installed(c);
+            if (entry.storage() == HistoryStorage.CURRENT_IN_TABLE) {
                 return new MigrationReport(false, 0, 0, 0, List.of());
             }
             CatalogReader.read(c, config); // explanatory errors before the lock
             HistorySql sql = new HistorySql(config, null);
             Jdbc.execute(c, sql.lockTable().sql());
-            return migrateLocked(c, entry.get(), CatalogReader.read(c, config));
+            return migrateLocked(c, entry, CatalogReader.read(c, config));
         });
     }
 
+    /** The whole migration as SQL, formatted and commented for review, to run as one transaction. */
+    public String script(DataSource dataSource) {
+        requireTarget();
+        return HistoryTransactions.readOnly(dataSource, object, "reading the table for the migration script", c -> {
+            CatalogReader.pinSearchPath(c);
+            RegistryEntry entry = installed(c);
+            if (entry.storage() == HistoryStorage.CURRENT_IN_TABLE) {
+                throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object, "history is stored as"
+                        + " CURRENT_IN_TABLE already; there is nothing to migrate");
+            }
+            Plan plan = plan(c, entry, CatalogReader.read(c, config));
+            StringBuilder out = new StringBuilder();
+            out.append("-- Tidemark: migrate the history of ").append(plan.shape().table())
+                    .append(" from storage HISTORY_TABLE to CURRENT_IN_TABLE\n")
+                    .append("--\n")
+                    .append("-- Run as ONE transaction (Flyway and Liquibase do; with psql use --single-transaction),\n")
+                    .append("-- as the role that owns the table. Writers wait for the lock until it commits; readers do\n")
+                    .append("-- not. Every row of the table is updated once. Generated from the catalog as it is now:\n")
+                    .append("-- generate it again after a schema change. TemporalTable.migrate() does the same.\n\n");
+            out.append(plan.sql().lockTable().render()).append('\n');
+            out.append(plan.sql().consistencyCheckBlock(object).render()).append('\n');
+            for (SqlStep step : plan.steps()) {
+                out.append(step.render()).append('\n');
+            }
+            return out.toString();
+        });
+    }
+
+    private void requireTarget() {
+        if (config.storage() != HistoryStorage.CURRENT_IN_TABLE) {
+            throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object, "migrate() converts an installed"
+                    + " history to the configured storage, and Tidemark converts only from HistoryStorage.HISTORY_TABLE"
+                    + " to HistoryStorage.CURRENT_IN_TABLE; configure storage(HistoryStorage.CURRENT_IN_TABLE)");
+        }
+    }
+
+    private RegistryEntry installed(Connection c) throws SQLException {
+        Optional<RegistryEntry> entry = Registry.exists(c) ? Registry.find(c, HistoryNames.table(config))
+                : Optional.empty();
+        return entry.orElseThrow(() -> TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object,
+                HistoryNames.table(config) + " is not registered as a temporal table; there is nothing to migrate."
+                        + " Run install()"));
+    }
+
     private MigrationReport migrateLocked(Connection c, RegistryEntry entry, TableShape shape) throws SQLException {
+        Plan plan = plan(c, entry, shape);
+        refuseInconsistentHistory(c, plan.sql());
+        long closed = 0;
+        long split = 0;
+        long moved = 0;
+        for (SqlStep step : plan.steps()) {
+            long changed = run(c, step.sql());
+            if (step == plan.copy()) {
+                closed = changed;
+            } else if (step == plan.split()) {
+                split = changed;
+            } else if (step == plan.move()) {
+                moved = changed;
+            }
+        }
+        long rows = Jdbc.query(c, plan.sql().countRows(), rs -> rs.getLong(1)).get(0);
+        if (moved != rows) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, moved + " open versions matched the "
+                    + rows + " rows of the table; nothing was changed. Run checkInvariants() on the installed history");
+        }
+        HistoryNames names = HistoryNames.of(config);
+        List<String> actions = new ArrayList<>();
+        actions.add("dropped the triggers and functions of storage HISTORY_TABLE");
+        actions.add("copied " + closed + " closed versions and tombstones to " + names.closedTable());
+        if (split > 0) {
+            actions.add("closed " + split + " open versions whose earlier versions were pruned at the migration"
+                    + " instant, each continued by an identical current version (operation and chain number kept)");
+        }
+        actions.add("moved " + moved + " open versions into the rows of " + shape.table()
+                + (plan.paused().isEmpty() ? "" : " (triggers " + String.join(", ", plan.paused().stream()
+                .map(UserTrigger::name).toList()) + " paused for it)"));
+        actions.add("created view " + names.historyTable() + (plan.readers() ? " with the history table's SELECT"
+                + " grants" : ""));
+        actions.add("installed the triggers and functions of storage CURRENT_IN_TABLE and registered it");
+        return new MigrationReport(true, closed, moved, split, actions);
+    }
+
+    /** Runs one step (some are several statements, one a SELECT) and returns its first row count, 0 when none. */
+    private static long run(Connection c, String sql) throws SQLException {
+        try (java.sql.Statement s = c.createStatement()) {
+            s.execute(sql);
+            return Math.max(0, s.getUpdateCount());
+        }
+    }
+
+    /**
+     * The migration's statements, in order; {@code copy}, {@code split} and {@code move} are the steps whose row
+     * counts the report gives.
+     */
+    record Plan(TableShape shape, MigrationSql sql, List<SqlStep> steps, SqlStep copy, SqlStep split, SqlStep move,
+                List<UserTrigger> paused, boolean readers) {
+    }
+
+    /** Reads what the migration depends on, refuses what it cannot migrate, and lays out the statements. */
+    private Plan plan(Connection c, RegistryEntry entry, TableShape shape) throws SQLException {
         HistorySql sql = new HistorySql(config, shape);
         CurrentInTableSql current = sql.current();
         HistoryNames names = HistoryNames.of(config);
@@ -86,62 +176,38 @@ public final class StorageMigration {
         Map<String, String> held = CatalogObjects.columns(c, history);
         List<Column> orphans = orphans(held, shape);
         refuseUnmigratable(c, sql, shape, held, names);
-        MigrationSql steps = new MigrationSql(sql, history, held.keySet(), orphans);
-        refuseInconsistentHistory(c, steps);
-
-        List<String> actions = new ArrayList<>();
+        MigrationSql migration = new MigrationSql(sql, history, held.keySet(), orphans);
         List<String> readers = CatalogObjects.grants(c, history).stream()
                 .filter(g -> g.startsWith("GRANT SELECT ")).toList();
-        for (SqlStep step : steps.dropHistoryTableShape()) {
-            Jdbc.execute(c, step.sql());
-        }
-        actions.add("dropped the triggers and functions of storage HISTORY_TABLE");
-        Jdbc.execute(c, current.createClosedTable().sql());
+        List<String> generated = new ArrayList<>(names.statementTriggers());
+        generated.add(names.rowTrigger());
+        List<UserTrigger> paused = UserTrigger.onUpdate(c, HistoryNames.table(config)).stream()
+                .filter(t -> !generated.contains(t.name())).toList(); // those are dropped
+
+        List<SqlStep> steps = new ArrayList<>(migration.dropHistoryTableShape());
+        steps.add(current.createClosedTable());
         for (Column orphan : orphans) {
-            Jdbc.execute(c, current.addClosedColumn(orphan.quoted() + " " + orphan.typeDefinition()).sql());
+            steps.add(current.addClosedColumn(orphan.quoted() + " " + orphan.typeDefinition()));
         }
-        long closed = Jdbc.update(c, steps.copyClosedVersions().sql());
-        Jdbc.execute(c, steps.continueIdentity().sql());
-        actions.add("copied " + closed + " closed versions and tombstones to " + names.closedTable());
+        SqlStep copy = migration.copyClosedVersions();
+        steps.add(copy);
+        steps.add(migration.continueIdentity());
         // Indexed once the rows are in (faster than row by row); the look-ups below read the key index.
-        for (SqlStep step : current.createIndexes()) {
-            Jdbc.execute(c, step.sql());
-        }
-        Jdbc.execute(c, "ANALYZE " + names.closedTable().quoted());
-        Jdbc.execute(c, current.addCurrentColumns().sql());
-        List<UserTrigger> paused = UserTrigger.onUpdate(c, HistoryNames.table(config));
-        for (UserTrigger trigger : paused) {
-            Jdbc.execute(c, trigger.disable());
-        }
-        long split = Jdbc.update(c, steps.splitPrunedVersions().sql());
-        long moved = Jdbc.update(c, steps.moveOpenVersions().sql());
-        for (UserTrigger trigger : paused) {
-            Jdbc.execute(c, trigger.restore());
-        }
-        long rows = Jdbc.query(c, sql.countRows(), rs -> rs.getLong(1)).get(0);
-        if (moved != rows) {
-            throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, moved + " open versions matched the "
-                    + rows + " rows of the table; nothing was changed. Run checkInvariants() on the installed history");
-        }
-        if (split > 0) {
-            actions.add("closed " + split + " open versions whose earlier versions were pruned at the migration"
-                    + " instant, each continued by an identical current version (operation and chain number kept)");
-        }
-        actions.add("moved " + moved + " open versions into the rows of " + shape.table()
-                + (paused.isEmpty() ? "" : " (triggers " + String.join(", ", paused.stream().map(UserTrigger::name)
-                .toList()) + " paused for it)"));
-        Jdbc.execute(c, steps.dropHistoryTable().sql());
-        Jdbc.execute(c, current.createView(orphans).sql());
-        for (String grant : readers) {
-            Jdbc.execute(c, grant);
-        }
-        actions.add("created view " + history + (readers.isEmpty() ? "" : " with the history table's SELECT grants"));
-        for (SqlStep step : Installer.functionsAndTriggers(sql)) {
-            Jdbc.execute(c, step.sql());
-        }
-        Jdbc.execute(c, sql.register(RegistryEntry.of(config, shape, orphans, sql)).sql());
-        actions.add("installed the triggers and functions of storage CURRENT_IN_TABLE and registered it");
-        return new MigrationReport(true, closed, moved, split, actions);
+        steps.addAll(current.createIndexes());
+        steps.add(migration.analyzeClosedVersions());
+        steps.add(current.addCurrentColumns());
+        paused.forEach(t -> steps.add(t.disable()));
+        SqlStep split = migration.splitPrunedVersions();
+        steps.add(split);
+        SqlStep move = migration.moveOpenVersions();
+        steps.add(move);
+        paused.forEach(t -> steps.add(t.restore()));
+        steps.add(migration.dropHistoryTable());
+        steps.add(current.createView(orphans));
+        readers.forEach(grant -> steps.add(new SqlStep("A reader of the history table reads the view.", grant)));
+        steps.addAll(Installer.functionsAndTriggers(sql));
+        steps.add(sql.register(RegistryEntry.of(config, shape, orphans, sql)));
+        return new Plan(shape, migration, steps, copy, split, move, paused, !readers.isEmpty());
     }
 
     /**
@@ -238,13 +304,15 @@ public final class StorageMigration {
                     table.quoted());
         }
 
-        String disable() {
-            return "ALTER TABLE " + table.quoted() + " DISABLE TRIGGER " + PgName.quote(name);
+        SqlStep disable() {
+            return new SqlStep("The application's trigger " + name + " does not see the row stamping below.",
+                    "ALTER TABLE " + table.quoted() + " DISABLE TRIGGER " + PgName.quote(name));
         }
 
-        String restore() {
-            return "ALTER TABLE " + table.quoted() + " ENABLE " + ("A".equals(enabled) ? "ALWAYS " : "")
-                    + "TRIGGER " + PgName.quote(name);
+        SqlStep restore() {
+            return new SqlStep("The application's trigger " + name + " as it was.",
+                    "ALTER TABLE " + table.quoted() + " ENABLE " + ("A".equals(enabled) ? "ALWAYS " : "")
+                            + "TRIGGER " + PgName.quote(name));
         }
     }
 }
