@@ -8,9 +8,9 @@ import java.util.List;
  * @param migrated        false when the history was already stored as configured (nothing was done)
  * @param closedVersions  closed versions and tombstones moved from the history table to the closed-versions table
  * @param currentVersions open versions moved into the table's rows (one per row)
- * @param splitVersions   open versions whose earlier versions had been pruned, closed at the migration instant and
- *                        continued by an identical current version, so that their operation and chain number are
- *                        kept (the current-in-table shape derives both from the key's last closed version)
+ * @param splitVersions   open versions the new shape could not present as they were (their earlier versions pruned,
+ *                        or a value in a column no longer versioned), closed at the migration instant and continued
+ *                        by an identical current version
  * @param actions         what was done, in order, for a migration log
  */
 public record MigrationReport(boolean migrated, long closedVersions, long currentVersions, long splitVersions,

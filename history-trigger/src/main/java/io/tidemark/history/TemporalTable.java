@@ -138,15 +138,17 @@ public final class TemporalTable {
 
     /**
      * Converts a history installed with {@link HistoryStorage#HISTORY_TABLE} to the configured
-     * {@link HistoryStorage#CURRENT_IN_TABLE}, in one transaction under the install's lock (writers wait; readers do
-     * not): the closed versions and tombstones move, with their {@code history_id}, to {@code <history>_closed}; each
-     * open version's start and change context move into its row (one UPDATE of every row, with the table's own
-     * UPDATE triggers paused for it); the history table is replaced by the view of the same name and columns, which
-     * keeps its {@code SELECT} grants; the triggers and functions of the new shape are installed and the registry
-     * updated. An open version whose earlier versions were pruned is closed at the migration instant and continued by
-     * an identical current version, which keeps its operation and chain number. Refused, with nothing changed, when
-     * the history's open versions and the table's rows do not pair up, a view of the application reads the history
-     * table, or a versioned column changed type. Does nothing when the history is stored as configured already.
+     * {@link HistoryStorage#CURRENT_IN_TABLE}, in one READ COMMITTED transaction that locks the table and its history
+     * (readers and writers wait until it commits): the closed versions and tombstones move, with their
+     * {@code history_id}, to {@code <history>_closed}; each open version's start and change context move into its row
+     * (one UPDATE of every row, with the table's own UPDATE triggers paused for it); the history table is replaced by
+     * the view of the same name, which keeps its {@code SELECT} grants; the triggers and functions of the new shape
+     * are installed and the registry updated. An open version the new shape cannot present as it is (its earlier
+     * versions pruned, or a value in a column no longer versioned) is closed at the migration instant and continued
+     * by an identical current version. Refused, with nothing changed, when the history's open versions and the
+     * table's rows do not pair up, something of the application's hangs on the history table, or a versioned column
+     * changed type. Does nothing when the history is stored as configured already (also when another call migrated
+     * it while this one waited for the lock). See the History README, "Migrating a history table".
      *
      * @throws TidemarkException INVALID_CONFIGURATION unless configured with {@code CURRENT_IN_TABLE};
      *                           SCHEMA_DRIFT when not installed or the history is inconsistent;

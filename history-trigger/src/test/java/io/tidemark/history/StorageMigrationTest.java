@@ -84,6 +84,8 @@ class StorageMigrationTest {
                             "OVERRIDING SYSTEM VALUE", "UPDATE \"public\".\"" + name + "\" AS t", "DROP TABLE",
                             "CREATE VIEW", "INSERT INTO \"tidemark\".\"temporal_tables\"");
             assertThat(current.migrationScript(ds)).as("generating it changes nothing").isEqualTo(script);
+            assertThatThrownBy(() -> inTransaction("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", script))
+                    .hasMessageContaining("at READ COMMITTED, not repeatable read");
             inTransaction(script);
         } else {
             MigrationReport report = current.migrate(ds);
@@ -281,50 +283,146 @@ class StorageMigrationTest {
     }
 
     @Test
-    void readers_keep_their_grant_and_the_opt_in_columns_stay_as_orphans(TestDatabase db) {
+    void readers_keep_their_grant_and_the_opt_in_columns_keep_every_value(TestDatabase db) {
         DataSource reader = db.createRole("mig_reader");
         Db.exec(ds, "CREATE TABLE granted_mig (id int PRIMARY KEY, v text)");
         TemporalTable.forTable("granted_mig").sessionUserColumn(true).transactionIdColumn(true).build().install(ds);
         Db.exec(ds, "INSERT INTO granted_mig VALUES (1, 'a'); UPDATE granted_mig SET v = 'b'");
         Db.exec(ds, "GRANT SELECT ON granted_mig, granted_mig_history TO mig_reader");
-        List<Map<String, Object>> before = Db.rows(ds, "SELECT history_id, db_session_user, transaction_id::text AS xid"
-                + " FROM granted_mig_history WHERE valid_to <> 'infinity' ORDER BY history_id");
+        String versions = "SELECT v, db_session_user, transaction_id::text AS xid, valid_from FROM granted_mig_history"
+                + " %s ORDER BY valid_from, valid_to";
+        List<Map<String, Object>> before = Db.rows(ds, versions.formatted(""));
+        assertThat(before).hasSize(2).allSatisfy(r -> assertThat(r.get("db_session_user")).isNotNull());
 
-        TemporalTable.forTable("granted_mig").storage(HistoryStorage.CURRENT_IN_TABLE).build().migrate(ds);
+        MigrationReport report = TemporalTable.forTable("granted_mig").storage(HistoryStorage.CURRENT_IN_TABLE).build()
+                .migrate(ds);
 
-        assertThat(Db.rows(reader, "SELECT history_id, db_session_user, transaction_id::text AS xid"
-                + " FROM granted_mig_history WHERE valid_to <> 'infinity' ORDER BY history_id"))
-                .as("the reader reads the view; the closed version keeps who and which transaction").isEqualTo(before);
-        assertThat(before).singleElement().satisfies(r -> assertThat(r.get("db_session_user")).isNotNull());
-        assertThat(Db.count(reader, "SELECT count(*) FROM granted_mig_history WHERE db_session_user IS NULL"))
-                .as("the current version has none: the shape does not record them").isEqualTo(1);
+        assertThat(report.splitVersions()).as("the open version held values the current version has no place for")
+                .isEqualTo(1);
+        assertThat(Db.rows(reader, versions.formatted("WHERE valid_to <> 'infinity'")))
+                .as("the reader reads the view; both versions keep who and which transaction").isEqualTo(before);
+        assertThat(Db.rows(reader, "SELECT v, db_session_user FROM granted_mig_history WHERE valid_to = 'infinity'"))
+                .as("the identical current version, which the shape does not stamp with them")
+                .singleElement().satisfies(r -> {
+                    assertThat(r.get("v")).isEqualTo("b");
+                    assertThat(r.get("db_session_user")).isNull();
+                });
     }
 
     @Test
-    void a_writer_in_flight_finishes_in_the_old_shape_and_the_next_one_writes_in_the_new() throws Exception {
-        Db.exec(ds, "CREATE TABLE busy_mig (id int PRIMARY KEY, v text)");
-        TemporalTable.forTable("busy_mig").build().install(ds);
-        Db.exec(ds, "INSERT INTO busy_mig VALUES (1, 'a'), (2, 'b')");
-        TemporalTable current = TemporalTable.forTable("busy_mig").storage(HistoryStorage.CURRENT_IN_TABLE).build();
-        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
-        try (Connection writer = ds.getConnection(); Statement s = writer.createStatement()) {
-            writer.setAutoCommit(false);
-            s.execute("UPDATE busy_mig SET v = 'a2' WHERE id = 1"); // archived by the history table shape's trigger
-            java.util.concurrent.Future<MigrationReport> migration = pool.submit(() -> current.migrate(ds));
-            Waits.untilWaitingOn(ds, "busy_mig", 1);
-            java.util.concurrent.Future<?> next = pool.submit(() -> Db.exec(ds, "UPDATE busy_mig SET v = 'b2' WHERE id = 2"));
-            Waits.untilWaitingOn(ds, "busy_mig", 2);
-            writer.commit();
+    void a_value_of_a_column_excluded_only_now_is_kept_by_a_split() {
+        Db.exec(ds, "CREATE TABLE excluded_mig (id int PRIMARY KEY, v text, n int)");
+        TemporalTable.forTable("excluded_mig").build().install(ds);
+        Db.exec(ds, "INSERT INTO excluded_mig VALUES (1, 'a', 7), (2, 'b', NULL)");
+        MigrationReport report = TemporalTable.forTable("excluded_mig").exclude("n")
+                .storage(HistoryStorage.CURRENT_IN_TABLE).build().migrate(ds);
+        assertThat(report.splitVersions()).as("key 1 only: key 2 has no value to keep").isEqualTo(1);
+        assertThat(Db.rows(ds, "SELECT id, n, valid_to = 'infinity' AS open FROM excluded_mig_history"
+                + " ORDER BY id, valid_from")).extracting(r -> r.get("id") + ":" + r.get("n") + ":" + r.get("open"))
+                .containsExactly("1:7:false", "1:null:true", "2:null:true");
+    }
+
+    @Test
+    void a_writer_that_commits_while_a_repeatable_read_migration_waits_is_migrated() throws Exception {
+        Db.exec(ds, "CREATE TABLE rr_mig (id int PRIMARY KEY, v text)");
+        TemporalTable.forTable("rr_mig").build().install(ds);
+        Db.exec(ds, "INSERT INTO rr_mig VALUES (1, 'a')");
+        DataSource repeatableRead = new IsolationDataSource(ds, Connection.TRANSACTION_REPEATABLE_READ);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(1);
+        try (Connection w = ds.getConnection(); Statement s = w.createStatement()) {
+            w.setAutoCommit(false);
+            s.execute("SELECT set_config('tidemark.changed_by', 'writer', true)");
+            s.execute("INSERT INTO rr_mig VALUES (9, 'x')");
+            s.execute("UPDATE rr_mig SET v = 'y' WHERE id = 9");
+            java.util.concurrent.Future<MigrationReport> migration = pool.submit(() -> TemporalTable.forTable("rr_mig")
+                    .storage(HistoryStorage.CURRENT_IN_TABLE).build().migrate(repeatableRead));
+            Waits.untilWaitingOn(ds, "rr_mig", 1);
+            w.commit();
             assertThat(migration.get(30, java.util.concurrent.TimeUnit.SECONDS).currentVersions()).isEqualTo(2);
-            next.get(30, java.util.concurrent.TimeUnit.SECONDS);
         } finally {
             pool.shutdownNow();
         }
-        assertThat(Versions.of(ds, "busy_mig_history", "id = 1").ops()).as("the in-flight update, migrated")
-                .containsExactly(1, 2);
-        assertThat(Versions.of(ds, "busy_mig_history", "id = 2").ops()).as("the update that waited, archived by the"
-                + " new shape").containsExactly(1, 2);
-        assertThat(Db.count(ds, "SELECT count(*) FROM busy_mig_history_closed")).isEqualTo(2);
+        assertThat(Db.rows(ds, "SELECT v, operation, changed_by FROM rr_mig_history WHERE id = 9 ORDER BY valid_from"))
+                .as("the writer's insert and update, with its context, though the pool's default is REPEATABLE READ")
+                .extracting(r -> r.get("v") + ":" + r.get("operation") + ":" + r.get("changed_by"))
+                .containsExactly("x:1:writer", "y:2:writer");
+    }
+
+    @Test
+    void two_migrations_at_once_one_migrates_and_the_other_finds_it_done() throws Exception {
+        Db.exec(ds, "CREATE TABLE twice_mig (id int PRIMARY KEY, v text)");
+        TemporalTable.forTable("twice_mig").build().install(ds);
+        Db.exec(ds, "INSERT INTO twice_mig VALUES (1, 'a')");
+        TemporalTable current = TemporalTable.forTable("twice_mig").storage(HistoryStorage.CURRENT_IN_TABLE).build();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        List<Boolean> migrated = new ArrayList<>();
+        try (Connection w = ds.getConnection(); Statement s = w.createStatement()) {
+            w.setAutoCommit(false);
+            s.execute("UPDATE twice_mig SET v = 'b'");
+            var first = pool.submit(() -> current.migrate(ds));
+            var second = pool.submit(() -> current.migrate(ds));
+            Waits.untilWaitingOn(ds, "twice_mig", 2);
+            w.commit();
+            migrated.add(first.get(30, java.util.concurrent.TimeUnit.SECONDS).migrated());
+            migrated.add(second.get(30, java.util.concurrent.TimeUnit.SECONDS).migrated());
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(migrated).containsExactlyInAnyOrder(true, false);
+        assertThat(Versions.of(ds, "twice_mig_history", "id = 1").ops()).containsExactly(1, 2);
+    }
+
+    @Test
+    void history_ids_are_never_given_twice() {
+        Db.exec(ds, "CREATE TABLE ids_mig (id int PRIMARY KEY, v text)");
+        TemporalTable.forTable("ids_mig").build().install(ds);
+        Db.exec(ds, "INSERT INTO ids_mig VALUES (1, 'a'), (2, 'b'), (3, 'c')");
+        Db.exec(ds, "UPDATE ids_mig SET v = 'a2' WHERE id = 1");
+        long highest = Db.count(ds, "SELECT max(history_id) FROM ids_mig_history");
+        TemporalTable.forTable("ids_mig").storage(HistoryStorage.CURRENT_IN_TABLE).build().migrate(ds);
+        Db.exec(ds, "UPDATE ids_mig SET v = 'c2' WHERE id = 3");
+        assertThat(Db.count(ds, "SELECT min(history_id) FROM ids_mig_history_closed WHERE id = 3"))
+                .as("after every id the history table gave out, the open versions' included").isGreaterThan(highest);
+    }
+
+    @Test
+    void what_the_migration_cannot_carry_over_is_refused_before_anything_changes() {
+        Db.exec(ds, "CREATE TABLE refused_mig (id int PRIMARY KEY, v text, n int)");
+        TemporalTable.forTable("refused_mig").build().install(ds);
+        Db.exec(ds, "INSERT INTO refused_mig VALUES (1, 'a', 1); UPDATE refused_mig SET v = 'b'");
+        TemporalTable current = TemporalTable.forTable("refused_mig").storage(HistoryStorage.CURRENT_IN_TABLE).build();
+        List<String[]> cases = List.of(
+                new String[] {"CREATE TABLE notes_mig (h bigint REFERENCES refused_mig_history (history_id))",
+                        "foreign key", "DROP TABLE notes_mig"},
+                new String[] {"CREATE FUNCTION audit_mig() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;"
+                        + " CREATE TRIGGER audit_mig AFTER INSERT ON refused_mig_history FOR EACH ROW EXECUTE FUNCTION audit_mig()",
+                        "trigger audit_mig", "DROP TRIGGER audit_mig ON refused_mig_history"},
+                new String[] {"CREATE TABLE old_mig (id int); CREATE INDEX refused_mig_history_closed_key_idx ON old_mig (id)",
+                        "refused_mig_history_closed_key_idx already exists", "DROP TABLE old_mig"},
+                new String[] {"CREATE TABLE refused_mig_history_closed (id int)", "refused_mig_history_closed already exists",
+                        "DROP TABLE refused_mig_history_closed"},
+                new String[] {"ALTER TABLE refused_mig ADD COLUMN tidemark_context text", "already has a column tidemark_context",
+                        "ALTER TABLE refused_mig DROP COLUMN tidemark_context"},
+                new String[] {"ALTER TABLE refused_mig ALTER COLUMN n TYPE bigint", "column n is bigint in the table but integer",
+                        "ALTER TABLE refused_mig ALTER COLUMN n TYPE integer"},
+                new String[] {"CREATE FUNCTION late_mig() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;"
+                        + " CREATE TRIGGER zz_late BEFORE UPDATE ON refused_mig FOR EACH ROW EXECUTE FUNCTION late_mig()",
+                        "zz_late", "DROP TRIGGER zz_late ON refused_mig"},
+                new String[] {"UPDATE refused_mig_history SET valid_from = valid_from - interval '1 hour'"
+                        + " WHERE valid_to = 'infinity'", "open versions that start before the end of their key's last"
+                        + " closed version: 1 (key (1))",
+                        "UPDATE refused_mig_history SET valid_from = valid_from + interval '1 hour' WHERE valid_to = 'infinity'"});
+        List<Map<String, Object>> history = Db.rows(ds, "SELECT * FROM refused_mig_history ORDER BY history_id");
+        for (String[] c : cases) {
+            Db.exec(ds, c[0]);
+            assertThatThrownBy(() -> current.migrate(ds)).as(c[1]).isInstanceOfSatisfying(TidemarkException.class,
+                    e -> assertThat(e.getMessage()).contains(c[1]).contains("Nothing was changed")
+                            .doesNotContain("DATABASE_ERROR"));
+            Db.exec(ds, c[2]);
+            assertNothingChanged("refused_mig");
+        }
+        assertThat(Db.rows(ds, "SELECT * FROM refused_mig_history ORDER BY history_id")).isEqualTo(history);
+        assertThat(current.migrate(ds).migrated()).isTrue();
     }
 
     /** Still the history table shape, with its trigger and its rows. */

@@ -112,4 +112,24 @@ class TemporalTableTest {
         refused(() -> TemporalTable.forTable("one").build().verify(ds), ErrorCode.INVALID_CONFIGURATION,
                 "installed with history table public.shared_history");
     }
+
+    @Test
+    void a_writer_that_commits_while_a_repeatable_read_install_waits_gets_its_open_version(DataSource ds)
+            throws Exception {
+        Db.exec(ds, "CREATE TABLE rr_install (id int PRIMARY KEY, v text); INSERT INTO rr_install VALUES (1, 'a')");
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(1);
+        try (java.sql.Connection w = ds.getConnection(); java.sql.Statement s = w.createStatement()) {
+            w.setAutoCommit(false);
+            s.execute("INSERT INTO rr_install VALUES (2, 'b')");
+            java.util.concurrent.Future<InstallReport> install = pool.submit(() -> TemporalTable.forTable("rr_install")
+                    .build().install(new IsolationDataSource(ds, java.sql.Connection.TRANSACTION_REPEATABLE_READ)));
+            Waits.untilWaitingOn(ds, "rr_install", 1);
+            w.commit();
+            assertThat(install.get(30, java.util.concurrent.TimeUnit.SECONDS).seededRows())
+                    .as("the seed reads after the lock, in READ COMMITTED whatever the pool's default").isEqualTo(2);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(Db.count(ds, "SELECT count(*) FROM rr_install_history WHERE valid_to = 'infinity'")).isEqualTo(2);
+    }
 }

@@ -27,6 +27,19 @@ public final class HistoryTransactions {
         return Jdbc.inTransaction(dataSource, SqlContext.of(dataSource, object, doing), FAILURES, work);
     }
 
+    /**
+     * Runs schema work (install, evolve, migrate, uninstall) in one READ COMMITTED transaction, whatever the
+     * connection's default: each statement then sees what was committed before it, so what is read after the table
+     * lock (rows to seed or migrate) includes every writer that committed while the lock was awaited. Under
+     * REPEATABLE READ the snapshot would be taken by the first statement, before the lock, and miss them.
+     */
+    public static <T> T inSchemaTransaction(DataSource dataSource, String object, String doing, JdbcWork<T> work) {
+        return inTransaction(dataSource, object, doing, c -> {
+            Jdbc.execute(c, "SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+            return work.run(c);
+        });
+    }
+
     /** Runs read-only {@code work} in a transaction that is rolled back, so nothing it did can stay. */
     public static <T> T readOnly(DataSource dataSource, String object, String doing, JdbcWork<T> work) {
         return Jdbc.readOnly(dataSource, SqlContext.of(dataSource, object, doing), FAILURES, work);

@@ -87,7 +87,7 @@ public final class Installer {
      * @param progress  null for the single-statement seed of {@link #script}; else batches of {@code batchRows}
      */
     InstallReport install(DataSource dataSource, InstallProgress progress, int batchRows) {
-        return HistoryTransactions.inTransaction(dataSource, object, "installing history", c -> {
+        return HistoryTransactions.inSchemaTransaction(dataSource, object, "installing history", c -> {
             PostgresVersions.requireSupported(c, object, "history");
             CatalogReader.pinSearchPath(c);
             ensureRegistry(c);

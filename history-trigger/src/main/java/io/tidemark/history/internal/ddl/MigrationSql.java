@@ -24,6 +24,7 @@ final class MigrationSql {
     private final String closed;
     private final String versionedFromHistory;
     private final String closedColumns;
+    private final String orphanValues;
 
     /**
      * @param sql     the target's SQL (storage CURRENT_IN_TABLE, the table's shape)
@@ -41,6 +42,8 @@ final class MigrationSql {
                 + orphans.stream().map(c -> ", h." + c.quoted()).collect(Collectors.joining());
         this.closedColumns = HistorySql.columnList(sql.shape.versioned(), Column::quoted)
                 + orphans.stream().map(c -> ", " + c.quoted()).collect(Collectors.joining());
+        this.orphanValues = orphans.stream().map(c -> "\n            OR h." + c.quoted() + " IS NOT NULL")
+                .collect(Collectors.joining());
     }
 
     List<Check> consistencyChecks() {
@@ -126,11 +129,31 @@ final class MigrationSql {
                         .with("as_of_function", sql.names.asOfFunction().quoted()).render()));
     }
 
-    SqlStep lockTable() {
-        return new SqlStep("Keep writers out until the new shape's triggers are in place: a writer in flight finishes\n"
-                + "first (its change is migrated), the next one waits and is archived by the new triggers.\n"
-                + "Readers are not blocked.",
-                SqlTemplate.of("LOCK TABLE {{table}} IN SHARE ROW EXCLUSIVE MODE").with("table", sql.table).render());
+    /** The script's first statement: at REPEATABLE READ its snapshot would miss writers that commit during the lock wait. */
+    static SqlStep requireReadCommitted(String object) {
+        return new SqlStep("At REPEATABLE READ or SERIALIZABLE the snapshot would be taken before the lock below, and\n"
+                + "miss the changes of writers that commit while it is awaited.", SqlTemplate.of("""
+                DO {{tag}}
+                BEGIN
+                    IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+                        RAISE EXCEPTION 'tidemark: migrate the history of % at READ COMMITTED, not %', {{object}},
+                              pg_catalog.current_setting('transaction_isolation')
+                              USING ERRCODE = 'invalid_transaction_state';
+                    END IF;
+                END
+                {{tag}}""").with("tag", HistorySql.TAG).with("object", PgName.literal(object)).render());
+    }
+
+    /**
+     * Both tables in ACCESS EXCLUSIVE mode, the table first (the order a writer's trigger takes them in): adding the
+     * current version's columns and dropping the history table would take that mode anyway, and taking it first
+     * means no lock is upgraded halfway.
+     */
+    static SqlStep lock(PgName table, PgName history) {
+        return new SqlStep("The table and its history, until commit: a writer in flight finishes first (its change is\n"
+                + "migrated), later writers and readers wait, and their writes are archived by the new triggers.",
+                SqlTemplate.of("LOCK TABLE {{table}}, {{history}} IN ACCESS EXCLUSIVE MODE")
+                        .with("table", table.quoted()).with("history", history.quoted()).render());
     }
 
     /** Closed versions and tombstones keep their history_id; the context columns become the context array. */
@@ -145,21 +168,31 @@ final class MigrationSql {
                 .with("context", context("h")).with("history", history).render());
     }
 
-    /** New closed versions are numbered after the copied ones. */
+    /**
+     * New closed versions are numbered after every id the history table gave out, open versions' included (a
+     * history_id is never given twice, even to a version the migration does not keep as a row).
+     */
     SqlStep continueIdentity() {
-        return new SqlStep("Versions archived from now on are numbered after the copied ones.", SqlTemplate.of("""
-                SELECT pg_catalog.setval(pg_catalog.pg_get_serial_sequence({{closed_literal}}, 'history_id'),
-                       COALESCE((SELECT pg_catalog.max(c.history_id) FROM {{closed}} AS c), 0) OPERATOR(pg_catalog.+) 1, false)""")
-                .with("closed_literal", PgName.literal(closed)).with("closed", closed).render());
+        return new SqlStep("Versions archived from now on are numbered after every id the history table gave out.",
+                SqlTemplate.of("""
+                        SELECT pg_catalog.setval(pg_catalog.pg_get_serial_sequence({{closed_literal}}, 'history_id'),
+                               GREATEST((SELECT pg_catalog.max(c.history_id) FROM {{closed}} AS c),
+                                        pg_catalog.pg_sequence_last_value(pg_catalog.pg_get_serial_sequence({{history_literal}}, 'history_id')::pg_catalog.regclass),
+                                        0) OPERATOR(pg_catalog.+) 1, false)""")
+                        .with("closed_literal", PgName.literal(closed)).with("closed", closed)
+                        .with("history_literal", PgName.literal(history)).render());
     }
 
     /**
-     * An open version whose earlier versions were pruned (its operation or chain number is not what the key's last
-     * closed version implies) is closed at the migration instant and continued by an identical current version, so
-     * that the view derives its operation and chain number as they were.
+     * An open version is closed at the migration instant and continued by an identical current version when the new
+     * shape could not present it as it is: its earlier versions were pruned (its operation or chain number is not
+     * what the key's last closed version implies: the view derives both from it), or it holds a value in a column
+     * that is not versioned any more (an orphan, or the opt-in session user and transaction id: the current
+     * version has no place for them). The closed part keeps everything; no instant answers differently.
      */
     SqlStep splitPrunedVersions() {
-        return new SqlStep("Open versions whose earlier versions were pruned: closed now, continued unchanged.",
+        return new SqlStep("Open versions the new shape cannot present as they are (earlier versions pruned, or a value in\n"
+                + "a column no longer versioned): closed now, continued by an identical current version.",
                 SqlTemplate.of("""
                         INSERT INTO {{closed}} ({{closed_columns}}, valid_from, valid_to, operation, chain_no, context)
                         SELECT {{versioned}}, h.valid_from, GREATEST(pg_catalog.now(), h.valid_from OPERATOR(pg_catalog.+) interval '1 microsecond'),
@@ -173,10 +206,11 @@ final class MigrationSql {
                                  LIMIT 1) AS l ON true
                          WHERE h.valid_to OPERATOR(pg_catalog.=) 'infinity'
                            AND (h.operation OPERATOR(pg_catalog.<>) (CASE WHEN l.operation IS NULL OR l.operation OPERATOR(pg_catalog.=) 3 THEN 1 ELSE 2 END)
-                                OR h.chain_no OPERATOR(pg_catalog.<>) COALESCE(l.chain_no OPERATOR(pg_catalog.+) CASE WHEN l.operation OPERATOR(pg_catalog.=) 3 THEN 1 ELSE 0 END, 1))""")
+                                OR h.chain_no OPERATOR(pg_catalog.<>) COALESCE(l.chain_no OPERATOR(pg_catalog.+) CASE WHEN l.operation OPERATOR(pg_catalog.=) 3 THEN 1 ELSE 0 END, 1){{orphan_values}})""")
                         .with("closed", closed).with("closed_columns", closedColumns)
                         .with("versioned", versionedFromHistory).with("context", context("h"))
-                        .with("history", history).with("key_match", sql.keyMatch("l.", "h.")).render());
+                        .with("history", history).with("key_match", sql.keyMatch("l.", "h."))
+                        .with("orphan_values", orphanValues).render());
     }
 
     /**

@@ -50,7 +50,7 @@ public final class SchemaMaintenance {
     }
 
     public VerifyReport evolve(DataSource dataSource) {
-        return HistoryTransactions.inTransaction(dataSource, object, "evolving history", c -> {
+        return HistoryTransactions.inSchemaTransaction(dataSource, object, "evolving history", c -> {
             CatalogReader.pinSearchPath(c);
             Optional<RegistryEntry> entry = Registry.find(c, HistoryNames.table(config));
             if (entry.isEmpty()) {
@@ -182,7 +182,7 @@ public final class SchemaMaintenance {
     }
 
     public void uninstall(DataSource dataSource) {
-        HistoryTransactions.inTransaction(dataSource, object, "uninstalling history", c -> {
+        HistoryTransactions.inSchemaTransaction(dataSource, object, "uninstalling history", c -> {
             CatalogReader.pinSearchPath(c);
             HistoryNames names = HistoryNames.of(config);
             // The shape installed decides what to remove; without a registry row, the configured one.

@@ -46,15 +46,18 @@ public final class StorageMigration {
 
     public MigrationReport migrate(DataSource dataSource) {
         requireTarget();
-        return HistoryTransactions.inTransaction(dataSource, object, "migrating history", c -> {
+        return HistoryTransactions.inSchemaTransaction(dataSource, object, "migrating history", c -> {
             CatalogReader.pinSearchPath(c);
+            if (installed(c).storage() == HistoryStorage.CURRENT_IN_TABLE) {
+                return new MigrationReport(false, 0, 0, 0, List.of());
+            }
+            CatalogReader.read(c, config); // explanatory errors before the lock
+            Jdbc.execute(c, MigrationSql.lock(HistoryNames.table(config), HistoryNames.of(config).historyTable()).sql());
+            // Read again under the lock: another migrate() may have finished while this one waited.
             RegistryEntry entry = installed(c);
             if (entry.storage() == HistoryStorage.CURRENT_IN_TABLE) {
                 return new MigrationReport(false, 0, 0, 0, List.of());
             }
-            CatalogReader.read(c, config); // explanatory errors before the lock
-            HistorySql sql = new HistorySql(config, null);
-            Jdbc.execute(c, sql.lockTable().sql());
             return migrateLocked(c, entry, CatalogReader.read(c, config));
         });
     }
@@ -74,11 +77,13 @@ public final class StorageMigration {
             out.append("-- Tidemark: migrate the history of ").append(plan.shape().table())
                     .append(" from storage HISTORY_TABLE to CURRENT_IN_TABLE\n")
                     .append("--\n")
-                    .append("-- Run as ONE transaction (Flyway and Liquibase do; with psql use --single-transaction),\n")
-                    .append("-- as the role that owns the table. Writers wait for the lock until it commits; readers do\n")
-                    .append("-- not. Every row of the table is updated once. Generated from the catalog as it is now:\n")
-                    .append("-- generate it again after a schema change. TemporalTable.migrate() does the same.\n\n");
-            out.append(plan.sql().lockTable().render()).append('\n');
+                    .append("-- Run as ONE transaction at READ COMMITTED (Flyway and Liquibase do; with psql use\n")
+                    .append("-- --single-transaction), as the role that owns the table. Readers and writers of the table\n")
+                    .append("-- and its history wait for the lock until it commits. Every row of the table is updated\n")
+                    .append("-- once. Generated from the catalog as it is now: generate it again after a schema change.\n")
+                    .append("-- TemporalTable.migrate() runs the same statements.\n\n");
+            out.append(MigrationSql.requireReadCommitted(object).render()).append('\n');
+            out.append(MigrationSql.lock(HistoryNames.table(config), entry.historyTable()).render()).append('\n');
             out.append(plan.sql().consistencyCheckBlock(object).render()).append('\n');
             for (SqlStep step : plan.steps()) {
                 out.append(step.render()).append('\n');
@@ -129,8 +134,9 @@ public final class StorageMigration {
         actions.add("dropped the triggers and functions of storage HISTORY_TABLE");
         actions.add("copied " + closed + " closed versions and tombstones to " + names.closedTable());
         if (split > 0) {
-            actions.add("closed " + split + " open versions whose earlier versions were pruned at the migration"
-                    + " instant, each continued by an identical current version (operation and chain number kept)");
+            actions.add("closed " + split + " open versions at the migration instant, each continued by an identical"
+                    + " current version (their earlier versions were pruned, or they held values in columns no longer"
+                    + " versioned)");
         }
         actions.add("moved " + moved + " open versions into the rows of " + shape.table()
                 + (plan.paused().isEmpty() ? "" : " (triggers " + String.join(", ", plan.paused().stream()
@@ -241,6 +247,34 @@ public final class StorageMigration {
                 throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, names.historyTable() + " has no"
                         + " column " + column + "; it is not a history table Tidemark can migrate. Nothing was changed.");
             }
+        }
+        for (String index : List.of(names.closedKeyIndex(), names.closedChainIndex(), names.closedPeriodIndex())) {
+            if (CatalogObjects.relationExists(c, names.historyTable().schema().orElseThrow(), index)) {
+                throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, "relation "
+                        + names.historyTable().schema().orElseThrow() + "." + index + " already exists (an index of a"
+                        + " renamed table keeps its name); rename or drop it, then migrate. Nothing was changed.");
+            }
+        }
+        List<String> attached = Jdbc.query(c, """
+                SELECT 'foreign key ' || pg_catalog.quote_ident(k.conname) || ' of '
+                       || k.conrelid::pg_catalog.regclass::pg_catalog.text
+                FROM pg_catalog.pg_constraint k
+                WHERE k.confrelid = ?::pg_catalog.regclass AND k.contype = 'f'
+                UNION ALL
+                SELECT 'trigger ' || pg_catalog.quote_ident(t.tgname)
+                FROM pg_catalog.pg_trigger t
+                WHERE t.tgrelid = ?::pg_catalog.regclass AND NOT t.tgisinternal
+                UNION ALL
+                SELECT 'row security policy ' || pg_catalog.quote_ident(p.polname)
+                FROM pg_catalog.pg_policy p
+                WHERE p.polrelid = ?::pg_catalog.regclass
+                ORDER BY 1""", rs -> rs.getString(1), names.historyTable().quoted(), names.historyTable().quoted(),
+                names.historyTable().quoted());
+        if (!attached.isEmpty()) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_CHANGE_REFUSED, object, "history table "
+                    + names.historyTable() + " has " + String.join(", ", attached) + ", which would go with it: the"
+                    + " migration replaces the table by a view. Drop them, migrate, and recreate what still applies"
+                    + " (on the view, or on " + names.closedTable() + "). Nothing was changed.");
         }
         List<String> dependents = CatalogObjects.dependentViews(c, names.historyTable());
         if (!dependents.isEmpty()) {
