@@ -51,6 +51,41 @@ class HistoryCommandIT {
     }
 
     @Test
+    void migrate_between_the_storage_shapes_and_back(TestDatabase database) throws SQLException {
+        database.execute("CREATE TABLE public.shapes (id int PRIMARY KEY, premium numeric);"
+                + " INSERT INTO public.shapes VALUES (1, 10), (2, 20)");
+        String url = database.jdbcUrl();
+        assertThat(Cli.run("history", "install", "shapes", "--url", url).exit()).isZero();
+        database.execute("UPDATE public.shapes SET premium = premium + 1 WHERE id = 1");
+
+        Cli.Run refused = Cli.run("history", "install", "shapes", "--storage", "CURRENT_IN_TABLE", "--url", url);
+        assertThat(refused.exit()).as(refused.toString()).isNotZero();
+        assertThat(refused.stderr()).contains("run migrate()");
+
+        Cli.Run script = Cli.run("history", "migrate", "shapes", "--storage", "CURRENT_IN_TABLE", "--script", "--url", url);
+        assertThat(script.exit()).as(script.toString()).isZero();
+        assertThat(script.stdout()).startsWith("-- Tidemark: migrate the history of public.shapes from storage"
+                + " HISTORY_TABLE to CURRENT_IN_TABLE").contains("LOCK TABLE", "CREATE VIEW");
+        assertThat(count(database, "SELECT count(*) FROM pg_class WHERE relname = 'shapes_history_closed'"))
+                .as("printing the script changes nothing").isZero();
+
+        Cli.Run migrate = Cli.run("history", "migrate", "shapes", "--storage", "CURRENT_IN_TABLE", "--url", url);
+        assertThat(migrate.exit()).as(migrate.toString()).isZero();
+        assertThat(migrate.stdout()).contains("migrated to CURRENT_IN_TABLE", "copied 1 closed versions",
+                "moved 2 open versions");
+        assertThat(Cli.run("history", "verify", "shapes", "--storage", "CURRENT_IN_TABLE", "--url", url).exit())
+                .isZero();
+        Cli.Run again = Cli.run("history", "migrate", "shapes", "--storage", "CURRENT_IN_TABLE", "--url", url);
+        assertThat(again.stdout()).contains("already; nothing to migrate");
+
+        Cli.Run back = Cli.run("history", "migrate", "shapes", "--url", url);
+        assertThat(back.exit()).as(back.toString()).isZero();
+        assertThat(back.stdout()).contains("migrated to HISTORY_TABLE");
+        assertThat(Cli.run("history", "verify", "shapes", "--url", url).exit()).isZero();
+        assertThat(count(database, "SELECT count(*) FROM public.shapes_history")).isEqualTo(3);
+    }
+
+    @Test
     void verify_evolve_prune_uninstall(TestDatabase database) throws SQLException {
         database.execute("CREATE TABLE public.policies (id int PRIMARY KEY, premium numeric);"
                 + " INSERT INTO public.policies VALUES (1, 10), (2, 20)");

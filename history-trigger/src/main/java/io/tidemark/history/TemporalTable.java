@@ -148,10 +148,12 @@ public final class TemporalTable {
      * by an identical current version. Refused, with nothing changed, when the history's open versions and the
      * table's rows do not pair up, something of the application's hangs on the history table, or a versioned column
      * changed type. Does nothing when the history is stored as configured already (also when another call migrated
-     * it while this one waited for the lock). See the History README, "Migrating a history table".
+     * it while this one waited for the lock). Configured with {@link HistoryStorage#HISTORY_TABLE}, it converts a
+     * history stored as {@code CURRENT_IN_TABLE} back: one history table, every closed version with its
+     * {@code history_id}, each row as its open version, the table's two columns dropped. See the History README,
+     * "Migrating a history table".
      *
-     * @throws TidemarkException INVALID_CONFIGURATION unless configured with {@code CURRENT_IN_TABLE};
-     *                           SCHEMA_DRIFT when not installed or the history is inconsistent;
+     * @throws TidemarkException SCHEMA_DRIFT when not installed or the history is inconsistent;
      *                           SCHEMA_CHANGE_REFUSED or SCHEMA_UNSUPPORTED as named in the message
      */
     public MigrationReport migrate(DataSource dataSource) {
@@ -165,7 +167,7 @@ public final class TemporalTable {
      * the application's UPDATE triggers it pauses, the grants it moves and the orphan columns it keeps are named in
      * it, so generate it again after a schema change.
      *
-     * @throws TidemarkException as {@link #migrate}, and INVALID_CONFIGURATION when already migrated
+     * @throws TidemarkException as {@link #migrate}, and INVALID_CONFIGURATION when stored as configured already
      */
     public String migrationScript(DataSource dataSource) {
         return new StorageMigration(this).script(dataSource);

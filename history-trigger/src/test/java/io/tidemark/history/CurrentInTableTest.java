@@ -110,7 +110,8 @@ class CurrentInTableTest {
         TemporalTable other = TemporalTable.forTable("switched").build();
         assertThatThrownBy(() -> other.install(ds)).isInstanceOfSatisfying(TidemarkException.class, e -> {
             assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_DRIFT);
-            assertThat(e.getMessage()).contains("CURRENT_IN_TABLE", "uninstall()", "switched_history and its _closed table");
+            assertThat(e.getMessage()).contains("installed with storage CURRENT_IN_TABLE but configured with"
+                    + " HISTORY_TABLE", "run migrate()");
         });
         assertThatThrownBy(() -> other.verify(ds)).hasMessageContaining("storage");
     }

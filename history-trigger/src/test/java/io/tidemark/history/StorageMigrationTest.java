@@ -135,6 +135,89 @@ class StorageMigrationTest {
         assertThat(Versions.of(ds, "composite_mig_history", "region = 'eu' AND id = 1").ops()).containsExactly(1, 2, 2);
     }
 
+    @ParameterizedTest(name = "{0} mode, by script: {1}")
+    @CsvSource({"ROW, false", "STATEMENT, false", "ROW, true"})
+    void the_way_back_gives_the_history_table_the_original_had(TriggerMode mode, boolean byScript) {
+        String name = "back_" + mode.name().toLowerCase() + (byScript ? "_script" : "");
+        Db.exec(ds, "CREATE TABLE " + name + " (id int PRIMARY KEY, v text, n int, doc json, note text)");
+        table(name, mode).build().install(ds);
+        inTransaction("SELECT set_config('tidemark.changed_by', 'ann', true), set_config('tidemark.extra', '{\"ticket\": 7}', true)",
+                "INSERT INTO " + name + " VALUES (1, 'a', 1, '{\"x\": 1}', 'n'), (2, 'b', 2, null, 'n'), (3, 'c', 3, null, 'n')");
+        inTransaction("UPDATE " + name + " SET v = 'a2' WHERE id = 1", "UPDATE " + name + " SET doc = '{\"x\": 2}' WHERE id = 1");
+        inTransaction("DELETE FROM " + name + " WHERE id = 2");
+        inTransaction("INSERT INTO " + name + " VALUES (2, 'b2', 2, null, 'n')");
+        inTransaction("UPDATE " + name + " SET id = 4 WHERE id = 3");
+        List<Map<String, Object>> original = Db.rows(ds, HISTORY.formatted(name + "_history"));
+        Db.exec(ds, "GRANT SELECT ON " + name + "_history TO PUBLIC");
+        table(name, mode).storage(HistoryStorage.CURRENT_IN_TABLE).build().migrate(ds);
+        Db.exec(ds, "INSERT INTO " + name + " VALUES (5, 'e', 5, null, 'n'); UPDATE " + name + " SET v = 'a3' WHERE id = 1");
+        List<Map<String, Object>> current = Db.rows(ds, HISTORY.formatted(name + "_history"));
+
+        TemporalTable back = table(name, mode).build();
+        if (byScript) {
+            String script = back.migrationScript(ds);
+            assertThat(script).startsWith("-- Tidemark: migrate the history of public." + name
+                    + " from storage CURRENT_IN_TABLE to HISTORY_TABLE").containsSubsequence("DROP VIEW",
+                    "CREATE TABLE", "OVERRIDING SYSTEM VALUE", "DROP TABLE", "DROP COLUMN", "temporal_tables");
+            inTransaction(script);
+        } else {
+            MigrationReport report = back.migrate(ds);
+            assertThat(report.migrated()).isTrue();
+            assertThat(report.currentVersions()).isEqualTo(4);
+            assertThat(report.closedVersions()).isEqualTo(Db.count(ds, "SELECT count(*) FROM " + name + "_history"
+                    + " WHERE valid_to <> 'infinity'"));
+        }
+
+        assertThat(Db.scalar(ds, "SELECT relkind::text FROM pg_class WHERE relname = ?", name + "_history"))
+                .isEqualTo("r");
+        assertThat(Db.count(ds, "SELECT count(*) FROM information_schema.columns WHERE table_name = ?"
+                + " AND column_name LIKE 'tidemark%'", name)).as("the table's own columns only").isZero();
+        assertThat(back.verify(ds).drifts()).as("installed exactly as install() would").isEmpty();
+        assertThat(Db.rows(ds, HISTORY.formatted(name + "_history"))).as("the same versions, closed ones with their"
+                + " ids").isEqualTo(current);
+        assertThat(Db.rows(ds, HISTORY.formatted(name + "_history")).stream()
+                .filter(r -> r.get("id").equals(2)).toList())
+                .as("a key untouched since the first migration: as the original history table had it")
+                .isEqualTo(original.stream().filter(r -> r.get("id").equals(2)).toList());
+        assertThat(Db.scalar(ds, "SELECT has_table_privilege('public', ?, 'SELECT')", name + "_history"))
+                .as("readers keep their grant").isEqualTo(true);
+        assertThat(Db.count(ds, "SELECT count(*) FROM pg_class WHERE relname = ?", name + "_history_closed")).isZero();
+        Db.exec(ds, "UPDATE " + name + " SET v = 'a4' WHERE id = 1");
+        Db.exec(ds, "DELETE FROM " + name + " WHERE id = 5");
+        assertThat(Versions.of(ds, name + "_history", "id = 1").ops()).containsExactly(1, 2, 2, 2, 2);
+        assertThat(Versions.of(ds, name + "_history", "id = 5").ops()).containsExactly(1, 3);
+        assertThat(Db.count(ds, "SELECT count(*) FROM (SELECT history_id FROM " + name + "_history"
+                + " GROUP BY history_id HAVING count(*) > 1) d")).as("no id given twice").isZero();
+    }
+
+    @Test
+    void the_way_back_keeps_opt_in_values_and_orphans_and_refuses_a_view_of_the_application() {
+        Db.exec(ds, "CREATE TABLE round_mig (id int PRIMARY KEY, v text)");
+        TemporalTable.forTable("round_mig").sessionUserColumn(true).build().install(ds);
+        Db.exec(ds, "INSERT INTO round_mig VALUES (1, 'a'); UPDATE round_mig SET v = 'b'");
+        List<Map<String, Object>> users = Db.rows(ds, "SELECT v, db_session_user FROM round_mig_history ORDER BY valid_from");
+        TemporalTable.forTable("round_mig").storage(HistoryStorage.CURRENT_IN_TABLE).build().migrate(ds);
+        Db.exec(ds, "CREATE VIEW round_view AS SELECT * FROM round_mig_history");
+        TemporalTable back = TemporalTable.forTable("round_mig").sessionUserColumn(true).build();
+        assertThatThrownBy(() -> back.migrate(ds)).isInstanceOfSatisfying(TidemarkException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_CHANGE_REFUSED);
+            assertThat(e.getMessage()).contains("public.round_view", "Nothing was changed");
+        });
+        assertThat(Db.scalar(ds, "SELECT relkind::text FROM pg_class WHERE relname = 'round_mig_history'")).isEqualTo("v");
+        Db.exec(ds, "DROP VIEW round_view");
+
+        back.migrate(ds);
+
+        assertThat(Db.rows(ds, "SELECT v, db_session_user FROM round_mig_history WHERE valid_to <> 'infinity'"
+                + " ORDER BY valid_from")).as("the values the split kept, back in their own column")
+                .isEqualTo(users);
+        assertThat(Db.scalar(ds, "SELECT db_session_user FROM round_mig_history WHERE valid_to = 'infinity'"))
+                .as("not the migrating session's: the current-in-table shape did not record it").isNull();
+        Db.exec(ds, "UPDATE round_mig SET v = 'c'");
+        assertThat(Db.scalar(ds, "SELECT db_session_user IS NOT NULL FROM round_mig_history WHERE valid_to = 'infinity'"))
+                .as("new versions record it again").isEqualTo(true);
+    }
+
     @Test
     void install_or_evolve_with_the_other_storage_names_migrate() {
         Db.exec(ds, "CREATE TABLE named_mig (id int PRIMARY KEY, v text)");
@@ -146,8 +229,10 @@ class StorageMigrationTest {
                 assertThat(e.getMessage()).contains("run migrate()", "HISTORY_TABLE", "CURRENT_IN_TABLE");
             });
         }
-        assertThatThrownBy(() -> TemporalTable.forTable("named_mig").build().migrate(ds))
-                .as("the configured storage is the target").isInstanceOfSatisfying(TidemarkException.class,
+        assertThat(TemporalTable.forTable("named_mig").build().migrate(ds).migrated())
+                .as("the configured storage is the target, and it is installed so").isFalse();
+        assertThatThrownBy(() -> TemporalTable.forTable("named_mig").build().migrationScript(ds))
+                .isInstanceOfSatisfying(TidemarkException.class,
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION));
         Db.exec(ds, "CREATE TABLE never_installed (id int PRIMARY KEY)");
         assertThatThrownBy(() -> TemporalTable.forTable("never_installed").storage(HistoryStorage.CURRENT_IN_TABLE)

@@ -1,6 +1,8 @@
 package io.tidemark.cli.internal;
 
+import io.tidemark.history.HistoryStorage;
 import io.tidemark.history.InstallReport;
+import io.tidemark.history.MigrationReport;
 import io.tidemark.history.PruneReport;
 import io.tidemark.history.TemporalTable;
 import io.tidemark.history.TriggerMode;
@@ -19,9 +21,10 @@ import java.util.concurrent.Callable;
 
 /** {@code tidemark history ...}: temporal history of a PostgreSQL table ({@link TemporalTable}). */
 @Command(name = "history", mixinStandardHelpOptions = true,
-        description = "Temporal history of a PostgreSQL table: script, install, verify, evolve, uninstall, prune.",
+        description = "Temporal history of a PostgreSQL table: script, install, verify, evolve, migrate, uninstall, prune.",
         subcommands = {HistoryCommand.Script.class, HistoryCommand.Install.class, HistoryCommand.Verify.class,
-                HistoryCommand.Evolve.class, HistoryCommand.Uninstall.class, HistoryCommand.Prune.class})
+                HistoryCommand.Evolve.class, HistoryCommand.Migrate.class, HistoryCommand.Uninstall.class,
+                HistoryCommand.Prune.class})
 public final class HistoryCommand extends ParentCommand {
 
     /**
@@ -57,6 +60,11 @@ public final class HistoryCommand extends ParentCommand {
         @Option(names = "--period-index", description = "Create the GiST index for whole-table as-of queries.")
         boolean periodIndex;
 
+        @Option(names = "--storage", paramLabel = "SHAPE",
+                description = "${COMPLETION-CANDIDATES}; default HISTORY_TABLE. CURRENT_IN_TABLE keeps the current"
+                        + " version in the table (two columns) and only superseded versions in <history>_closed.")
+        HistoryStorage storage;
+
         @Option(names = "--seed-valid-from", paramLabel = "COLUMN",
                 description = "Date each existing row's first version from this column instead of the install time.")
         String seedValidFrom;
@@ -85,6 +93,9 @@ public final class HistoryCommand extends ParentCommand {
             }
             if (triggerMode != null) {
                 b.triggerMode(triggerMode);
+            }
+            if (storage != null) {
+                b.storage(storage);
             }
             if (seedValidFrom != null) {
                 b.seedValidFrom(seedValidFrom);
@@ -174,6 +185,38 @@ public final class HistoryCommand extends ParentCommand {
                 Output.println("history of " + table.table() + ": nothing to repair");
             } else {
                 report.actions().forEach(a -> Output.println(a));
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "migrate", mixinStandardHelpOptions = true, description = {
+            "Converts an installed history to the --storage given, in one transaction that keeps every version.",
+            "Readers and writers of the table wait until it commits. With --script, prints (or writes as a migration"
+                    + " file) the same statements instead, as TemporalTable.migrationScript() generates them."})
+    static final class Migrate implements Callable<Integer> {
+        @Mixin Options options;
+        @Mixin ConnectionOptions connection;
+        @Mixin MigrationOptions migration;
+
+        @Option(names = "--script", description = "Print the migration as SQL instead of running it.")
+        boolean script;
+
+        @Override
+        public Integer call() {
+            TemporalTable table = options.build();
+            if (script) {
+                migration.emit(table.migrationScript(connection.connectPostgres()),
+                        "tidemark_history_migrate_" + table.table(), MigrationFiles.Dialect.POSTGRES);
+                return 0;
+            }
+            MigrationReport report = table.migrate(connection.connectPostgres());
+            if (!report.migrated()) {
+                Output.println("history of " + table.table() + " is stored as " + table.storage()
+                        + " already; nothing to migrate");
+            } else {
+                Output.println("history of " + table.table() + " migrated to " + table.storage() + ":");
+                report.actions().forEach(a -> Output.println("  " + a));
             }
             return 0;
         }

@@ -193,7 +193,7 @@ final class CurrentInTableSql {
     // --- the view ------------------------------------------------------------------------------------------------
 
     /** The key's last closed row, newest first (a tombstone sorts before a version it ends at the same instant). */
-    private String lastClosed(String alias, String keyOf) {
+    String lastClosed(String alias, String keyOf) {
         return SqlTemplate.of("""
                 SELECT {{alias}}.valid_to, {{alias}}.operation, {{alias}}.chain_no
                   FROM {{closed}} AS {{alias}}
@@ -205,10 +205,10 @@ final class CurrentInTableSql {
     }
 
     /** Operation of a current (or just superseded) version from the key's last closed row {@code l}. */
-    private static final String OPERATION = "CASE WHEN l.operation IS NULL OR l.operation OPERATOR(pg_catalog.=) 3"
+    static final String OPERATION = "CASE WHEN l.operation IS NULL OR l.operation OPERATOR(pg_catalog.=) 3"
             + " THEN 1 ELSE 2 END";
     /** Chain number from the key's last closed row {@code l}: a tombstone ends a chain. */
-    private static final String CHAIN = "COALESCE(l.chain_no OPERATOR(pg_catalog.+) CASE WHEN l.operation"
+    static final String CHAIN = "COALESCE(l.chain_no OPERATOR(pg_catalog.+) CASE WHEN l.operation"
             + " OPERATOR(pg_catalog.=) 3 THEN 1 ELSE 0 END, 1)";
 
     SqlStep createView() {

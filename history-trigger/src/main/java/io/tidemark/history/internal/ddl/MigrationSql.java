@@ -112,14 +112,9 @@ final class MigrationSql {
 
     /** Every trigger and function of the history table shape, in either trigger mode. */
     List<SqlStep> dropHistoryTableShape() {
-        List<String> triggers = new ArrayList<>(sql.names.statementTriggers());
-        triggers.add(sql.names.rowTrigger());
-        triggers.add(sql.names.truncateTrigger());
-        String drops = triggers.stream().map(trigger -> SqlTemplate.of("DROP TRIGGER IF EXISTS {{trigger}} ON {{table}}")
-                .with("trigger", PgName.quote(trigger)).with("table", sql.table).render())
-                .collect(Collectors.joining(";\n"));
         return List.of(
-                new SqlStep("The history table shape's triggers (row or statement mode, and TRUNCATE).", drops),
+                new SqlStep("The history table shape's triggers (row or statement mode, and TRUNCATE).",
+                        dropGeneratedTriggers(sql)),
                 new SqlStep("Its functions (the new shape creates its own).", SqlTemplate.of("""
                         DROP FUNCTION IF EXISTS {{write_function}}();
                         DROP FUNCTION IF EXISTS {{truncate_function}}();
@@ -174,13 +169,28 @@ final class MigrationSql {
      */
     SqlStep continueIdentity() {
         return new SqlStep("Versions archived from now on are numbered after every id the history table gave out.",
-                SqlTemplate.of("""
-                        SELECT pg_catalog.setval(pg_catalog.pg_get_serial_sequence({{closed_literal}}, 'history_id'),
-                               GREATEST((SELECT pg_catalog.max(c.history_id) FROM {{closed}} AS c),
-                                        pg_catalog.pg_sequence_last_value(pg_catalog.pg_get_serial_sequence({{history_literal}}, 'history_id')::pg_catalog.regclass),
-                                        0) OPERATOR(pg_catalog.+) 1, false)""")
-                        .with("closed_literal", PgName.literal(closed)).with("closed", closed)
-                        .with("history_literal", PgName.literal(history)).render());
+                continueIdentity(closed, history));
+    }
+
+    /** {@code target}'s identity continues after its own ids and every id {@code source}'s identity gave out. */
+    static String continueIdentity(String target, String source) {
+        return SqlTemplate.of("""
+                SELECT pg_catalog.setval(pg_catalog.pg_get_serial_sequence({{target_literal}}, 'history_id'),
+                       GREATEST((SELECT pg_catalog.max(t.history_id) FROM {{target}} AS t),
+                                pg_catalog.pg_sequence_last_value(pg_catalog.pg_get_serial_sequence({{source_literal}}, 'history_id')::pg_catalog.regclass),
+                                0) OPERATOR(pg_catalog.+) 1, false)""")
+                .with("target_literal", PgName.literal(target)).with("target", target)
+                .with("source_literal", PgName.literal(source)).render();
+    }
+
+    /** Every trigger either shape generates on the table, in either trigger mode: dropped before the other's. */
+    static String dropGeneratedTriggers(HistorySql sql) {
+        List<String> triggers = new ArrayList<>(sql.names.statementTriggers());
+        triggers.add(sql.names.rowTrigger());
+        triggers.add(sql.names.truncateTrigger());
+        return triggers.stream().map(trigger -> SqlTemplate.of("DROP TRIGGER IF EXISTS {{trigger}} ON {{table}}")
+                        .with("trigger", PgName.quote(trigger)).with("table", sql.table).render())
+                .collect(Collectors.joining(";\n"));
     }
 
     /**

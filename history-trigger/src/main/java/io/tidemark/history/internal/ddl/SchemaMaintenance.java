@@ -64,25 +64,13 @@ public final class SchemaMaintenance {
     }
 
     /**
-     * install() and evolve() never switch storage shapes: from the history table shape {@code migrate()} converts the
-     * history (it rewrites every row of the table once, so it is a step of its own); the other way is not offered,
-     * and refusing names the steps that start a new history.
+     * install() and evolve() never switch storage shapes: {@code migrate()} converts a history between them (it
+     * rewrites the history, and to CURRENT_IN_TABLE every row of the table once, so it is a step of its own).
      */
     static TidemarkException storageChanged(String object, RegistryEntry entry, TemporalTable config) {
-        if (entry.storage() == io.tidemark.history.HistoryStorage.HISTORY_TABLE
-                && config.storage() == io.tidemark.history.HistoryStorage.CURRENT_IN_TABLE) {
-            return TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, "history is installed with storage"
-                    + " HISTORY_TABLE but configured with CURRENT_IN_TABLE; run migrate() to convert it (one"
-                    + " transaction that keeps every version and rewrites each row of the table once), or keep"
-                    + " storage(HistoryStorage.HISTORY_TABLE)");
-        }
         return TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, "history is installed with storage "
-                + entry.storage() + " but configured with " + config.storage() + "; Tidemark does not convert a"
-                + " history from " + entry.storage() + " to " + config.storage() + ". Keep storage(HistoryStorage."
-                + entry.storage() + "), or run uninstall(), rename or drop " + entry.historyTable() + (entry.storage()
-                == io.tidemark.history.HistoryStorage.CURRENT_IN_TABLE ? " and its _closed table, drop the table's"
-                + " columns " + CatalogReader.CURRENT_FROM_COLUMN + " and " + CatalogReader.CURRENT_CONTEXT_COLUMN : "")
-                + ", and install() again (the new history starts at that install)");
+                + entry.storage() + " but configured with " + config.storage() + "; run migrate() to convert it (one"
+                + " transaction that keeps every version), or keep storage(HistoryStorage." + entry.storage() + ")");
     }
 
     /** Repairs drift; the caller holds the table lock and the transaction. */

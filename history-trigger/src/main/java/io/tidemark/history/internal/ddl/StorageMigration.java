@@ -25,10 +25,11 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Converts a history installed with {@link HistoryStorage#HISTORY_TABLE} into {@link HistoryStorage#CURRENT_IN_TABLE},
- * in one transaction under the install's lock: every closed version keeps its row (and its {@code history_id}), every
- * open version moves into its row of the table, and the history table's name becomes the view that presents both.
- * Nothing is dropped before its rows are copied, and any refusal leaves everything as it was.
+ * Converts an installed history between the storage shapes, in one transaction under locks that keep readers and
+ * writers out: to {@link HistoryStorage#CURRENT_IN_TABLE} here (every closed version keeps its row and its
+ * {@code history_id}, every open version moves into its row of the table, the history table's name becomes the view
+ * that presents both), and back to {@link HistoryStorage#HISTORY_TABLE} in {@link HistoryTableMigration}. Nothing is
+ * dropped before its rows are copied, and any refusal leaves everything as it was.
  */
 public final class StorageMigration {
 
@@ -45,59 +46,68 @@ public final class StorageMigration {
     }
 
     public MigrationReport migrate(DataSource dataSource) {
-        requireTarget();
         return HistoryTransactions.inSchemaTransaction(dataSource, object, "migrating history", c -> {
             CatalogReader.pinSearchPath(c);
-            if (installed(c).storage() == HistoryStorage.CURRENT_IN_TABLE) {
+            if (installed(c).storage() == config.storage()) {
                 return new MigrationReport(false, 0, 0, 0, List.of());
             }
             CatalogReader.read(c, config); // explanatory errors before the lock
-            Jdbc.execute(c, MigrationSql.lock(HistoryNames.table(config), HistoryNames.of(config).historyTable()).sql());
+            boolean toCurrent = config.storage() == HistoryStorage.CURRENT_IN_TABLE;
+            Jdbc.execute(c, lock(toCurrent).sql());
             // Read again under the lock: another migrate() may have finished while this one waited.
             RegistryEntry entry = installed(c);
-            if (entry.storage() == HistoryStorage.CURRENT_IN_TABLE) {
+            if (entry.storage() == config.storage()) {
                 return new MigrationReport(false, 0, 0, 0, List.of());
+            }
+            if (!toCurrent) {
+                HistoryTableMigration back = new HistoryTableMigration(config);
+                return back.migrate(c, back.plan(c, entry, CatalogReader.read(c, config)));
             }
             return migrateLocked(c, entry, CatalogReader.read(c, config));
         });
     }
 
+    private SqlStep lock(boolean toCurrent) {
+        return toCurrent ? MigrationSql.lock(HistoryNames.table(config), HistoryNames.of(config).historyTable())
+                : HistoryTableMigration.lock(config);
+    }
+
     /** The whole migration as SQL, formatted and commented for review, to run as one transaction. */
     public String script(DataSource dataSource) {
-        requireTarget();
         return HistoryTransactions.readOnly(dataSource, object, "reading the table for the migration script", c -> {
             CatalogReader.pinSearchPath(c);
             RegistryEntry entry = installed(c);
-            if (entry.storage() == HistoryStorage.CURRENT_IN_TABLE) {
-                throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object, "history is stored as"
-                        + " CURRENT_IN_TABLE already; there is nothing to migrate");
+            if (entry.storage() == config.storage()) {
+                throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object, "history is stored as "
+                        + config.storage() + " already; there is nothing to migrate");
             }
-            Plan plan = plan(c, entry, CatalogReader.read(c, config));
+            boolean toCurrent = config.storage() == HistoryStorage.CURRENT_IN_TABLE;
+            TableShape shape = CatalogReader.read(c, config);
+            List<SqlStep> steps = new ArrayList<>();
+            steps.add(MigrationSql.requireReadCommitted(object));
+            steps.add(lock(toCurrent));
+            if (toCurrent) {
+                Plan plan = plan(c, entry, shape);
+                steps.add(plan.sql().consistencyCheckBlock(object));
+                steps.addAll(plan.steps());
+            } else {
+                steps.addAll(new HistoryTableMigration(config).plan(c, entry, shape).steps());
+            }
             StringBuilder out = new StringBuilder();
-            out.append("-- Tidemark: migrate the history of ").append(plan.shape().table())
-                    .append(" from storage HISTORY_TABLE to CURRENT_IN_TABLE\n")
+            out.append("-- Tidemark: migrate the history of ").append(shape.table()).append(" from storage ")
+                    .append(entry.storage()).append(" to ").append(config.storage()).append('\n')
                     .append("--\n")
                     .append("-- Run as ONE transaction at READ COMMITTED (Flyway and Liquibase do; with psql use\n")
                     .append("-- --single-transaction), as the role that owns the table. Readers and writers of the table\n")
-                    .append("-- and its history wait for the lock until it commits. Every row of the table is updated\n")
-                    .append("-- once. Generated from the catalog as it is now: generate it again after a schema change.\n")
+                    .append("-- and its history wait for the lock until it commits.").append(toCurrent
+                            ? " Every row of the table is updated\n-- once." : "\n--")
+                    .append(" Generated from the catalog as it is now: generate it again after a schema change.\n")
                     .append("-- TemporalTable.migrate() runs the same statements.\n\n");
-            out.append(MigrationSql.requireReadCommitted(object).render()).append('\n');
-            out.append(MigrationSql.lock(HistoryNames.table(config), entry.historyTable()).render()).append('\n');
-            out.append(plan.sql().consistencyCheckBlock(object).render()).append('\n');
-            for (SqlStep step : plan.steps()) {
+            for (SqlStep step : steps) {
                 out.append(step.render()).append('\n');
             }
             return out.toString();
         });
-    }
-
-    private void requireTarget() {
-        if (config.storage() != HistoryStorage.CURRENT_IN_TABLE) {
-            throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object, "migrate() converts an installed"
-                    + " history to the configured storage, and Tidemark converts only from HistoryStorage.HISTORY_TABLE"
-                    + " to HistoryStorage.CURRENT_IN_TABLE; configure storage(HistoryStorage.CURRENT_IN_TABLE)");
-        }
     }
 
     private RegistryEntry installed(Connection c) throws SQLException {
@@ -148,7 +158,7 @@ public final class StorageMigration {
     }
 
     /** Runs one step (some are several statements, one a SELECT) and returns its first row count, 0 when none. */
-    private static long run(Connection c, String sql) throws SQLException {
+    static long run(Connection c, String sql) throws SQLException {
         try (java.sql.Statement s = c.createStatement()) {
             s.execute(sql);
             return Math.max(0, s.getUpdateCount());
