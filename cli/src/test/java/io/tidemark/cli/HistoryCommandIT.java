@@ -78,7 +78,10 @@ class HistoryCommandIT {
         Cli.Run again = Cli.run("history", "migrate", "shapes", "--storage", "CURRENT_IN_TABLE", "--url", url);
         assertThat(again.stdout()).contains("already; nothing to migrate");
 
-        Cli.Run back = Cli.run("history", "migrate", "shapes", "--url", url);
+        Cli.Run implied = Cli.run("history", "migrate", "shapes", "--url", url);
+        assertThat(implied.exit()).as("the target is never implied").isEqualTo(ExitCode.USAGE);
+        assertThat(implied.stderr()).contains("Missing option --storage");
+        Cli.Run back = Cli.run("history", "migrate", "shapes", "--storage", "HISTORY_TABLE", "--url", url);
         assertThat(back.exit()).as(back.toString()).isZero();
         assertThat(back.stdout()).contains("migrated to HISTORY_TABLE");
         assertThat(Cli.run("history", "verify", "shapes", "--url", url).exit()).isZero();

@@ -218,6 +218,98 @@ class StorageMigrationTest {
                 .as("new versions record it again").isEqualTo(true);
     }
 
+    private TemporalTable currentInTable(String table) {
+        return TemporalTable.forTable(table).storage(HistoryStorage.CURRENT_IN_TABLE).build();
+    }
+
+    @Test
+    void on_the_way_back_a_reader_of_the_view_waits_and_then_reads_the_history_table() throws Exception {
+        Db.exec(ds, "CREATE TABLE readb (id int PRIMARY KEY, v text)");
+        currentInTable("readb").install(ds);
+        Db.exec(ds, "INSERT INTO readb VALUES (1, 'a'); UPDATE readb SET v = 'b'");
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try (Connection r = ds.getConnection(); Statement s = r.createStatement()) {
+            r.setAutoCommit(false);
+            s.execute("SELECT count(*) FROM readb_history"); // a report in progress holds the view and both tables
+            var migration = pool.submit(() -> TemporalTable.forTable("readb").build().migrate(ds).migrated());
+            Waits.untilWaitingOn(ds, "readb_history", 1);
+            var reader = pool.submit(() -> Db.count(ds, "SELECT count(*) FROM readb_history"));
+            Waits.untilWaitingOn(ds, "readb_history", 2);
+            r.commit();
+            assertThat(migration.get(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThat(reader.get(30, java.util.concurrent.TimeUnit.SECONDS))
+                    .as("no deadlock: the reader waited at the view, then read the table of that name").isEqualTo(2);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void two_migrations_back_at_once_one_migrates_and_the_other_finds_it_done() throws Exception {
+        Db.exec(ds, "CREATE TABLE twiceb (id int PRIMARY KEY, v text)");
+        currentInTable("twiceb").install(ds);
+        Db.exec(ds, "INSERT INTO twiceb VALUES (1, 'a')");
+        TemporalTable back = TemporalTable.forTable("twiceb").build();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        List<Boolean> migrated = new ArrayList<>();
+        try (Connection w = ds.getConnection(); Statement s = w.createStatement()) {
+            w.setAutoCommit(false);
+            s.execute("UPDATE twiceb SET v = 'b'");
+            var first = pool.submit(() -> back.migrate(ds));
+            Waits.untilWaitingOn(ds, "twiceb", 1);
+            var second = pool.submit(() -> back.migrate(ds));
+            Waits.untilWaitingOn(ds, "twiceb_history", 1);
+            w.commit();
+            migrated.add(first.get(30, java.util.concurrent.TimeUnit.SECONDS).migrated());
+            migrated.add(second.get(30, java.util.concurrent.TimeUnit.SECONDS).migrated());
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(migrated).containsExactly(true, false);
+        assertThat(Versions.of(ds, "twiceb_history", "id = 1").ops()).containsExactly(1, 2);
+    }
+
+    @Test
+    void ids_stay_unique_across_a_round_trip_with_a_prune_between() {
+        Db.exec(ds, "CREATE TABLE idsp (id int PRIMARY KEY, v text)");
+        TemporalTable.forTable("idsp").build().install(ds);
+        Db.exec(ds, "INSERT INTO idsp VALUES (1, 'a'), (2, 'b')");
+        Db.exec(ds, "UPDATE idsp SET v = 'a2' WHERE id = 1");
+        Db.exec(ds, "UPDATE idsp SET v = 'a3' WHERE id = 1");
+        long highest = Db.count(ds, "SELECT max(history_id) FROM idsp_history");
+        currentInTable("idsp").migrate(ds);
+        currentInTable("idsp").prune(ds, ((Timestamp) Db.scalar(ds, "SELECT clock_timestamp()")).toInstant());
+        TemporalTable.forTable("idsp").build().migrate(ds);
+        assertThat(Db.count(ds, "SELECT min(history_id) FROM idsp_history WHERE valid_to = 'infinity'"))
+                .as("the open versions get ids after every id given out, in either shape").isGreaterThan(highest);
+    }
+
+    @Test
+    void on_the_way_back_what_hangs_on_the_closed_versions_is_refused_before_anything_changes() {
+        Db.exec(ds, "CREATE TABLE hangb (id int PRIMARY KEY, v text)");
+        currentInTable("hangb").install(ds);
+        Db.exec(ds, "INSERT INTO hangb VALUES (1, 'a'); UPDATE hangb SET v = 'b'");
+        TemporalTable back = TemporalTable.forTable("hangb").build();
+        List<String[]> cases = List.of(
+                new String[] {"CREATE FUNCTION hangb_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;"
+                        + " CREATE TRIGGER hangb_audit AFTER INSERT ON hangb_history_closed FOR EACH ROW EXECUTE FUNCTION hangb_audit()",
+                        "trigger hangb_audit", "DROP TRIGGER hangb_audit ON hangb_history_closed"},
+                new String[] {"CREATE TABLE hangb_notes (h bigint REFERENCES hangb_history_closed (history_id))",
+                        "foreign key", "DROP TABLE hangb_notes"},
+                new String[] {"GRANT SELECT ON hangb_history_closed TO PUBLIC", "GRANT SELECT ON public.hangb_history_closed TO PUBLIC",
+                        "REVOKE SELECT ON hangb_history_closed FROM PUBLIC"},
+                new String[] {"CREATE VIEW hangb_view AS SELECT * FROM hangb_history", "public.hangb_view",
+                        "DROP VIEW hangb_view"});
+        for (String[] c : cases) {
+            Db.exec(ds, c[0]);
+            assertThatThrownBy(() -> back.migrate(ds)).as(c[1]).isInstanceOfSatisfying(TidemarkException.class,
+                    e -> assertThat(e.getMessage()).contains(c[1], "Nothing was changed"));
+            Db.exec(ds, c[2]);
+            assertThat(Db.scalar(ds, "SELECT relkind::text FROM pg_class WHERE relname = 'hangb_history'")).isEqualTo("v");
+        }
+        assertThat(back.migrate(ds).migrated()).isTrue();
+    }
+
     @Test
     void install_or_evolve_with_the_other_storage_names_migrate() {
         Db.exec(ds, "CREATE TABLE named_mig (id int PRIMARY KEY, v text)");

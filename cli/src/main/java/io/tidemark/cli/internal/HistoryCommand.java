@@ -9,6 +9,9 @@ import io.tidemark.history.TriggerMode;
 import io.tidemark.history.TruncatePolicy;
 import io.tidemark.history.VerifyReport;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -191,7 +194,8 @@ public final class HistoryCommand extends ParentCommand {
     }
 
     @Command(name = "migrate", mixinStandardHelpOptions = true, description = {
-            "Converts an installed history to the --storage given, in one transaction that keeps every version.",
+            "Converts an installed history to the --storage given (required), in one transaction that keeps every"
+                    + " version.",
             "Readers and writers of the table wait until it commits. With --script, prints (or writes as a migration"
                     + " file) the same statements instead, as TemporalTable.migrationScript() generates them."})
     static final class Migrate implements Callable<Integer> {
@@ -202,8 +206,16 @@ public final class HistoryCommand extends ParentCommand {
         @Option(names = "--script", description = "Print the migration as SQL instead of running it.")
         boolean script;
 
+        @Spec
+        CommandSpec spec;
+
         @Override
         public Integer call() {
+            if (options.storage == null) {
+                // The builder's default would silently mean "back to HISTORY_TABLE": the target is said, not implied.
+                throw new ParameterException(spec.commandLine(), "Missing option --storage: the storage to migrate to"
+                        + " (HISTORY_TABLE or CURRENT_IN_TABLE)");
+            }
             TemporalTable table = options.build();
             if (script) {
                 migration.emit(table.migrationScript(connection.connectPostgres()),

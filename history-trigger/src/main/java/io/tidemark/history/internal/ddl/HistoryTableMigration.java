@@ -89,6 +89,18 @@ final class HistoryTableMigration {
                     + " same name. Tidemark does not drop views of yours: drop them, migrate, and create them again."
                     + " Nothing was changed.");
         }
+        List<String> attached = new ArrayList<>(StorageMigration.attachedObjects(c, names.closedTable()));
+        CatalogObjects.dependentViews(c, names.closedTable()).stream()
+                .filter(v -> !v.replace("\"", "").equals(schema + "." + names.historyTable().name())) // its own view
+                .forEach(v -> attached.add("view " + v));
+        CatalogObjects.grants(c, names.closedTable()).forEach(g -> attached.add("grant (" + g + ")"));
+        if (!attached.isEmpty()) {
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_CHANGE_REFUSED, object, "closed-versions table "
+                    + names.closedTable() + " has " + String.join(", ", attached) + ", which would go with it: the"
+                    + " migration copies its rows into " + names.historyTable() + " and drops it. Drop or revoke"
+                    + " them, migrate, and recreate what still applies on " + names.historyTable()
+                    + ". Nothing was changed.");
+        }
         for (String index : List.of(names.keyIndex(), names.openIndex(), names.chainIndex(), names.periodIndex())) {
             if (CatalogObjects.relationExists(c, schema, index)) {
                 throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, "relation " + schema + "."
@@ -112,7 +124,9 @@ final class HistoryTableMigration {
         List<String> readers = CatalogObjects.grants(c, names.historyTable()).stream()
                 .filter(g -> g.startsWith("GRANT SELECT ")).toList();
 
-        List<SqlStep> steps = new ArrayList<>(migration.dropCurrentInTableShape());
+        List<SqlStep> steps = new ArrayList<>();
+        steps.add(migration.lockClosedVersions());
+        steps.addAll(migration.dropCurrentInTableShape());
         steps.add(sql.createHistoryTable());
         for (Column orphan : orphans) {
             steps.add(sql.addHistoryColumn(orphan.quoted() + " " + orphan.typeDefinition()));
@@ -155,6 +169,6 @@ final class HistoryTableMigration {
     }
 
     static SqlStep lock(TemporalTable config) {
-        return HistoryTableMigrationSql.lock(HistoryNames.table(config), HistoryNames.of(config).closedTable());
+        return HistoryTableMigrationSql.lock(HistoryNames.table(config), HistoryNames.of(config).historyTable());
     }
 }

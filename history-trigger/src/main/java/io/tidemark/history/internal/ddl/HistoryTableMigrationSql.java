@@ -58,12 +58,26 @@ final class HistoryTableMigrationSql {
         this.fromTable = String.join(", ", tableValues);
     }
 
-    /** Both tables in ACCESS EXCLUSIVE mode, the table first (the order a writer's trigger takes them in). */
-    static SqlStep lock(PgName table, PgName closed) {
-        return new SqlStep("The table and its closed versions, until commit: a writer in flight finishes first (its\n"
-                + "change is migrated), later writers and readers wait, and their writes are archived by the new triggers.",
-                SqlTemplate.of("LOCK TABLE {{table}}, {{closed}} IN ACCESS EXCLUSIVE MODE")
-                        .with("table", table.quoted()).with("closed", closed.quoted()).render());
+    /**
+     * The view, then the table, in ACCESS EXCLUSIVE mode: the order readers of the view take them in (a reader locks
+     * the view before what it reads), and writers never lock the view. {@code LOCK TABLE} on the view would also lock
+     * what it reads, the closed versions before the table, against the writers' order (table, then closed versions);
+     * so the view alone is locked by a no-op change of one of its columns. Its name is looked up again after the
+     * wait, so a migration that waited for another one finds the history table it made.
+     */
+    static SqlStep lock(PgName table, PgName history) {
+        return new SqlStep("The view alone, then the table, until commit: readers and writers wait; a writer in flight\n"
+                + "finishes first (its change is migrated), later ones are archived by the new triggers.",
+                SqlTemplate.of("""
+                        ALTER TABLE {{history}} ALTER COLUMN chain_no DROP DEFAULT;
+                        LOCK TABLE {{table}} IN ACCESS EXCLUSIVE MODE""")
+                        .with("history", history.quoted()).with("table", table.quoted()).render());
+    }
+
+    /** Then the closed versions (after the table: the writers' order). */
+    SqlStep lockClosedVersions() {
+        return new SqlStep("The closed versions, after the table as writers take them.",
+                SqlTemplate.of("LOCK TABLE {{closed}} IN ACCESS EXCLUSIVE MODE").with("closed", closed).render());
     }
 
     /** Every trigger and function of the current-in-table shape, and the view (its name becomes the table's). */

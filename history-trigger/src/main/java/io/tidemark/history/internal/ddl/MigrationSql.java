@@ -174,11 +174,14 @@ final class MigrationSql {
 
     /** {@code target}'s identity continues after its own ids and every id {@code source}'s identity gave out. */
     static String continueIdentity(String target, String source) {
+        // is_called true whenever an id was given: pg_sequence_last_value() answers NULL for a sequence set with
+        // is_called false, so a later migration back would not see the ids this one accounts for.
         return SqlTemplate.of("""
                 SELECT pg_catalog.setval(pg_catalog.pg_get_serial_sequence({{target_literal}}, 'history_id'),
-                       GREATEST((SELECT pg_catalog.max(t.history_id) FROM {{target}} AS t),
-                                pg_catalog.pg_sequence_last_value(pg_catalog.pg_get_serial_sequence({{source_literal}}, 'history_id')::pg_catalog.regclass),
-                                0) OPERATOR(pg_catalog.+) 1, false)""")
+                       GREATEST(m.given, 1), m.given OPERATOR(pg_catalog.>=) 1)
+                  FROM (SELECT GREATEST((SELECT pg_catalog.max(t.history_id) FROM {{target}} AS t),
+                                        pg_catalog.pg_sequence_last_value(pg_catalog.pg_get_serial_sequence({{source_literal}}, 'history_id')::pg_catalog.regclass),
+                                        0) AS given) AS m""")
                 .with("target_literal", PgName.literal(target)).with("target", target)
                 .with("source_literal", PgName.literal(source)).render();
     }

@@ -265,21 +265,7 @@ public final class StorageMigration {
                         + " renamed table keeps its name); rename or drop it, then migrate. Nothing was changed.");
             }
         }
-        List<String> attached = Jdbc.query(c, """
-                SELECT 'foreign key ' || pg_catalog.quote_ident(k.conname) || ' of '
-                       || k.conrelid::pg_catalog.regclass::pg_catalog.text
-                FROM pg_catalog.pg_constraint k
-                WHERE k.confrelid = ?::pg_catalog.regclass AND k.contype = 'f'
-                UNION ALL
-                SELECT 'trigger ' || pg_catalog.quote_ident(t.tgname)
-                FROM pg_catalog.pg_trigger t
-                WHERE t.tgrelid = ?::pg_catalog.regclass AND NOT t.tgisinternal
-                UNION ALL
-                SELECT 'row security policy ' || pg_catalog.quote_ident(p.polname)
-                FROM pg_catalog.pg_policy p
-                WHERE p.polrelid = ?::pg_catalog.regclass
-                ORDER BY 1""", rs -> rs.getString(1), names.historyTable().quoted(), names.historyTable().quoted(),
-                names.historyTable().quoted());
+        List<String> attached = attachedObjects(c, names.historyTable());
         if (!attached.isEmpty()) {
             throw TidemarkException.forObject(ErrorCode.SCHEMA_CHANGE_REFUSED, object, "history table "
                     + names.historyTable() + " has " + String.join(", ", attached) + ", which would go with it: the"
@@ -317,6 +303,27 @@ public final class StorageMigration {
             throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object,
                     sql.current().laterUpdateTriggersProblem(later) + ". Nothing was changed.");
         }
+    }
+
+    /**
+     * What hangs on a table the migration drops and would go with it: foreign keys that reference it, triggers and
+     * row security policies on it.
+     */
+    static List<String> attachedObjects(Connection c, PgName table) throws SQLException {
+        return Jdbc.query(c, """
+                SELECT 'foreign key ' || pg_catalog.quote_ident(k.conname) || ' of '
+                       || k.conrelid::pg_catalog.regclass::pg_catalog.text
+                FROM pg_catalog.pg_constraint k
+                WHERE k.confrelid = ?::pg_catalog.regclass AND k.contype = 'f'
+                UNION ALL
+                SELECT 'trigger ' || pg_catalog.quote_ident(t.tgname)
+                FROM pg_catalog.pg_trigger t
+                WHERE t.tgrelid = ?::pg_catalog.regclass AND NOT t.tgisinternal
+                UNION ALL
+                SELECT 'row security policy ' || pg_catalog.quote_ident(p.polname)
+                FROM pg_catalog.pg_policy p
+                WHERE p.polrelid = ?::pg_catalog.regclass
+                ORDER BY 1""", rs -> rs.getString(1), table.quoted(), table.quoted(), table.quoted());
     }
 
     /**
