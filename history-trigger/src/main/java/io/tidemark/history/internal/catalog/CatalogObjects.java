@@ -130,6 +130,11 @@ public final class CatalogObjects {
                 ORDER BY 1""", rs -> rs.getString(1), relation.schema().orElseThrow(), relation.name());
     }
 
+    /** The {@code SELECT} grants of {@link #grants}: what readers of a history need again on its replacement. */
+    public static List<String> selectGrants(Connection c, PgName relation) throws SQLException {
+        return grants(c, relation).stream().filter(g -> g.startsWith("GRANT SELECT ")).toList();
+    }
+
     /** Whether a relation (table, index, view, ...) of that name exists in the schema. */
     public static boolean relationExists(Connection c, String schema, String name) throws SQLException {
         return !Jdbc.query(c, """

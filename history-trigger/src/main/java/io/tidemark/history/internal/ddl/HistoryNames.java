@@ -206,6 +206,11 @@ public final class HistoryNames {
         return truncateTrigger;
     }
 
+    /** Every trigger a shape or mode of this table may have generated: what uninstall and migrate drop. */
+    public java.util.List<String> generatedTriggers() {
+        return java.util.List.of(insertTrigger, updateTrigger, deleteTrigger, rowTrigger, truncateTrigger);
+    }
+
     /** The statement-level triggers of {@link TriggerMode#STATEMENT}: insert, update, delete. */
     public java.util.List<String> statementTriggers() {
         return java.util.List.of(insertTrigger, updateTrigger, deleteTrigger);

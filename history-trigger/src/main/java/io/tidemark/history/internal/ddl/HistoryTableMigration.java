@@ -64,31 +64,17 @@ final class HistoryTableMigration {
                     + names.closedTable() + " does not exist; there is no history to migrate. Run uninstall() and"
                     + " install() to start a new one");
         }
-        Map<String, String> columns = CatalogObjects.columns(c, HistoryNames.table(config));
         for (String column : List.of(CatalogReader.CURRENT_FROM_COLUMN, CatalogReader.CURRENT_CONTEXT_COLUMN)) {
-            if (!columns.containsKey(column)) {
+            if (read.allColumns().stream().noneMatch(col -> col.name().equals(column))) {
                 throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, "the table has no column " + column
                         + ", which holds the current versions; there is no complete history to migrate. Nothing was"
                         + " changed.");
             }
         }
         Map<String, String> held = CatalogObjects.columns(c, names.closedTable());
-        for (Column column : shape.versioned()) {
-            String type = held.get(column.name());
-            if (type != null && !type.equals(column.typeDefinition())) {
-                throw TidemarkException.forObject(ErrorCode.SCHEMA_CHANGE_REFUSED, object, "column " + column.name()
-                        + " is " + column.typeDefinition() + " in the table but " + type + " in " + names.closedTable()
-                        + "; run evolve() with the installed storage first (it reports the change). Nothing was"
-                        + " changed.");
-            }
-        }
-        List<String> dependents = CatalogObjects.dependentViews(c, names.historyTable());
-        if (!dependents.isEmpty()) {
-            throw TidemarkException.forObject(ErrorCode.SCHEMA_CHANGE_REFUSED, object, "view " + names.historyTable()
-                    + " is read by " + String.join(", ", dependents) + ", and migrate() replaces it by a table of the"
-                    + " same name. Tidemark does not drop views of yours: drop them, migrate, and create them again."
-                    + " Nothing was changed.");
-        }
+        StorageMigration.refuseChangedTypes(object, shape, held, names.closedTable());
+        SchemaMaintenance.refuseDependentViews(c, object, "view " + names.historyTable(), names.historyTable(),
+                "migrate() replaces it by a table of the same name");
         List<String> attached = new ArrayList<>(StorageMigration.attachedObjects(c, names.closedTable()));
         CatalogObjects.dependentViews(c, names.closedTable()).stream()
                 .filter(v -> !v.replace("\"", "").equals(schema + "." + names.historyTable().name())) // its own view
@@ -114,15 +100,11 @@ final class HistoryTableMigration {
         if (config.transactionIdColumn()) {
             optIns.add(CatalogReader.TRANSACTION_ID_COLUMN);
         }
-        List<Column> orphans = new ArrayList<>();
-        held.forEach((name, type) -> {
-            if (!CLOSED_COLUMNS.contains(name) && !shape.isVersioned(name) && !optIns.contains(name)) {
-                orphans.add(new Column(name, type, null, false));
-            }
-        });
+        Set<String> own = new java.util.HashSet<>(CLOSED_COLUMNS);
+        own.addAll(optIns); // the target creates them, and they are filled from what the closed versions hold
+        List<Column> orphans = StorageMigration.orphans(held, own, shape);
         HistoryTableMigrationSql migration = new HistoryTableMigrationSql(sql, held.keySet(), orphans, optIns);
-        List<String> readers = CatalogObjects.grants(c, names.historyTable()).stream()
-                .filter(g -> g.startsWith("GRANT SELECT ")).toList();
+        List<String> readers = CatalogObjects.selectGrants(c, names.historyTable());
 
         List<SqlStep> steps = new ArrayList<>();
         steps.add(migration.lockClosedVersions());

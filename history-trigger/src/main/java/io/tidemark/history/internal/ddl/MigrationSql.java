@@ -4,7 +4,6 @@ import io.tidemark.history.internal.catalog.Column;
 import io.tidemark.sync.internal.sql.PgName;
 import io.tidemark.sync.internal.sql.SqlTemplate;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -188,10 +187,7 @@ final class MigrationSql {
 
     /** Every trigger either shape generates on the table, in either trigger mode: dropped before the other's. */
     static String dropGeneratedTriggers(HistorySql sql) {
-        List<String> triggers = new ArrayList<>(sql.names.statementTriggers());
-        triggers.add(sql.names.rowTrigger());
-        triggers.add(sql.names.truncateTrigger());
-        return triggers.stream().map(trigger -> SqlTemplate.of("DROP TRIGGER IF EXISTS {{trigger}} ON {{table}}")
+        return sql.names.generatedTriggers().stream().map(trigger -> SqlTemplate.of("DROP TRIGGER IF EXISTS {{trigger}} ON {{table}}")
                         .with("trigger", PgName.quote(trigger)).with("table", sql.table).render())
                 .collect(Collectors.joining(";\n"));
     }

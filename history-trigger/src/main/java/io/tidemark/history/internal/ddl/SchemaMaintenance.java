@@ -195,10 +195,7 @@ public final class SchemaMaintenance {
                         && columns.containsKey(CatalogReader.CURRENT_CONTEXT_COLUMN)) {
                     Jdbc.execute(c, new CurrentInTableSql(plain).releaseCurrentColumns().sql());
                 }
-                List<String> triggers = new ArrayList<>(names.statementTriggers());
-                triggers.add(names.rowTrigger());
-                triggers.add(names.truncateTrigger());
-                for (String trigger : triggers) {
+                for (String trigger : names.generatedTriggers()) {
                     Jdbc.execute(c, SqlTemplate.of("DROP TRIGGER IF EXISTS {{trigger}} ON {{table}}")
                             .with("trigger", PgName.quote(trigger)).with("table", HistoryNames.table(config).quoted())
                             .render());
@@ -398,9 +395,15 @@ public final class SchemaMaintenance {
      * with it; this names those views before PostgreSQL's own refusal would (whose detail a driver may not show).
      */
     private void refuseDependentViews(Connection c, PgName view, String why) throws SQLException {
-        List<String> dependents = CatalogObjects.dependentViews(c, view);
+        refuseDependentViews(c, object, "view " + view, view, why);
+    }
+
+    /** Refuses, naming them, views of the application that read {@code relation}, which {@code why} would drop. */
+    static void refuseDependentViews(Connection c, String object, String what, PgName relation, String why)
+            throws SQLException {
+        List<String> dependents = CatalogObjects.dependentViews(c, relation);
         if (!dependents.isEmpty()) {
-            throw TidemarkException.forObject(ErrorCode.SCHEMA_CHANGE_REFUSED, object, "view " + view + " is read by "
+            throw TidemarkException.forObject(ErrorCode.SCHEMA_CHANGE_REFUSED, object, what + " is read by "
                     + String.join(", ", dependents) + ", and " + why + ". Tidemark does not drop views of yours: drop"
                     + " them, run this again and create them again. Nothing was changed.");
         }

@@ -190,15 +190,12 @@ public final class StorageMigration {
                     + " exist; there is no history to migrate. Run uninstall() and install() to start a new one");
         }
         Map<String, String> held = CatalogObjects.columns(c, history);
-        List<Column> orphans = orphans(held, shape);
+        List<Column> orphans = orphans(held, HISTORY_COLUMNS, shape);
         refuseUnmigratable(c, sql, shape, held, names);
         MigrationSql migration = new MigrationSql(sql, history, held.keySet(), orphans);
-        List<String> readers = CatalogObjects.grants(c, history).stream()
-                .filter(g -> g.startsWith("GRANT SELECT ")).toList();
-        List<String> generated = new ArrayList<>(names.statementTriggers());
-        generated.add(names.rowTrigger());
+        List<String> readers = CatalogObjects.selectGrants(c, history);
         List<UserTrigger> paused = UserTrigger.onUpdate(c, HistoryNames.table(config)).stream()
-                .filter(t -> !generated.contains(t.name())).toList(); // those are dropped
+                .filter(t -> !names.generatedTriggers().contains(t.name())).toList(); // those are dropped
 
         List<SqlStep> steps = new ArrayList<>(migration.dropHistoryTableShape());
         steps.add(current.createClosedTable());
@@ -227,14 +224,14 @@ public final class StorageMigration {
     }
 
     /**
-     * Columns of the history table that are neither its own nor versioned now: dropped or excluded columns, and the
-     * opt-in session user and transaction id columns. They stay in the closed versions, as orphans do on evolve.
+     * Columns of the table being migrated from ({@code held}) that are neither its own ({@code own}) nor versioned now:
+     * dropped or excluded columns, and opt-in columns the target does not create. They move along as orphans, as
+     * they stay on evolve.
      */
-    private static List<Column> orphans(Map<String, String> held, TableShape shape) {
-        Set<String> versioned = new java.util.HashSet<>(shape.versioned().stream().map(Column::name).toList());
+    static List<Column> orphans(Map<String, String> held, Set<String> own, TableShape shape) {
         List<Column> orphans = new ArrayList<>();
         held.forEach((name, type) -> {
-            if (!HISTORY_COLUMNS.contains(name) && !versioned.contains(name)) {
+            if (!own.contains(name) && !shape.isVersioned(name)) {
                 orphans.add(new Column(name, type, null, false));
             }
         });
@@ -243,15 +240,7 @@ public final class StorageMigration {
 
     private void refuseUnmigratable(Connection c, HistorySql sql, TableShape shape, Map<String, String> held,
                                     HistoryNames names) throws SQLException {
-        for (Column column : shape.versioned()) {
-            String type = held.get(column.name());
-            if (type != null && !type.equals(column.typeDefinition())) {
-                throw TidemarkException.forObject(ErrorCode.SCHEMA_CHANGE_REFUSED, object, "column " + column.name()
-                        + " is " + column.typeDefinition() + " in the table but " + type + " in " + names.historyTable()
-                        + "; run evolve() with the installed storage first (it reports the change). Nothing was"
-                        + " changed.");
-            }
-        }
+        refuseChangedTypes(object, shape, held, names.historyTable());
         for (String column : HISTORY_COLUMNS) {
             if (!held.containsKey(column)) {
                 throw TidemarkException.forObject(ErrorCode.SCHEMA_DRIFT, object, names.historyTable() + " has no"
@@ -272,13 +261,8 @@ public final class StorageMigration {
                     + " migration replaces the table by a view. Drop them, migrate, and recreate what still applies"
                     + " (on the view, or on " + names.closedTable() + "). Nothing was changed.");
         }
-        List<String> dependents = CatalogObjects.dependentViews(c, names.historyTable());
-        if (!dependents.isEmpty()) {
-            throw TidemarkException.forObject(ErrorCode.SCHEMA_CHANGE_REFUSED, object, "history table "
-                    + names.historyTable() + " is read by " + String.join(", ", dependents) + ", and migrate() replaces"
-                    + " it by a view of the same name and columns. Tidemark does not drop views of yours: drop them,"
-                    + " migrate, and create them again. Nothing was changed.");
-        }
+        SchemaMaintenance.refuseDependentViews(c, object, "history table " + names.historyTable(),
+                names.historyTable(), "migrate() replaces it by a view of the same name");
         String schema = names.historyTable().schema().orElseThrow();
         if (CatalogObjects.relationExists(c, schema, names.closedTable().name())) {
             throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, names.closedTable() + " already"
@@ -289,9 +273,8 @@ public final class StorageMigration {
                     + names.insertFunction() + " already exists and was not generated for this table; drop or rename"
                     + " it, then migrate. Nothing was changed.");
         }
-        Map<String, String> columns = CatalogObjects.columns(c, HistoryNames.table(config));
         for (String column : List.of(CatalogReader.CURRENT_FROM_COLUMN, CatalogReader.CURRENT_CONTEXT_COLUMN)) {
-            if (columns.containsKey(column)) {
+            if (shape.allColumns().stream().anyMatch(col -> col.name().equals(column))) {
                 throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object, "the table already has a"
                         + " column " + column + ", which HistoryStorage.CURRENT_IN_TABLE adds to keep the current"
                         + " version; rename it, then migrate. Nothing was changed.");
@@ -302,6 +285,19 @@ public final class StorageMigration {
         if (!later.isEmpty()) {
             throw TidemarkException.forObject(ErrorCode.SCHEMA_UNSUPPORTED, object,
                     sql.current().laterUpdateTriggersProblem(later) + ". Nothing was changed.");
+        }
+    }
+
+    /** A versioned column whose type differs from the one history holds it in: evolve() reports and refuses it. */
+    static void refuseChangedTypes(String object, TableShape shape, Map<String, String> held, PgName history) {
+        for (Column column : shape.versioned()) {
+            String type = held.get(column.name());
+            if (type != null && !type.equals(column.typeDefinition())) {
+                throw TidemarkException.forObject(ErrorCode.SCHEMA_CHANGE_REFUSED, object, "column " + column.name()
+                        + " is " + column.typeDefinition() + " in the table but " + type + " in " + history
+                        + "; run evolve() with the installed storage first (it reports the change). Nothing was"
+                        + " changed.");
+            }
         }
     }
 
