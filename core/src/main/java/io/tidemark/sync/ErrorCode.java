@@ -82,6 +82,11 @@ public enum ErrorCode {
     SNAPSHOT_ISOLATION_DISABLED,
     /** Change Tracking is not enabled on the database or the table (SQL Server). */
     CHANGE_TRACKING_DISABLED,
+    /**
+     * Logical decoding is not available (PostgreSQL: {@code wal_level} is not {@code logical}, or the role lacks
+     * the {@code REPLICATION} attribute): the log-based capture cannot run until the administrator enables it.
+     */
+    LOGICAL_DECODING_DISABLED,
     /** The stored watermark is older than what the server still keeps; the procedure must re-initialise. */
     WATERMARK_AGED_OUT,
 

@@ -73,7 +73,10 @@ public final class EmbeddedPostgresServer implements AutoCloseable {
                     .setServerConfig("max_connections", "300")
                     .setServerConfig("max_locks_per_transaction", "256")
                     .setServerConfig("shared_buffers", "256MB")
-                    .setServerConfig("log_min_messages", "warning");
+                    .setServerConfig("log_min_messages", "warning")
+                    // Logical decoding, for the log-based capture (PostgresLogicalCapture) and its tests: the WAL
+                    // level needs a restart, so the one server has it from the start.
+                    .setServerConfig("wal_level", "logical");
             EmbeddedPostgres postgres = builder.start();
             LOG.info("Embedded PostgreSQL started on port {} in {} ms", postgres.getPort(),
                     (System.nanoTime() - started) / 1_000_000);

@@ -8,6 +8,8 @@ import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * The database a capture benchmark writes to, on one of two embedded PostgreSQL 18 servers:
@@ -37,17 +39,7 @@ final class BenchServer implements AutoCloseable {
     }
 
     static BenchServer durable() throws Exception {
-        EmbeddedPostgres postgres = EmbeddedPostgres.builder()
-                .setPGStartupWait(Duration.ofSeconds(60))
-                .setServerConfig("fsync", "on")
-                .setServerConfig("full_page_writes", "on")
-                .setServerConfig("max_connections", "300")
-                .setServerConfig("max_locks_per_transaction", "256")
-                .setServerConfig("shared_buffers", "256MB")
-                .setServerConfig("log_min_messages", "warning")
-                .start();
-        return new BenchServer(postgres.getJdbcUrl("postgres", "postgres"), postgres.getPostgresDatabase(),
-                postgres);
+        return own(Map.of("fsync", "on", "full_page_writes", "on"));
     }
 
     /**
@@ -55,19 +47,35 @@ final class BenchServer implements AutoCloseable {
      * load, which the shared test server cannot have): for a breakdown of what each statement costs.
      */
     static BenchServer withStatementStats() throws Exception {
-        EmbeddedPostgres postgres = EmbeddedPostgres.builder()
-                .setPGStartupWait(Duration.ofSeconds(60))
-                .setServerConfig("fsync", "off")
-                .setServerConfig("full_page_writes", "off")
-                .setServerConfig("max_connections", "300")
-                .setServerConfig("shared_buffers", "256MB")
-                .setServerConfig("log_min_messages", "warning")
-                .setServerConfig("shared_preload_libraries", "pg_stat_statements")
-                .setServerConfig("pg_stat_statements.track", "top")
-                .setServerConfig("pg_stat_statements.track_utility", "on")
-                .start();
+        return own(Map.of("shared_preload_libraries", "pg_stat_statements", "pg_stat_statements.track", "top",
+                "pg_stat_statements.track_utility", "on"));
+    }
+
+    /**
+     * As {@link #fast()}, on a server of its own at {@code walLevel}: {@code logical} for the log-based capture (the
+     * test fixtures' server runs at it too), {@code replica} (PostgreSQL's default) for what a server without logical
+     * decoding writes.
+     */
+    static BenchServer withWalLevel(String walLevel) throws Exception {
+        return own(Map.of("wal_level", walLevel));
+    }
+
+    /** A server of its own with the fixture's settings ({@code fsync} off and the rest), {@code settings} over them. */
+    private static BenchServer own(Map<String, String> settings) throws Exception {
+        Map<String, String> config = new LinkedHashMap<>(Map.of("fsync", "off", "full_page_writes", "off",
+                "max_connections", "300", "max_locks_per_transaction", "256", "shared_buffers", "256MB",
+                "log_min_messages", "warning"));
+        config.putAll(settings);
+        EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder().setPGStartupWait(Duration.ofSeconds(60));
+        config.forEach(builder::setServerConfig);
+        EmbeddedPostgres postgres = builder.start();
         return new BenchServer(postgres.getJdbcUrl("postgres", "postgres"), postgres.getPostgresDatabase(),
                 postgres);
+    }
+
+    /** The JDBC URL of the benchmark database, as the superuser. */
+    String jdbcUrl() {
+        return jdbcUrl;
     }
 
     /** Connections as the superuser; each call opens a new one. */
@@ -85,7 +93,9 @@ final class BenchServer implements AutoCloseable {
         try (Connection c = admin.getConnection()) {
             return "PostgreSQL " + CaptureBench.text(c, "SHOW server_version") + " (embedded, fsync "
                     + CaptureBench.text(c, "SHOW fsync") + ", full_page_writes "
-                    + CaptureBench.text(c, "SHOW full_page_writes") + ")";
+                    + CaptureBench.text(c, "SHOW full_page_writes") + ", synchronous_commit "
+                    + CaptureBench.text(c, "SHOW synchronous_commit") + ", wal_level "
+                    + CaptureBench.text(c, "SHOW wal_level") + ")";
         }
     }
 

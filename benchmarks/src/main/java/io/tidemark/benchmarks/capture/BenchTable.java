@@ -29,6 +29,8 @@ final class BenchTable {
     private final String label;
     private final String name;
     private final PostgresOutbox outbox;
+    private final DataSource admin;
+    private final DataSource writers;
 
     final AtomicLong nextInsertId = new AtomicLong(INSERT_FIRST);
     final AtomicLong nextBulkId = new AtomicLong(BULK_FIRST);
@@ -37,10 +39,18 @@ final class BenchTable {
     final AtomicLong bulkUpdateCursor = new AtomicLong();
     private volatile long deleteEnd = DELETE_FIRST;
 
-    BenchTable(String label, String name, PostgresOutbox outbox) {
+    /** A table on the server whose superuser connections are {@code admin}; the writers connect to {@code writers}. */
+    BenchTable(String label, String name, PostgresOutbox outbox, DataSource admin, DataSource writers) {
         this.label = label;
         this.name = name;
         this.outbox = outbox;
+        this.admin = admin;
+        this.writers = writers;
+    }
+
+    /** The connections the measured statements run on (the table's server, the writers' application name). */
+    DataSource writers() {
+        return writers;
     }
 
     String label() {
@@ -72,7 +82,7 @@ final class BenchTable {
      * this is the benchmark resetting its own tables between rounds, not a write being measured (the outbox is
      * emptied along with the table, so nothing is left half-captured).
      */
-    void reset(DataSource admin, long deleteRows) throws SQLException {
+    void reset(long deleteRows) throws SQLException {
         try (Connection c = admin.getConnection(); Statement s = c.createStatement()) {
             s.execute("SET session_replication_role = replica");
             s.execute("TRUNCATE " + name + (captured() ? ", " + outbox.outboxTable() : ""));
@@ -93,7 +103,7 @@ final class BenchTable {
      * Empties the outbox before a measurement, so that every cell starts from the same outbox whatever ran before
      * it (as a poller that keeps up would keep it). The benchmark has no reader; nothing is lost that anyone reads.
      */
-    void emptyOutbox(DataSource admin) throws SQLException {
+    void emptyOutbox() throws SQLException {
         if (captured()) {
             CaptureBench.execute(admin, "TRUNCATE " + outbox.outboxTable());
         }
@@ -103,7 +113,7 @@ final class BenchTable {
      * Autovacuum off on the table and its outbox: it would start at random moments inside other cells and write
      * WAL into the WAL measurement. The tables are vacuumed by {@link #reset} at the start of every round instead.
      */
-    void disableAutovacuum(DataSource admin) throws SQLException {
+    void disableAutovacuum() throws SQLException {
         CaptureBench.execute(admin, "ALTER TABLE " + name + " SET (autovacuum_enabled = off)");
         if (captured()) {
             CaptureBench.execute(admin, "ALTER TABLE " + outbox.outboxTable() + " SET (autovacuum_enabled = off)");

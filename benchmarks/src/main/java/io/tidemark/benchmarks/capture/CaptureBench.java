@@ -67,6 +67,14 @@ final class CaptureBench {
         return ds;
     }
 
+    /** The superuser's connection properties under {@code applicationName}, for connections a pool cannot lend. */
+    static java.util.Properties connectionProperties(String applicationName) {
+        java.util.Properties p = new java.util.Properties();
+        p.setProperty("user", "postgres");
+        p.setProperty("ApplicationName", applicationName);
+        return p;
+    }
+
     static void execute(DataSource ds, String sql) throws SQLException {
         try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
             s.execute(sql);

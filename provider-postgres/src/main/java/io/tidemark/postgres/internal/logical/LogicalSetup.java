@@ -1,0 +1,278 @@
+package io.tidemark.postgres.internal.logical;
+
+import io.tidemark.postgres.PostgresLogicalCapture;
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.internal.sql.SqlTemplate;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Installs, scripts and removes a logical capture: the tables' replica identities, the publication and the slot.
+ * Every check runs before the first change, so a refused install changes nothing.
+ */
+public final class LogicalSetup {
+
+    private static final String PUBLICATION = """
+            -- The tables whose changes the slot streams. Inserts, updates, deletes and truncates are published.
+            CREATE PUBLICATION {{publication}} FOR TABLE {{tables}}
+              WITH (publish = 'insert, update, delete, truncate');
+            """;
+
+    private static final String SLOT = """
+            -- The slot keeps the WAL from the position every reader has stored onwards; the stream confirms a position
+            -- only once every reader has stored a watermark past it. Run outside a transaction block.
+            SELECT pg_catalog.pg_create_logical_replication_slot({{slot}}, 'pgoutput');
+            """;
+
+    private static final String REPLICA_IDENTITY = """
+            -- Whole old rows in the WAL of every update and delete (oldRows): $changed, and deletes with the old row.
+            ALTER TABLE {{table}} REPLICA IDENTITY FULL;
+            """;
+
+    private LogicalSetup() {
+    }
+
+    public static String script(PostgresLogicalCapture capture, List<PgName> tables) {
+        StringBuilder sql = new StringBuilder();
+        sql.append("-- Tidemark logical capture: slot ").append(capture.slot()).append(", publication ")
+                .append(capture.publication()).append("\n")
+                .append("-- Needs wal_level = logical, and a role that owns the tables and has the REPLICATION"
+                        + " attribute.\n\n");
+        if (capture.oldRows()) {
+            for (PgName table : tables) {
+                sql.append(SqlTemplate.of(REPLICA_IDENTITY).with("table", table.quoted()).render());
+            }
+            sql.append('\n');
+        }
+        sql.append(publication(capture, tables)).append('\n');
+        sql.append(SqlTemplate.of(SLOT).with("slot", PgName.literal(capture.slot())).render());
+        return sql.toString();
+    }
+
+    public static void install(PostgresLogicalCapture capture, List<PgName> tables, DataSource dataSource) {
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(true);
+            requireLogicalWal(c);
+            for (PgName table : tables) {
+                requireReplicaIdentity(c, table, capture.oldRows());
+            }
+            String slotPlugin = slotPlugin(c, capture.slot());
+            if (slotPlugin != null && !slotPlugin.equals("pgoutput")) {
+                throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, "the replication slot " + capture.slot()
+                        + " exists with the plugin " + slotPlugin + ", not pgoutput: drop it or choose another slot"
+                        + " name");
+            }
+            try (Statement s = c.createStatement()) {
+                if (capture.oldRows()) {
+                    for (PgName table : tables) {
+                        s.execute(SqlTemplate.of(REPLICA_IDENTITY).with("table", table.quoted()).render());
+                    }
+                }
+                List<PgName> missing = missingFromPublication(c, capture.publication(), tables);
+                if (missing == null) {
+                    s.execute(publication(capture, tables));
+                } else {
+                    for (PgName table : missing) {
+                        s.execute("ALTER PUBLICATION " + PgName.quote(capture.publication()) + " ADD TABLE "
+                                + table.quoted());
+                    }
+                }
+            }
+            if (slotPlugin == null) {
+                try (PreparedStatement s = c.prepareStatement(
+                        "SELECT pg_catalog.pg_create_logical_replication_slot(?, 'pgoutput')")) {
+                    s.setString(1, capture.slot());
+                    s.execute();
+                }
+            }
+        } catch (SQLException e) {
+            throw failure(e, "installing the logical capture " + capture.slot());
+        }
+    }
+
+    public static void uninstall(PostgresLogicalCapture capture, DataSource dataSource) {
+        try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(true);
+            if (slotPlugin(c, capture.slot()) != null) {
+                awaitInactive(c, capture.slot());
+                try (PreparedStatement s = c.prepareStatement("SELECT pg_catalog.pg_drop_replication_slot(?)")) {
+                    s.setString(1, capture.slot());
+                    s.execute();
+                }
+            }
+            try (Statement s = c.createStatement()) {
+                s.execute("DROP PUBLICATION IF EXISTS " + PgName.quote(capture.publication()));
+            }
+        } catch (SQLException e) {
+            throw failure(e, "removing the logical capture " + capture.slot());
+        }
+    }
+
+    /**
+     * Waits up to 10 seconds for the slot's stream to end: a provider that has just closed leaves a WAL sender that
+     * ends a moment later. A stream still connected after that belongs to a running provider.
+     */
+    private static void awaitInactive(Connection c, String slot) throws SQLException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        try (PreparedStatement s = c.prepareStatement(
+                "SELECT active_pid FROM pg_catalog.pg_replication_slots WHERE slot_name = ? AND active")) {
+            s.setString(1, slot);
+            while (true) {
+                try (ResultSet rs = s.executeQuery()) {
+                    if (!rs.next()) {
+                        return;
+                    }
+                    if (System.nanoTime() > deadline) {
+                        throw new TidemarkException(ErrorCode.DATABASE_ERROR, "the replication slot " + slot
+                                + " is streamed by the process " + rs.getInt(1) + ": close the provider (and its"
+                                + " engine) reading it before uninstalling");
+                    }
+                }
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+            }
+        }
+    }
+
+    /** The server's {@code wal_level} must be {@code logical}; it needs a restart to change. */
+    public static void requireLogicalWal(Connection c) throws SQLException {
+        String level = text(c, "SELECT pg_catalog.current_setting('wal_level')");
+        if (!"logical".equals(level)) {
+            throw new TidemarkException(ErrorCode.LOGICAL_DECODING_DISABLED, "the server runs with wal_level = "
+                    + level + "; logical capture needs wal_level = logical (ALTER SYSTEM SET wal_level = logical,"
+                    + " then restart the server)");
+        }
+    }
+
+    /** Whether the connected role may stream a replication slot ({@code REPLICATION}, or a superuser). */
+    public static boolean canReplicate(Connection c) throws SQLException {
+        return "t".equals(text(c, "SELECT (rolreplication OR rolsuper)::text::char FROM pg_catalog.pg_roles"
+                + " WHERE rolname = current_user"));
+    }
+
+    /** The plugin of the slot, or null when there is no such slot. */
+    public static String slotPlugin(Connection c, String slot) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement(
+                "SELECT plugin FROM pg_catalog.pg_replication_slots WHERE slot_name = ?")) {
+            s.setString(1, slot);
+            try (ResultSet rs = s.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        }
+    }
+
+    /**
+     * The tables the publication lacks, or null when there is no publication. A published table without a replica
+     * identity makes PostgreSQL refuse its updates and deletes: that is checked first, see
+     * {@link #requireReplicaIdentity}.
+     */
+    public static List<PgName> missingFromPublication(Connection c, String publication, List<PgName> tables)
+            throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("SELECT 1 FROM pg_catalog.pg_publication WHERE pubname = ?")) {
+            s.setString(1, publication);
+            try (ResultSet rs = s.executeQuery()) {
+                if (!rs.next()) {
+                    return null;
+                }
+            }
+        }
+        List<PgName> missing = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement("SELECT 1 FROM pg_catalog.pg_publication_tables"
+                + " WHERE pubname = ? AND schemaname = ? AND tablename = ?")) {
+            for (PgName table : tables) {
+                s.setString(1, publication);
+                s.setString(2, table.schema().orElseThrow());
+                s.setString(3, table.name());
+                try (ResultSet rs = s.executeQuery()) {
+                    if (!rs.next()) {
+                        missing.add(table);
+                    }
+                }
+            }
+        }
+        return missing;
+    }
+
+    /**
+     * The table exists and has a replica identity: its primary key, an index chosen with
+     * {@code REPLICA IDENTITY USING INDEX}, or {@code FULL} (which {@code oldRows} sets).
+     */
+    static void requireReplicaIdentity(Connection c, PgName table, boolean oldRows) throws SQLException {
+        try (PreparedStatement s = c.prepareStatement("""
+                SELECT c.relkind, c.relreplident,
+                       EXISTS (SELECT 1 FROM pg_catalog.pg_index i
+                                WHERE i.indrelid = c.oid AND (i.indisprimary OR i.indisreplident))
+                  FROM pg_catalog.pg_class c
+                  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                 WHERE n.nspname = ? AND c.relname = ?""")) {
+            s.setString(1, table.schema().orElseThrow());
+            s.setString(2, table.name());
+            try (ResultSet rs = s.executeQuery()) {
+                if (!rs.next()) {
+                    throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, "the table " + table.quoted()
+                            + " does not exist");
+                }
+                String kind = rs.getString(1);
+                if (kind.equals("p")) {
+                    // Its changes would be streamed under the names of its partitions, which nobody reads.
+                    throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, table.quoted() + " is a partitioned"
+                            + " table; capture its partitions, each as a table of its own");
+                }
+                if (!kind.equals("r")) {
+                    throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, table.quoted() + " is not a table"
+                            + " (relkind " + kind + "); only tables can be published");
+                }
+                String identity = rs.getString(2);
+                boolean hasIndex = rs.getBoolean(3);
+                boolean ok = oldRows || identity.equals("f") || (identity.equals("d") || identity.equals("i"))
+                        && hasIndex;
+                if (!ok) {
+                    throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, "the table " + table.quoted()
+                            + " has no replica identity (no primary key): once published, PostgreSQL would refuse"
+                            + " its UPDATEs and DELETEs. Add a primary key, or capture with oldRows(true)"
+                            + " (REPLICA IDENTITY FULL)");
+                }
+            }
+        }
+    }
+
+    private static String publication(PostgresLogicalCapture capture, List<PgName> tables) {
+        List<String> names = new ArrayList<>();
+        for (PgName table : tables) {
+            names.add(table.quoted());
+        }
+        return SqlTemplate.of(PUBLICATION).with("publication", PgName.quote(capture.publication()))
+                .with("tables", String.join(", ", names)).render();
+    }
+
+    private static String text(Connection c, String sql) throws SQLException {
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    private static TidemarkException failure(SQLException e, String doing) {
+        String state = e.getSQLState() == null ? "" : e.getSQLState();
+        ErrorCode code = switch (state) {
+            case "42501" -> ErrorCode.PERMISSION_DENIED;
+            case "55000" -> ErrorCode.LOGICAL_DECODING_DISABLED; // object_not_in_prerequisite_state: wal_level
+            case "53400" -> ErrorCode.DATABASE_ERROR; // configuration_limit_exceeded: max_replication_slots
+            default -> ErrorCode.DATABASE_ERROR;
+        };
+        String hint = code == ErrorCode.PERMISSION_DENIED
+                ? " (a slot needs a role with the REPLICATION attribute; a publication needs ownership of the tables)"
+                : "";
+        return new TidemarkException(code, doing + " failed: " + e.getMessage() + hint, e);
+    }
+}

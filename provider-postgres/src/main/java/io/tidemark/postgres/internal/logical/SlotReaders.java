@@ -1,0 +1,149 @@
+package io.tidemark.postgres.internal.logical;
+
+import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.spi.WatermarkState;
+import io.tidemark.sync.spi.WatermarkStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+
+/**
+ * Who reads a slot's tables: the tracked objects, the table each reads, and where each stands. It answers the
+ * stream's two questions: which objects to wake when a table commits, and how far the slot may move (the lowest
+ * watermark the objects stored, read from the engine's store), releasing from each table's log what every one of
+ * its readers has stored.
+ */
+public final class SlotReaders {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SlotReaders.class);
+
+    /** An object reading a table; its source identity tells its stored watermarks from another source's. */
+    private record Reader(String table, String source) {
+    }
+
+    private final WatermarkStore store;
+    private final Map<String, TableLog> logs = new HashMap<>();
+    private final Map<String, Reader> readers = new ConcurrentHashMap<>();
+    /** The position an object was seeded at, until its store holds a watermark of this source. */
+    private final Map<String, Long> seeds = new ConcurrentHashMap<>();
+    private final List<Subscription> subscriptions = new CopyOnWriteArrayList<>();
+    private volatile long lastAcknowledged;
+
+    public SlotReaders(WatermarkStore store, List<PgName> tables) {
+        this.store = store;
+        for (PgName table : tables) {
+            logs.put(key(table), new TableLog());
+        }
+    }
+
+    /** The logs by table, keyed as the stream names tables ({@code schema.name}, unquoted). */
+    public Map<String, TableLog> logs() {
+        return logs;
+    }
+
+    public TableLog log(PgName table) {
+        return logs.get(key(table));
+    }
+
+    public void register(String objectName, PgName table, String source) {
+        readers.put(objectName, new Reader(key(table), source));
+    }
+
+    /** The object was seeded at {@code position}: hold the table's changes after it until its watermark is stored. */
+    public void seeded(String objectName, long position) {
+        seeds.put(objectName, position);
+    }
+
+    /**
+     * Wakes {@code objects} when their tables commit, each at most once per {@code interval} (see
+     * {@link WakeUpThrottle}); zero wakes at every commit.
+     */
+    public AutoCloseable subscribe(Collection<TrackedObject> objects, Consumer<String> wakeUp, Duration interval) {
+        Map<String, List<String>> byTable = new HashMap<>();
+        for (TrackedObject object : objects) {
+            Reader reader = readers.get(object.name());
+            if (reader != null) {
+                byTable.computeIfAbsent(reader.table(), t -> new CopyOnWriteArrayList<>()).add(object.name());
+            }
+        }
+        WakeUpThrottle throttle = new WakeUpThrottle(interval, wakeUp);
+        Subscription subscription = new Subscription(byTable, throttle);
+        subscriptions.add(subscription);
+        return () -> {
+            subscriptions.remove(subscription);
+            throttle.close();
+        };
+    }
+
+    /** Called by the stream once a commit's changes of {@code table} are in its log. */
+    public void committed(String table) {
+        for (Subscription s : subscriptions) {
+            List<String> names = s.byTable().get(table);
+            if (names != null) {
+                names.forEach(s.throttle()::wake);
+            }
+        }
+    }
+
+    /**
+     * How far the slot may move: for each table, the lowest watermark its readers stored (an object not stored yet
+     * holds at its seed), never above {@code position}; each table's log releases what lies at or below its own
+     * floor. When the store cannot be read, nothing moves.
+     */
+    public long acknowledged(long position) {
+        Map<String, WatermarkState> states;
+        try {
+            states = store.loadAll();
+        } catch (RuntimeException e) {
+            LOG.warn("Could not read the stored watermarks to move the replication slot; it stays at {}: {}",
+                    lastAcknowledged, e.toString());
+            return lastAcknowledged;
+        }
+        Map<String, Long> floors = new HashMap<>();
+        for (String table : logs.keySet()) {
+            floors.put(table, position);
+        }
+        readers.forEach((name, reader) -> {
+            Long held = heldAt(name, reader, states.get(name));
+            if (held != null) {
+                floors.merge(reader.table(), held, Math::min);
+            }
+        });
+        long ack = position;
+        for (Map.Entry<String, Long> floor : floors.entrySet()) {
+            logs.get(floor.getKey()).release(floor.getValue());
+            ack = Math.min(ack, floor.getValue());
+        }
+        lastAcknowledged = Math.max(lastAcknowledged, ack);
+        return lastAcknowledged;
+    }
+
+    /** The version an object holds its table's log at: its stored watermark of this source, else its seed. */
+    private Long heldAt(String name, Reader reader, WatermarkState state) {
+        if (state != null && state.version().isPresent()) {
+            Optional<String> source = state.source();
+            if (source.isEmpty() || source.get().equals(reader.source())) {
+                seeds.remove(name);
+                return state.version().getAsLong();
+            }
+        }
+        return seeds.get(name);
+    }
+
+    private static String key(PgName table) {
+        return table.schema().orElseThrow() + "." + table.name();
+    }
+
+    private record Subscription(Map<String, List<String>> byTable, WakeUpThrottle throttle) {
+    }
+}

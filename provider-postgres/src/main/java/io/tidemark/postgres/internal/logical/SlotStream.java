@@ -1,0 +1,406 @@
+package io.tidemark.postgres.internal.logical;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import io.tidemark.postgres.internal.logical.PgOutput.Begin;
+import io.tidemark.postgres.internal.logical.PgOutput.Commit;
+import io.tidemark.postgres.internal.logical.PgOutput.Delete;
+import io.tidemark.postgres.internal.logical.PgOutput.Insert;
+import io.tidemark.postgres.internal.logical.PgOutput.Message;
+import io.tidemark.postgres.internal.logical.PgOutput.Relation;
+import io.tidemark.postgres.internal.logical.PgOutput.Truncate;
+import io.tidemark.postgres.internal.logical.PgOutput.Tuple;
+import io.tidemark.postgres.internal.logical.PgOutput.Update;
+import org.postgresql.PGConnection;
+import org.postgresql.PGProperty;
+import org.postgresql.replication.LogSequenceNumber;
+import org.postgresql.replication.PGReplicationStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+import java.util.function.LongUnaryOperator;
+
+/**
+ * Streams one logical replication slot with {@code pgoutput} over PostgreSQL's replication protocol, on a thread of
+ * its own, into a {@link TableLog} per captured table: each transaction's changes are appended at its commit, with the
+ * end of its commit record as their version, so versions rise in commit order and a transaction is never split.
+ *
+ * <p>The slot only moves forward when the stream confirms a position: the lowest watermark the table logs' readers
+ * have stored ({@code acknowledged}), never more, so after a crash or a reconnect the server streams again from
+ * there and nothing a reader has not stored is lost. Transactions the stream had already decoded are recognised by
+ * their version and skipped.
+ *
+ * <p>The position ({@link #position()}) is how far the stream has decoded: every transaction that ends at or below it
+ * is in the table logs. Between transactions it also moves with the server's keepalives, which report how far the
+ * server has decoded, so a table nobody writes to can still store a moving watermark and let the slot advance.
+ */
+public final class SlotStream implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(SlotStream.class);
+    private static final long IDLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+
+    /** How the stream connects, what it reads and how it acknowledges. */
+    public record Settings(String jdbcUrl, Properties properties, String slot, String publication,
+                           Duration statusInterval, Duration acknowledgeEvery, int maxBufferedChanges) {
+    }
+
+    private final Settings settings;
+    private final Map<String, TableLog> logs;
+    private final Consumer<String> committed;
+    private final LongUnaryOperator acknowledged;
+    private final ElementRenderer renderer = new ElementRenderer(new JsonFactory());
+    private final Map<Integer, Relation> relations = new HashMap<>();
+    /**
+     * The primary key's columns of each captured table that has one. The stream flags the replica identity's
+     * columns as the key, which under {@code REPLICA IDENTITY FULL} is every column: a key change is told by the
+     * primary key, where there is one.
+     */
+    private Map<String, Set<String>> primaryKeys = Map.of();
+    private final Thread thread;
+
+    private volatile long position;
+    private volatile boolean connected;
+    private volatile String lastError;
+    private volatile boolean closing;
+
+    // The transaction being decoded: its changes by table, and its truncates.
+    private boolean inTransaction;
+    private final Map<String, List<Decoded>> pending = new LinkedHashMap<>();
+
+    /** A change of the transaction being decoded, rendered at its commit, when its version is known. */
+    private record Decoded(char operation, Relation relation, Tuple row, Tuple old, boolean keyOnly,
+                           boolean update) {
+    }
+    private final List<String> truncated = new ArrayList<>();
+
+    /**
+     * @param logs         the table logs by table, as {@code schema.name} unquoted
+     * @param committed    told each table a commit touched, after its changes are in the log
+     * @param acknowledged given the stream's position, the position every reader has stored, which the slot may
+     *                     move to (and up to which the logs may release)
+     */
+    public SlotStream(Settings settings, Map<String, TableLog> logs, Consumer<String> committed,
+                      LongUnaryOperator acknowledged) {
+        this.settings = settings;
+        this.logs = Map.copyOf(logs);
+        this.committed = committed;
+        this.acknowledged = acknowledged;
+        this.thread = new Thread(this::run, "tidemark-slot-" + settings.slot());
+        this.thread.setDaemon(true);
+    }
+
+    public void start() {
+        thread.start();
+    }
+
+    /** How far the stream has decoded; every transaction ending at or below it is in the table logs. */
+    public long position() {
+        return position;
+    }
+
+    /** Whether the stream is connected now. */
+    public boolean connected() {
+        return connected;
+    }
+
+    /** Why the stream last failed, or null. */
+    public String lastError() {
+        return lastError;
+    }
+
+    public int buffered() {
+        int total = 0;
+        for (TableLog log : logs.values()) {
+            total += log.size();
+        }
+        return total;
+    }
+
+    private void run() {
+        long backoffMillis = 250;
+        while (!closing) {
+            try {
+                stream();
+                backoffMillis = 250;
+            } catch (Exception | LinkageError e) {
+                connected = false;
+                if (closing) {
+                    return;
+                }
+                lastError = describe(e);
+                LOG.warn("Logical replication slot {}: {}; reconnecting in {} ms", settings.slot(), lastError,
+                        backoffMillis);
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(backoffMillis));
+                backoffMillis = Math.min(backoffMillis * 2, MAX_BACKOFF.toMillis());
+            }
+        }
+    }
+
+    private void stream() throws SQLException {
+        Properties props = new Properties();
+        props.putAll(settings.properties());
+        PGProperty.ASSUME_MIN_SERVER_VERSION.set(props, "10");
+        PGProperty.REPLICATION.set(props, "database");
+        PGProperty.PREFER_QUERY_MODE.set(props, "simple");
+        try (Connection connection = DriverManager.getConnection(settings.jdbcUrl(), props)) {
+            long confirmed = confirmedPosition(connection);
+            primaryKeys = primaryKeys(connection);
+            PGReplicationStream stream = connection.unwrap(PGConnection.class).getReplicationAPI()
+                    .replicationStream().logical()
+                    .withSlotName(settings.slot())
+                    .withSlotOption("proto_version", "1")
+                    .withSlotOption("publication_names", settings.publication())
+                    .withStatusInterval((int) settings.statusInterval().toMillis(), TimeUnit.MILLISECONDS)
+                    .start();
+            // Known only now that the stream runs: a slot still held by a stream that is going away refuses to start.
+            position = Math.max(position, confirmed);
+            connected = true;
+            lastError = null;
+            inTransaction = false;
+            relationsOnReconnect();
+            long nextAcknowledge = 0;
+            try {
+                while (!closing) {
+                    long now = System.nanoTime();
+                    if (now >= nextAcknowledge) {
+                        acknowledge(stream);
+                        nextAcknowledge = now + settings.acknowledgeEvery().toNanos();
+                    }
+                    if (buffered() >= settings.maxBufferedChanges()) {
+                        // Readers are behind: stop reading, so that the server keeps the WAL rather than this
+                        // process the changes. Acknowledge often, so that reading resumes as soon as they catch up.
+                        waitForReaders(stream);
+                        nextAcknowledge = 0;
+                        continue;
+                    }
+                    ByteBuffer message = stream.readPending();
+                    if (message == null) {
+                        if (!inTransaction) {
+                            position = Math.max(position, stream.getLastReceiveLSN().asLong());
+                        }
+                        LockSupport.parkNanos(IDLE_PARK_NANOS);
+                        continue;
+                    }
+                    handle(PgOutput.parse(message));
+                }
+            } finally {
+                connected = false;
+                stream.close();
+            }
+        }
+    }
+
+    /** Where the slot stands: the stream starts there, and nothing at or below it will be streamed again. */
+    private long confirmedPosition(Connection replication) throws SQLException {
+        // A replication connection runs simple queries: read the slot through it rather than open another.
+        try (PreparedStatement s = replication.prepareStatement(
+                "SELECT confirmed_flush_lsn::text FROM pg_catalog.pg_replication_slots WHERE slot_name = ?")) {
+            s.setString(1, settings.slot());
+            try (ResultSet rs = s.executeQuery()) {
+                if (!rs.next()) {
+                    throw new SQLException("the replication slot " + settings.slot() + " does not exist; install"
+                            + " the capture first (PostgresLogicalCapture.install)", "42704");
+                }
+                String lsn = rs.getString(1);
+                return lsn == null ? 0 : LogSequenceNumber.valueOf(lsn).asLong();
+            }
+        }
+    }
+
+    private Map<String, Set<String>> primaryKeys(Connection replication) throws SQLException {
+        Map<String, Set<String>> keys = new HashMap<>();
+        try (Statement s = replication.createStatement(); ResultSet rs = s.executeQuery("""
+                SELECT n.nspname, c.relname, a.attname
+                  FROM pg_catalog.pg_index i
+                  JOIN pg_catalog.pg_class c ON c.oid = i.indrelid
+                  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                  JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = ANY (i.indkey)
+                 WHERE i.indisprimary""")) {
+            while (rs.next()) {
+                String table = rs.getString(1) + "." + rs.getString(2);
+                if (logs.containsKey(table)) {
+                    keys.computeIfAbsent(table, t -> new HashSet<>()).add(rs.getString(3));
+                }
+            }
+        }
+        return keys;
+    }
+
+    /** Whether column {@code i} of the relation is part of the key: the primary key, else the replica identity. */
+    private boolean isKey(Relation relation, int i) {
+        Set<String> primaryKey = primaryKeys.get(relation.schema() + "." + relation.name());
+        return primaryKey != null ? primaryKey.contains(relation.columns().get(i).name())
+                : relation.columns().get(i).key();
+    }
+
+    private void relationsOnReconnect() {
+        // A new stream sends every relation again before its first change; those of the old one may be stale.
+        relations.clear();
+        pending.clear();
+        truncated.clear();
+    }
+
+    private void acknowledge(PGReplicationStream stream) {
+        long ack = Math.min(acknowledged.applyAsLong(position), position);
+        if (ack > 0) {
+            LogSequenceNumber lsn = LogSequenceNumber.valueOf(ack);
+            stream.setFlushedLSN(lsn);
+            stream.setAppliedLSN(lsn);
+        }
+    }
+
+    private void waitForReaders(PGReplicationStream stream) throws SQLException {
+        acknowledge(stream);
+        stream.forceUpdateStatus();
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100));
+    }
+
+    private void handle(Message message) {
+        if (message instanceof Begin) {
+            inTransaction = true;
+            pending.clear();
+            truncated.clear();
+        } else if (message instanceof Relation r) {
+            relations.put(r.id(), r);
+        } else if (message instanceof Insert i) {
+            add(i.relation(), 'I', i.row(), null, false, false);
+        } else if (message instanceof Update u) {
+            update(u);
+        } else if (message instanceof Delete d) {
+            add(d.relation(), 'D', d.old(), null, d.oldIsKey(), false);
+        } else if (message instanceof Truncate t) {
+            truncate(t);
+        } else if (message instanceof Commit c) {
+            commit(c);
+        }
+        // Anything else (origin, type and logical messages) holds nothing to capture.
+    }
+
+    private void truncate(Truncate t) {
+        for (int id : t.relations()) {
+            String table = tableOf(id);
+            if (logs.containsKey(table)) {
+                pending.remove(table); // emptied: what the transaction did to it before is gone
+                if (!truncated.contains(table)) {
+                    truncated.add(table);
+                }
+            }
+        }
+    }
+
+    /**
+     * An update, or, when its key changed, the delete of the old key followed by the insert of the new row (as
+     * the outbox records it), so that a consumer keyed by the table's key never keeps the old one.
+     */
+    private void update(Update u) {
+        Relation relation = relation(u.relation());
+        if (u.old() != null && keyChanged(relation, u.old(), u.row())) {
+            add(u.relation(), 'D', u.old(), null, u.oldIsKey(), false);
+            add(u.relation(), 'I', u.row(), null, false, false);
+            return;
+        }
+        Tuple old = u.oldIsKey() ? null : u.old();
+        add(u.relation(), 'U', u.row(), old, false, true);
+    }
+
+    private boolean keyChanged(Relation relation, Tuple old, Tuple row) {
+        for (int i = 0; i < relation.columns().size(); i++) {
+            if (isKey(relation, i) && old.kind(i) != PgOutput.UNCHANGED_TOAST
+                    && !Arrays.equals(old.value(i), row.value(i))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void add(int relationId, char operation, Tuple row, Tuple old, boolean keyOnly, boolean update) {
+        Relation relation = relation(relationId);
+        String table = relation.schema() + "." + relation.name();
+        if (logs.containsKey(table)) {
+            pending.computeIfAbsent(table, t -> new ArrayList<>())
+                    .add(new Decoded(operation, relation, row, old, keyOnly, update));
+        }
+    }
+
+    private void commit(Commit c) {
+        inTransaction = false;
+        long version = c.endLsn();
+        if (version <= position) {
+            // Streamed again after a reconnect: already in the logs.
+            pending.clear();
+            truncated.clear();
+            return;
+        }
+        List<String> touched = new ArrayList<>(truncated);
+        for (String table : truncated) {
+            logs.get(table).appendTruncate(version);
+        }
+        for (Map.Entry<String, List<Decoded>> e : pending.entrySet()) {
+            List<byte[]> elements = new ArrayList<>(e.getValue().size());
+            for (Decoded d : e.getValue()) {
+                List<String> changed = d.update() ? ElementRenderer.changed(d.relation(), d.old(), d.row()) : null;
+                elements.add(renderer.render(d.operation(), version, d.relation(), d.row(), d.keyOnly(), changed,
+                        d.old()));
+            }
+            logs.get(e.getKey()).append(elements, version);
+            if (!touched.contains(e.getKey())) {
+                touched.add(e.getKey());
+            }
+        }
+        pending.clear();
+        truncated.clear();
+        position = version;
+        for (String table : touched) {
+            committed.accept(table);
+        }
+    }
+
+    private Relation relation(int id) {
+        Relation relation = relations.get(id);
+        if (relation == null) {
+            throw new IllegalStateException("pgoutput sent a change of relation " + id + " before describing it");
+        }
+        return relation;
+    }
+
+    private String tableOf(int id) {
+        Relation relation = relation(id);
+        return relation.schema() + "." + relation.name();
+    }
+
+    private static String describe(Throwable e) {
+        String message = e.getMessage();
+        return message == null ? e.toString() : message;
+    }
+
+    @Override
+    public void close() {
+        closing = true;
+        thread.interrupt();
+        try {
+            thread.join(TimeUnit.SECONDS.toMillis(10));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

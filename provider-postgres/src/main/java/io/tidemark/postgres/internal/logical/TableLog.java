@@ -1,0 +1,103 @@
+package io.tidemark.postgres.internal.logical;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+
+/**
+ * The decoded, committed changes of one table that no reader has acknowledged yet, in commit order. The stream
+ * appends a transaction's changes at its commit; readers take pages from any position at or above the floor; the
+ * floor moves up when every object reading the table has stored a watermark past it.
+ *
+ * <p>A TRUNCATE is kept as a marker at its transaction's version: a page never crosses it, and a page starting at
+ * it holds the truncate and what its transaction did to the table after it, the table as it stood at that version.
+ */
+public final class TableLog {
+
+    /** One change: its version (the end of its transaction's commit record) and its element, or a truncate. */
+    private record Entry(long version, byte[] element) {
+        boolean truncate() {
+            return element == null;
+        }
+    }
+
+    /**
+     * What a read returns: the elements (empty when nothing is new), the highest version among them, whether the
+     * page starts with a truncate (its elements are then what the truncating transaction did after it), and whether
+     * more changes follow.
+     */
+    public record Page(List<byte[]> elements, long lastVersion, boolean truncate, boolean more) {
+    }
+
+    private final ArrayDeque<Entry> entries = new ArrayDeque<>();
+    private long floor;
+
+    synchronized void append(List<byte[]> elements, long version) {
+        for (byte[] element : elements) {
+            entries.addLast(new Entry(version, element));
+        }
+    }
+
+    synchronized void appendTruncate(long version) {
+        entries.addLast(new Entry(version, null));
+    }
+
+    /**
+     * The changes after {@code fromVersion}, at most about {@code maxRows} of them: a page is cut only between
+     * versions (a transaction is never split) and never across a truncate. Fails when changes after
+     * {@code fromVersion} were already released: they would be skipped.
+     */
+    public synchronized Page read(long fromVersion, int maxRows) {
+        if (fromVersion < floor) {
+            throw new IllegalStateException("the changes after version " + fromVersion + " were released when the"
+                    + " table's readers had stored version " + floor);
+        }
+        List<byte[]> page = new ArrayList<>();
+        long last = -1;
+        Iterator<Entry> it = entries.iterator();
+        while (it.hasNext()) {
+            Entry e = it.next();
+            if (e.version() <= fromVersion) {
+                continue;
+            }
+            if (e.truncate()) {
+                if (!page.isEmpty()) {
+                    return new Page(page, last, false, true);
+                }
+                // The truncate and what its own transaction did to the table after it: the table as it stood
+                // at that version, from empty.
+                long version = e.version();
+                List<byte[]> after = new ArrayList<>();
+                while (it.hasNext()) {
+                    Entry next = it.next();
+                    if (next.version() != version) {
+                        return new Page(after, version, true, true);
+                    }
+                    if (!next.truncate()) {
+                        after.add(next.element());
+                    }
+                }
+                return new Page(after, version, true, false);
+            }
+            if (page.size() >= maxRows && e.version() != last) {
+                return new Page(page, last, false, true);
+            }
+            page.add(e.element());
+            last = e.version();
+        }
+        return new Page(page, last, false, false);
+    }
+
+    /** Forgets every change at or below {@code version}, which every reader of the table has stored. */
+    synchronized void release(long version) {
+        while (!entries.isEmpty() && entries.peekFirst().version() <= version) {
+            entries.removeFirst();
+        }
+        floor = Math.max(floor, version);
+    }
+
+    synchronized int size() {
+        return entries.size();
+    }
+}

@@ -1,0 +1,498 @@
+package io.tidemark.postgres;
+
+import io.tidemark.sync.Change;
+import io.tidemark.sync.CheckReport;
+import io.tidemark.sync.ChangeBatch;
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.InitialSync;
+import io.tidemark.sync.JdbcWatermarkStore;
+import io.tidemark.sync.Outcome;
+import io.tidemark.sync.SyncEngine;
+import io.tidemark.sync.SyncType;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.spi.CallContext;
+import io.tidemark.sync.spi.ChangeRequest;
+import io.tidemark.sync.spi.ResponsePayload;
+import io.tidemark.sync.spi.WatermarkStore;
+import io.tidemark.testing.EmbeddedPostgresTest;
+import io.tidemark.testing.RecordingDestination;
+import io.tidemark.testing.TestDatabase;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The log-based capture end to end on the embedded server (which runs with {@code wal_level = logical}): install,
+ * the stream, the answers the engine receives, the slot's position, and what is refused. Every test drops its slot
+ * afterwards, since a slot keeps WAL for as long as it exists.
+ */
+@EmbeddedPostgresTest
+class PostgresLogicalProviderTest {
+
+    private static final AtomicInteger SLOTS = new AtomicInteger();
+    private static final Duration WAIT = Duration.ofSeconds(20);
+
+    private final TestDatabase database;
+    private final WatermarkStore store;
+    private final List<AutoCloseable> closing = new ArrayList<>();
+    private final List<PostgresLogicalCapture> installed = new ArrayList<>();
+
+    PostgresLogicalProviderTest(TestDatabase database) {
+        this.database = database;
+        this.store = JdbcWatermarkStore.create(database.dataSource());
+    }
+
+    @AfterEach
+    void dropSlots() throws Exception {
+        for (int i = closing.size() - 1; i >= 0; i--) {
+            closing.get(i).close();
+        }
+        for (PostgresLogicalCapture capture : installed) {
+            capture.uninstall(database.dataSource());
+        }
+    }
+
+    private PostgresLogicalCapture install(PostgresLogicalCapture.Builder builder) {
+        PostgresLogicalCapture capture = builder.slot("tm_lt_" + ProcessHandle.current().pid() + "_"
+                + SLOTS.incrementAndGet()).build();
+        capture.install(database.dataSource());
+        installed.add(capture);
+        return capture;
+    }
+
+    private String table(String name) {
+        database.execute("CREATE TABLE public." + name + " (id int PRIMARY KEY, tag text, n int, at timestamptz,"
+                + " doc jsonb, ok boolean, price numeric(8,2))");
+        return "public." + name;
+    }
+
+    private PostgresLogicalProvider provider(PostgresLogicalCapture capture) {
+        PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
+                .connect(database.jdbcUrl(), "postgres", null).watermarks(store)
+                .acknowledgeEvery(Duration.ofMillis(100)).statusInterval(Duration.ofMillis(200)).build();
+        closing.add(provider);
+        return provider;
+    }
+
+    private SyncEngine engine(PostgresLogicalProvider provider, TrackedObject object, RecordingDestination out) {
+        SyncEngine engine = SyncEngine.builder().name("logical-" + SLOTS.get()).provider(provider)
+                .watermarks(store).track(object.pollInterval(Duration.ofMillis(200))).destination("out", out)
+                .build();
+        closing.add(engine);
+        return engine;
+    }
+
+    @Test
+    void changes_arrive_in_commit_order_each_transaction_whole_with_rows_typed_as_row_to_json() throws Exception {
+        String t = table("lg_order");
+        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        RecordingDestination out = new RecordingDestination();
+        SyncEngine engine = engine(provider(capture), capture.track("Order"), out);
+        assertThat(engine.runOnce().get("Order").outcome()).isEqualTo(Outcome.SEEDED);
+        engine.start();
+
+        database.execute("""
+                INSERT INTO public.lg_order VALUES (1, 'a', 1, '2026-12-04 15:23:57.5+00', '{"k": [1, 2]}', true, 12.50),
+                                                   (2, 'b', 2, NULL, NULL, false, 'NaN');
+                UPDATE public.lg_order SET tag = 'a2' WHERE id = 1;
+                """); // one transaction: three changes, one version
+        database.execute("DELETE FROM public.lg_order WHERE id = 2");
+        database.execute("UPDATE public.lg_order SET id = 10 WHERE id = 1"); // a key update
+        List<Change> changes = out.awaitChanges(6, WAIT);
+
+        assertThat(changes).extracting(c -> c.operation().orElseThrow().code() + ":" + c.fields().get("id"))
+                .containsExactly("I:1", "I:2", "U:1", "D:2", "D:1", "I:10");
+        long first = changes.get(0).version().orElseThrow();
+        assertThat(changes.get(1).version()).hasValue(first);
+        assertThat(changes.get(2).version()).hasValue(first);
+        assertThat(changes.get(3).version().orElseThrow()).isGreaterThan(first);
+        assertThat(changes.get(4).version().orElseThrow()).isGreaterThan(changes.get(3).version().orElseThrow());
+        assertThat(changes.get(5).version()).isEqualTo(changes.get(4).version());
+
+        JsonNode inserted = changes.get(0).fields();
+        JsonNode expected = new ObjectMapper().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS).readTree(query("SELECT row_to_json(r)::text FROM (SELECT 1 AS id,"
+                + " 'a'::text AS tag, 1 AS n, '2026-12-04 15:23:57.5+00'::timestamptz AS at,"
+                + " '{\"k\": [1, 2]}'::jsonb AS doc, true AS ok, 12.50::numeric(8,2) AS price) r"));
+        assertThat(inserted).as("typed as row_to_json types them").isEqualTo(expected);
+        assertThat(changes.get(1).fields().get("price").asText()).as("NaN is not a JSON number").isEqualTo("NaN");
+        assertThat(changes.get(1).fields().get("at").isNull()).isTrue();
+        assertThat(changes.get(3).fields().fieldNames()).toIterable().as("a delete carries the key alone")
+                .containsExactly("id");
+        assertThat(changes.get(2).changedColumns()).as("no old row, so no $changed").isEmpty();
+    }
+
+    @Test
+    void with_old_rows_an_update_names_its_changed_columns_and_a_delete_carries_the_old_row() throws Exception {
+        String t = table("lg_old");
+        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t).oldRows(true));
+        assertThat(query("SELECT relreplident::text FROM pg_class WHERE oid = 'public.lg_old'::regclass"))
+                .isEqualTo("f");
+        RecordingDestination out = new RecordingDestination();
+        SyncEngine engine = engine(provider(capture), capture.track("Old"), out);
+        engine.runOnce();
+        engine.start();
+        database.execute("INSERT INTO public.lg_old (id, tag, n) VALUES (1, 'a', 1)");
+        database.execute("UPDATE public.lg_old SET n = 2, tag = 'a' WHERE id = 1");
+        database.execute("UPDATE public.lg_old SET tag = NULL WHERE id = 1");
+        database.execute("DELETE FROM public.lg_old WHERE id = 1");
+        List<Change> changes = out.awaitChanges(4, WAIT);
+        assertThat(changes.get(1).changedColumns()).hasValue(List.of("n"));
+        assertThat(changes.get(2).changedColumns()).hasValue(List.of("tag"));
+        assertThat(changes.get(3).fields().get("n").asInt()).as("the whole old row").isEqualTo(2);
+    }
+
+    @Test
+    void a_truncate_arrives_as_a_full_answer_without_rows_between_the_changes_around_it() throws Exception {
+        String t = table("lg_trunc");
+        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        RecordingDestination out = new RecordingDestination();
+        SyncEngine engine = engine(provider(capture), capture.track("Trunc"), out);
+        engine.runOnce();
+        database.execute("INSERT INTO public.lg_trunc (id) VALUES (1)");
+        database.execute("INSERT INTO public.lg_trunc (id) VALUES (2); TRUNCATE public.lg_trunc;"
+                + " INSERT INTO public.lg_trunc (id) VALUES (3)");
+        database.execute("INSERT INTO public.lg_trunc (id) VALUES (4)");
+        engine.start();
+        out.awaitChanges(3, WAIT);
+        awaitRun(engine, "Trunc");
+        List<ChangeBatch> batches = out.batches();
+        List<String> seen = new ArrayList<>();
+        for (ChangeBatch b : batches) {
+            seen.add(b.syncType() + ":" + b.reasonCode() + ":" + b.changes().stream()
+                    .map(c -> c.fields().get("id").asText()).toList());
+        }
+        assertThat(seen).as("the insert of 2 went with the truncate; the Full answer holds what its transaction"
+                        + " wrote after it").containsExactly("DIFF:0:[1]", "FULL:2:[3]", "DIFF:0:[4]");
+    }
+
+    @Test
+    void a_transaction_committing_after_a_later_one_is_delivered_after_it() throws Exception {
+        String t = table("lg_inflight");
+        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        RecordingDestination out = new RecordingDestination();
+        SyncEngine engine = engine(provider(capture), capture.track("Inflight"), out);
+        engine.runOnce();
+        engine.start();
+        try (Connection early = database.dataSource().getConnection()) {
+            early.setAutoCommit(false);
+            try (Statement s = early.createStatement()) {
+                s.execute("INSERT INTO public.lg_inflight (id) VALUES (1)"); // begins first, commits last
+            }
+            database.execute("INSERT INTO public.lg_inflight (id) VALUES (2)");
+            out.awaitChanges(1, WAIT);
+            awaitRun(engine, "Inflight"); // the watermark moves past the later transaction
+            early.commit();
+        }
+        List<Change> changes = out.awaitChanges(2, WAIT);
+        assertThat(changes).extracting(c -> c.fields().get("id").asInt()).containsExactly(2, 1);
+        assertThat(changes.get(1).version().orElseThrow()).isGreaterThan(changes.get(0).version().orElseThrow());
+    }
+
+    @Test
+    void a_new_provider_continues_from_the_stored_watermark_and_the_slot_never_passes_it() throws Exception {
+        String t = table("lg_restart");
+        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        RecordingDestination out = new RecordingDestination();
+        PostgresLogicalProvider first = provider(capture);
+        SyncEngine engine = engine(first, capture.track("Restart"), out);
+        engine.runOnce();
+        engine.start();
+        database.execute("INSERT INTO public.lg_restart (id) SELECT g FROM generate_series(1, 50) g");
+        out.awaitChanges(50, WAIT);
+        long stored = awaitStored("Restart", 1);
+        awaitSlotAt(capture, stored);
+        engine.close();
+        first.close();
+
+        database.execute("INSERT INTO public.lg_restart (id) SELECT g FROM generate_series(51, 80) g");
+        database.execute("DELETE FROM public.lg_restart WHERE id <= 10");
+        RecordingDestination after = new RecordingDestination();
+        SyncEngine second = engine(provider(capture), capture.track("Restart"), after);
+        second.start();
+        List<Change> changes = after.awaitChanges(40, WAIT);
+        assertThat(changes).extracting(c -> c.operation().orElseThrow().code() + c.fields().get("id"))
+                .as("exactly what came after the stored watermark")
+                .containsExactlyElementsOf(expectedRestart());
+        assertThat(slotPosition(capture)).as("the slot never passes the stored watermark")
+                .isLessThanOrEqualTo(store.load("Restart").orElseThrow().version().orElseThrow());
+    }
+
+    private static List<String> expectedRestart() {
+        List<String> expected = new ArrayList<>();
+        for (int i = 51; i <= 80; i++) {
+            expected.add("I" + i);
+        }
+        for (int i = 1; i <= 10; i++) {
+            expected.add("D" + i);
+        }
+        return expected;
+    }
+
+    @Test
+    void readers_far_behind_stop_the_stream_and_lose_nothing() throws Exception {
+        String t = table("lg_behind");
+        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
+                .connect(database.jdbcUrl(), "postgres", null).watermarks(store)
+                .acknowledgeEvery(Duration.ofMillis(100)).maxBufferedChanges(1_000).build();
+        closing.add(provider);
+        RecordingDestination out = new RecordingDestination().refuseAll();
+        SyncEngine engine = engine(provider, capture.track("Behind"), out);
+        engine.runOnce();
+        engine.start();
+        for (int i = 0; i < 5; i++) {
+            database.execute("INSERT INTO public.lg_behind (id) SELECT g FROM generate_series(" + (i * 1000 + 1)
+                    + ", " + (i * 1000 + 1000) + ") g");
+        }
+        Thread.sleep(1_000); // the stream fills its buffer and waits: the destination refuses everything
+        out.acceptAll();
+        List<Change> changes = out.awaitChanges(5_000, WAIT);
+        assertThat(changes).extracting(c -> c.fields().get("id").asInt()).doesNotHaveDuplicates().hasSize(5_000);
+    }
+
+    @Test
+    void a_read_below_what_the_readers_stored_is_refused_rather_than_skipping() throws Exception {
+        String t = table("lg_aged");
+        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalProvider provider = provider(capture);
+        TrackedObject object = capture.track("Aged");
+        provider.validate(object);
+        long seed = version(provider.invoke(object, ChangeRequest.seed(), CallContext.none()));
+        store.advance("Aged", provider.sourceIdentity(object), OptionalLong.empty(), seed, Instant.now());
+        database.execute("INSERT INTO public.lg_aged (id) VALUES (1)");
+        long after = awaitVersionAbove(provider, object, seed);
+        store.advance("Aged", provider.sourceIdentity(object), OptionalLong.of(seed), after, Instant.now());
+        awaitSlotAt(capture, after);
+
+        assertThatThrownBy(() -> provider.invoke(object, ChangeRequest.sync(seed), CallContext.none()))
+                .isInstanceOfSatisfying(TidemarkException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.WATERMARK_AGED_OUT);
+                    assertThat(e.getMessage()).contains("\"public\".\"lg_aged\"", "after version " + seed);
+                });
+    }
+
+    @Test
+    void install_refuses_a_table_without_a_replica_identity_before_changing_anything() {
+        database.execute("CREATE TABLE public.lg_nokey (id int, tag text)");
+        PostgresLogicalCapture capture = PostgresLogicalCapture.forTables("public.lg_nokey")
+                .slot("tm_lt_nokey_" + SLOTS.incrementAndGet()).build();
+        assertThatThrownBy(() -> capture.install(database.dataSource()))
+                .isInstanceOfSatisfying(TidemarkException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_UNSUPPORTED);
+                    assertThat(e.getMessage()).contains("\"public\".\"lg_nokey\"", "no replica identity",
+                            "oldRows(true)");
+                });
+        assertThat(query("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + capture.slot() + "'"))
+                .isEqualTo("0");
+        assertThat(query("SELECT count(*) FROM pg_publication WHERE pubname = '" + capture.publication() + "'"))
+                .isEqualTo("0");
+        database.execute("INSERT INTO public.lg_nokey VALUES (1, 'a'); UPDATE public.lg_nokey SET tag = 'b'");
+    }
+
+    @Test
+    void install_refuses_a_partitioned_table_whose_changes_would_come_under_other_names() {
+        database.execute("CREATE TABLE public.lg_parted (id int PRIMARY KEY) PARTITION BY RANGE (id);"
+                + " CREATE TABLE public.lg_parted_1 PARTITION OF public.lg_parted FOR VALUES FROM (0) TO (100)");
+        PostgresLogicalCapture capture = PostgresLogicalCapture.forTables("public.lg_parted")
+                .slot("tm_lt_parted_" + SLOTS.incrementAndGet()).build();
+        assertThatThrownBy(() -> capture.install(database.dataSource()))
+                .isInstanceOfSatisfying(TidemarkException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_UNSUPPORTED);
+                    assertThat(e.getMessage()).contains("partitioned", "capture its partitions");
+                });
+    }
+
+    @Test
+    void a_server_without_logical_decoding_is_refused_with_the_setting_to_change() throws Exception {
+        try (EmbeddedPostgres replica = EmbeddedPostgres.builder().setPGStartupWait(Duration.ofSeconds(60))
+                .setServerConfig("wal_level", "replica").start()) {
+            DataSource dataSource = replica.getPostgresDatabase();
+            try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+                s.execute("CREATE TABLE public.items (id int PRIMARY KEY)");
+            }
+            PostgresLogicalCapture capture = PostgresLogicalCapture.forTables("public.items").build();
+            assertThatThrownBy(() -> capture.install(dataSource))
+                    .isInstanceOfSatisfying(TidemarkException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.LOGICAL_DECODING_DISABLED);
+                        assertThat(e.getMessage()).contains("wal_level = replica", "ALTER SYSTEM SET wal_level"
+                                + " = logical");
+                    });
+            PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
+                    .connect(replica.getJdbcUrl("postgres", "postgres"), "postgres", null).watermarks(store)
+                    .build();
+            assertThat(provider.check(List.of(capture.track("Items")))).extracting(CheckReport.Problem::code)
+                    .contains(ErrorCode.LOGICAL_DECODING_DISABLED);
+        }
+    }
+
+    @Test
+    void install_is_idempotent_adds_the_tables_a_publication_lacks_and_uninstall_removes_everything() {
+        String a = table("lg_inst_a");
+        String b = table("lg_inst_b");
+        PostgresLogicalCapture one = install(PostgresLogicalCapture.forTables(a));
+        PostgresLogicalCapture both = PostgresLogicalCapture.forTables(a, b).slot(one.slot()).build();
+        both.install(database.dataSource());
+        both.install(database.dataSource());
+        assertThat(query("SELECT string_agg(tablename, ',' ORDER BY tablename) FROM pg_publication_tables"
+                + " WHERE pubname = '" + one.publication() + "'")).isEqualTo("lg_inst_a,lg_inst_b");
+        assertThat(query("SELECT plugin FROM pg_replication_slots WHERE slot_name = '" + one.slot() + "'"))
+                .isEqualTo("pgoutput");
+        both.uninstall(database.dataSource());
+        installed.remove(one);
+        assertThat(query("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + one.slot() + "'"))
+                .isEqualTo("0");
+        assertThat(query("SELECT count(*) FROM pg_publication WHERE pubname = '" + one.publication() + "'"))
+                .isEqualTo("0");
+    }
+
+    @Test
+    void the_script_creates_the_identities_the_publication_and_the_slot_for_a_dba_to_review() {
+        String script = PostgresLogicalCapture.forTables("public.items", "sales.orders").slot("shop").oldRows(true)
+                .build().script();
+        assertThat(script).contains(
+                "ALTER TABLE \"public\".\"items\" REPLICA IDENTITY FULL;",
+                "ALTER TABLE \"sales\".\"orders\" REPLICA IDENTITY FULL;",
+                "CREATE PUBLICATION \"shop\" FOR TABLE \"public\".\"items\", \"sales\".\"orders\"",
+                "WITH (publish = 'insert, update, delete, truncate');",
+                "SELECT pg_catalog.pg_create_logical_replication_slot('shop', 'pgoutput');",
+                "-- Needs wal_level = logical");
+    }
+
+    @Test
+    void a_role_with_replication_but_no_superuser_rights_installs_and_streams() throws Exception {
+        DataSource role = database.createRole("lg_replicator");
+        database.execute("ALTER ROLE lg_replicator REPLICATION; GRANT CREATE ON DATABASE " + database.name()
+                + " TO lg_replicator; GRANT CREATE ON SCHEMA public TO lg_replicator");
+        try (Connection c = role.getConnection(); Statement s = c.createStatement()) {
+            s.execute("CREATE TABLE public.lg_role (id int PRIMARY KEY, tag text)");
+        }
+        PostgresLogicalCapture capture = PostgresLogicalCapture.forTables("public.lg_role")
+                .slot("tm_lt_role_" + SLOTS.incrementAndGet()).build();
+        capture.install(role);
+        installed.add(capture);
+        PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
+                .connect(database.jdbcUrl(), "lg_replicator", "pw_lg_replicator").watermarks(store).build();
+        closing.add(provider);
+        assertThat(provider.check(List.of(capture.track("Role")))).isEmpty();
+        RecordingDestination out = new RecordingDestination();
+        SyncEngine engine = engine(provider, capture.track("Role"), out);
+        engine.runOnce();
+        engine.start();
+        try (Connection c = role.getConnection(); Statement s = c.createStatement()) {
+            s.execute("INSERT INTO public.lg_role VALUES (1, 'a')");
+        }
+        assertThat(out.awaitChanges(1, WAIT).get(0).fields().get("tag").asText()).isEqualTo("a");
+    }
+
+    @Test
+    void what_cannot_work_is_refused_when_the_engine_is_built() {
+        String t = table("lg_refused");
+        PostgresLogicalCapture capture = PostgresLogicalCapture.forTables(t).slot("tm_lt_never").build();
+        PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
+                .connect(database.jdbcUrl(), "postgres", null).watermarks(store).build();
+        assertThatThrownBy(() -> provider.validate(TrackedObject.of("Full", t)))
+                .isInstanceOfSatisfying(TidemarkException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION);
+                    assertThat(e.getMessage()).contains("InitialSync.INCREMENTAL", "\"public\".\"lg_refused\"");
+                });
+        assertThatThrownBy(() -> provider.validate(TrackedObject.of("Other", "public.elsewhere")
+                .initialSync(InitialSync.INCREMENTAL)))
+                .isInstanceOfSatisfying(TidemarkException.class, e -> assertThat(e.getMessage())
+                        .contains("public.elsewhere", "is not one of the logical capture's tables"));
+        assertThat(provider.check(List.of(capture.track("Refused"))))
+                .extracting(p -> p.code() + ": " + p.message())
+                .anySatisfy(p -> assertThat(p).startsWith("SCHEMA_UNSUPPORTED").contains("does not exist"));
+        assertThatThrownBy(() -> PostgresLogicalProvider.builder(capture).connect(database.jdbcUrl(), "postgres",
+                null).build()).hasMessageContaining("watermarks(store)");
+        assertThatThrownBy(() -> PostgresLogicalCapture.forTables(t).slot("Bad-Name").build())
+                .isInstanceOfSatisfying(TidemarkException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_IDENTIFIER));
+    }
+
+    // --- helpers ----------------------------------------------------------------------------------------------
+
+    private static long version(ResponsePayload payload) throws Exception {
+        try (payload; var parser = payload.openParser(new com.fasterxml.jackson.core.JsonFactory())) {
+            JsonNode node = new ObjectMapper().readTree(parser);
+            return node.get("Metadata").get("Sync").get("Version").asLong();
+        }
+    }
+
+    private long awaitVersionAbove(PostgresLogicalProvider provider, TrackedObject object, long above)
+            throws Exception {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (System.nanoTime() < deadline) {
+            try (ResponsePayload p = provider.invoke(object, ChangeRequest.sync(above), CallContext.none());
+                 var parser = p.openParser(new com.fasterxml.jackson.core.JsonFactory())) {
+                JsonNode node = new ObjectMapper().readTree(parser);
+                if (node.get("Data").size() > 0) {
+                    return node.get("Data").get(0).get("$version").asLong();
+                }
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("no change after version " + above + " within " + WAIT);
+    }
+
+    private void awaitRun(SyncEngine engine, String name) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (engine.status(name).stored().version().isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+    }
+
+    private long awaitStored(String name, long atLeast) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (System.nanoTime() < deadline) {
+            OptionalLong v = store.load(name).map(s -> s.version()).orElse(OptionalLong.empty());
+            if (v.isPresent() && v.getAsLong() >= atLeast) {
+                return v.getAsLong();
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError(name + " stored no watermark within " + WAIT);
+    }
+
+    private void awaitSlotAt(PostgresLogicalCapture capture, long version) throws Exception {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (slotPosition(capture) < version && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(slotPosition(capture)).as("the slot reached the stored watermark").isGreaterThanOrEqualTo(version);
+    }
+
+    private long slotPosition(PostgresLogicalCapture capture) {
+        return Long.parseLong(query("SELECT (confirmed_flush_lsn - '0/0')::bigint::text FROM pg_replication_slots"
+                + " WHERE slot_name = '" + capture.slot() + "'"));
+    }
+
+    private String query(String sql) {
+        try (Connection c = database.dataSource().getConnection(); PreparedStatement s = c.prepareStatement(sql);
+             ResultSet rs = s.executeQuery()) {
+            rs.next();
+            return rs.getString(1);
+        } catch (java.sql.SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
