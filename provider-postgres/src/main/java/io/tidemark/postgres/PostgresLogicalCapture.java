@@ -43,9 +43,9 @@ import java.util.Set;
  * answer of type {@code Full} without rows and with {@code ReasonCode} {@value #TRUNCATE_REASON_CODE}: the table
  * was empty at that version.
  *
- * <p><b>What it cannot do.</b> An initial full export ({@link InitialSync#FULL}): a slot can only give the changes
- * after it, and a table's rows cannot be read at a position of the stream without holding the slot's creation
- * snapshot open. Objects are tracked with {@link InitialSync#INCREMENTAL}, and {@link #track} sets it.
+ * <p><b>A table whole.</b> The first cycle of an {@link InitialSync#FULL} object, and a reader whose position the
+ * provider no longer holds, get the table's rows in one snapshot as a {@code Full} answer, at a version from which
+ * the changes that follow continue it: a change may come again after the export, none is missed.
  */
 public final class PostgresLogicalCapture {
 
@@ -54,6 +54,12 @@ public final class PostgresLogicalCapture {
 
     /** The {@code ReasonCode} of the {@code Full} answer that reports a {@code TRUNCATE}. */
     public static final int TRUNCATE_REASON_CODE = 2;
+
+    /**
+     * The {@code ReasonCode} of the {@code Full} answer to a reader whose position the provider no longer holds (as
+     * the outbox answers a reader older than its trim).
+     */
+    public static final int AGED_OUT_REASON_CODE = 1;
 
     private final List<PgName> tables;
     private final String slot;
@@ -97,12 +103,11 @@ public final class PostgresLogicalCapture {
     }
 
     /**
-     * A tracked object reading {@code table}'s changes, with {@link InitialSync#INCREMENTAL}: its first cycle
-     * records where the stream stands and delivers what follows.
+     * A tracked object reading {@code table}'s changes; with the engine's default {@link InitialSync#FULL} its first
+     * cycle exports the table whole, with {@link InitialSync#INCREMENTAL} it records where the stream stands.
      */
     public TrackedObject track(String objectName, String table) {
-        PgName name = resolve(table);
-        return TrackedObject.of(objectName, name.quoted()).initialSync(InitialSync.INCREMENTAL);
+        return TrackedObject.of(objectName, resolve(table).quoted());
     }
 
     /** As {@link #track(String, String)}, for a capture of one table. */

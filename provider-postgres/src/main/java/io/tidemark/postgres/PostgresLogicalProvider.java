@@ -1,5 +1,6 @@
 package io.tidemark.postgres;
 
+import io.tidemark.postgres.internal.logical.FullExport;
 import io.tidemark.postgres.internal.logical.LogicalResponse;
 import io.tidemark.postgres.internal.logical.LogicalSetup;
 import io.tidemark.postgres.internal.logical.SlotReaders;
@@ -7,7 +8,6 @@ import io.tidemark.postgres.internal.logical.SlotStream;
 import io.tidemark.postgres.internal.logical.TableLog;
 import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.ErrorCode;
-import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.internal.sql.PgName;
@@ -86,13 +86,7 @@ public final class PostgresLogicalProvider implements ChangeProvider {
 
     @Override
     public void validate(TrackedObject object) {
-        PgName table = tableOf(object);
-        if (object.initialSync() == InitialSync.FULL) {
-            throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object.name(), "a logical capture"
-                    + " cannot export " + table.quoted() + " whole: its slot gives the changes after it was created"
-                    + " only. Track the object with InitialSync.INCREMENTAL (PostgresLogicalCapture.track sets it)");
-        }
-        readers.register(object.name(), table, sourceIdentity(object));
+        readers.register(object.name(), tableOf(object), sourceIdentity(object));
     }
 
     @Override
@@ -154,6 +148,9 @@ public final class PostgresLogicalProvider implements ChangeProvider {
             readers.seeded(object.name(), position);
             return LogicalResponse.empty(position);
         }
+        if (request.initial()) {
+            return export(object, table, s, 0);
+        }
         long from = request.fromVersion();
         // The position first: every transaction at or below it is already in the log read next, so an answer
         // without rows can report it without passing over one.
@@ -162,10 +159,9 @@ public final class PostgresLogicalProvider implements ChangeProvider {
         try {
             page = readers.log(table).read(from, request.maxRows().orElse(DEFAULT_MAX_ROWS));
         } catch (IllegalStateException released) {
-            throw TidemarkException.forObject(ErrorCode.WATERMARK_AGED_OUT, object.name(), "the changes of "
-                    + table.quoted() + " after version " + from + " are no longer kept: " + released.getMessage()
-                    + ". Every reader of a table must read from at or above the watermark stored for it; reset"
-                    + " the object to start again from now");
+            // Below what every reader of the table stored (a destination starting from the beginning): those changes
+            // are gone, so the reader gets the table whole, as the outbox answers a reader older than its trim.
+            return export(object, table, s, PostgresLogicalCapture.AGED_OUT_REASON_CODE);
         }
         if (page.elements().isEmpty() && !page.truncate() && !s.connected() && s.lastError() != null) {
             throw TidemarkException.forObject(ErrorCode.CONNECTION_FAILED, object.name(), "the replication stream"
@@ -173,6 +169,22 @@ public final class PostgresLogicalProvider implements ChangeProvider {
                     + " watermark stays");
         }
         return LogicalResponse.of(page, from, position);
+    }
+
+    private ResponsePayload export(TrackedObject object, PgName table, SlotStream s, int reasonCode) {
+        try {
+            return FullExport.export(jdbcUrl, properties, table, s, readers.log(table),
+                    position -> readers.seeded(object.name(), position), reasonCode);
+        } catch (SQLException e) {
+            ErrorCode code = "42501".equals(e.getSQLState()) ? ErrorCode.PERMISSION_DENIED
+                    : e.getSQLState() != null && e.getSQLState().startsWith("08") ? ErrorCode.CONNECTION_FAILED
+                    : ErrorCode.PROCEDURE_FAILED;
+            throw TidemarkException.forObject(code, object.name(), "exporting " + table.quoted() + " whole failed: "
+                    + e.getMessage(), e);
+        } catch (java.io.IOException e) {
+            throw TidemarkException.forObject(ErrorCode.IO_FAILED, object.name(), "spooling the export of "
+                    + table.quoted() + " failed: " + e.getMessage(), e);
+        }
     }
 
     @Override

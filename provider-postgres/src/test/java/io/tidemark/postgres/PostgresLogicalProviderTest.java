@@ -107,13 +107,14 @@ class PostgresLogicalProviderTest {
         String t = table("lg_order");
         PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
         RecordingDestination out = new RecordingDestination();
-        SyncEngine engine = engine(provider(capture), capture.track("Order"), out);
+        SyncEngine engine = engine(provider(capture), incremental(capture, "Order"), out);
         assertThat(engine.runOnce().get("Order").outcome()).isEqualTo(Outcome.SEEDED);
         engine.start();
 
         database.execute("""
-                INSERT INTO public.lg_order VALUES (1, 'a', 1, '2026-12-04 15:23:57.5+00', '{"k": [1, 2]}', true, 12.50),
-                                                   (2, 'b', 2, NULL, NULL, false, 'NaN');
+                INSERT INTO public.lg_order
+                VALUES (1, 'a', 1, '2026-12-04 15:23:57.5+00', '{"k": [1, 2]}', true, 12.50),
+                       (2, 'b', 2, NULL, NULL, false, 'NaN');
                 UPDATE public.lg_order SET tag = 'a2' WHERE id = 1;
                 """); // one transaction: three changes, one version
         database.execute("DELETE FROM public.lg_order WHERE id = 2");
@@ -130,7 +131,8 @@ class PostgresLogicalProviderTest {
         assertThat(changes.get(5).version()).isEqualTo(changes.get(4).version());
 
         JsonNode inserted = changes.get(0).fields();
-        JsonNode expected = new ObjectMapper().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS).readTree(query("SELECT row_to_json(r)::text FROM (SELECT 1 AS id,"
+        JsonNode expected = new ObjectMapper().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+                .readTree(query("SELECT row_to_json(r)::text FROM (SELECT 1 AS id,"
                 + " 'a'::text AS tag, 1 AS n, '2026-12-04 15:23:57.5+00'::timestamptz AS at,"
                 + " '{\"k\": [1, 2]}'::jsonb AS doc, true AS ok, 12.50::numeric(8,2) AS price) r"));
         assertThat(inserted).as("typed as row_to_json types them").isEqualTo(expected);
@@ -148,7 +150,7 @@ class PostgresLogicalProviderTest {
         assertThat(query("SELECT relreplident::text FROM pg_class WHERE oid = 'public.lg_old'::regclass"))
                 .isEqualTo("f");
         RecordingDestination out = new RecordingDestination();
-        SyncEngine engine = engine(provider(capture), capture.track("Old"), out);
+        SyncEngine engine = engine(provider(capture), incremental(capture, "Old"), out);
         engine.runOnce();
         engine.start();
         database.execute("INSERT INTO public.lg_old (id, tag, n) VALUES (1, 'a', 1)");
@@ -166,7 +168,7 @@ class PostgresLogicalProviderTest {
         String t = table("lg_trunc");
         PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
         RecordingDestination out = new RecordingDestination();
-        SyncEngine engine = engine(provider(capture), capture.track("Trunc"), out);
+        SyncEngine engine = engine(provider(capture), incremental(capture, "Trunc"), out);
         engine.runOnce();
         database.execute("INSERT INTO public.lg_trunc (id) VALUES (1)");
         database.execute("INSERT INTO public.lg_trunc (id) VALUES (2); TRUNCATE public.lg_trunc;"
@@ -190,7 +192,7 @@ class PostgresLogicalProviderTest {
         String t = table("lg_inflight");
         PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
         RecordingDestination out = new RecordingDestination();
-        SyncEngine engine = engine(provider(capture), capture.track("Inflight"), out);
+        SyncEngine engine = engine(provider(capture), incremental(capture, "Inflight"), out);
         engine.runOnce();
         engine.start();
         try (Connection early = database.dataSource().getConnection()) {
@@ -214,7 +216,7 @@ class PostgresLogicalProviderTest {
         PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
         RecordingDestination out = new RecordingDestination();
         PostgresLogicalProvider first = provider(capture);
-        SyncEngine engine = engine(first, capture.track("Restart"), out);
+        SyncEngine engine = engine(first, incremental(capture, "Restart"), out);
         engine.runOnce();
         engine.start();
         database.execute("INSERT INTO public.lg_restart (id) SELECT g FROM generate_series(1, 50) g");
@@ -227,7 +229,7 @@ class PostgresLogicalProviderTest {
         database.execute("INSERT INTO public.lg_restart (id) SELECT g FROM generate_series(51, 80) g");
         database.execute("DELETE FROM public.lg_restart WHERE id <= 10");
         RecordingDestination after = new RecordingDestination();
-        SyncEngine second = engine(provider(capture), capture.track("Restart"), after);
+        SyncEngine second = engine(provider(capture), incremental(capture, "Restart"), after);
         second.start();
         List<Change> changes = after.awaitChanges(40, WAIT);
         assertThat(changes).extracting(c -> c.operation().orElseThrow().code() + c.fields().get("id"))
@@ -257,7 +259,7 @@ class PostgresLogicalProviderTest {
                 .acknowledgeEvery(Duration.ofMillis(100)).maxBufferedChanges(1_000).build();
         closing.add(provider);
         RecordingDestination out = new RecordingDestination().refuseAll();
-        SyncEngine engine = engine(provider, capture.track("Behind"), out);
+        SyncEngine engine = engine(provider, incremental(capture, "Behind"), out);
         engine.runOnce();
         engine.start();
         for (int i = 0; i < 5; i++) {
@@ -271,24 +273,90 @@ class PostgresLogicalProviderTest {
     }
 
     @Test
-    void a_read_below_what_the_readers_stored_is_refused_rather_than_skipping() throws Exception {
+    void a_read_below_what_the_readers_stored_gets_the_table_whole_rather_than_a_gap() throws Exception {
         String t = table("lg_aged");
         PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
         PostgresLogicalProvider provider = provider(capture);
-        TrackedObject object = capture.track("Aged");
+        TrackedObject object = incremental(capture, "Aged");
         provider.validate(object);
         long seed = version(provider.invoke(object, ChangeRequest.seed(), CallContext.none()));
         store.advance("Aged", provider.sourceIdentity(object), OptionalLong.empty(), seed, Instant.now());
-        database.execute("INSERT INTO public.lg_aged (id) VALUES (1)");
+        database.execute("INSERT INTO public.lg_aged (id, tag) VALUES (1, 'a'), (2, 'b')");
         long after = awaitVersionAbove(provider, object, seed);
         store.advance("Aged", provider.sourceIdentity(object), OptionalLong.of(seed), after, Instant.now());
         awaitSlotAt(capture, after);
 
-        assertThatThrownBy(() -> provider.invoke(object, ChangeRequest.sync(seed), CallContext.none()))
-                .isInstanceOfSatisfying(TidemarkException.class, e -> {
-                    assertThat(e.code()).isEqualTo(ErrorCode.WATERMARK_AGED_OUT);
-                    assertThat(e.getMessage()).contains("\"public\".\"lg_aged\"", "after version " + seed);
-                });
+        JsonNode answer = json(provider.invoke(object, ChangeRequest.sync(seed), CallContext.none()));
+        assertThat(answer.get("Metadata").get("Sync").get("Type").asText()).isEqualTo("Full");
+        assertThat(answer.get("Metadata").get("Sync").get("ReasonCode").asInt()).isEqualTo(1);
+        assertThat(answer.get("Data")).extracting(r -> r.get("tag").asText()).containsExactlyInAnyOrder("a", "b");
+        assertThat(answer.get("Metadata").get("Sync").get("Version").asLong()).isGreaterThanOrEqualTo(after);
+    }
+
+    @Test
+    void a_full_first_cycle_exports_the_table_whole_and_continues_with_the_changes_after_it() throws Exception {
+        String t = table("lg_full");
+        database.execute("INSERT INTO public.lg_full (id, tag) SELECT g, 'before' FROM generate_series(1, 500) g");
+        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        RecordingDestination out = new RecordingDestination();
+        SyncEngine engine = engine(provider(capture), capture.track("Full"), out);
+        // A writer keeps changing the table while the first cycle exports it.
+        java.util.concurrent.atomic.AtomicBoolean writing = new java.util.concurrent.atomic.AtomicBoolean(true);
+        Thread writer = new Thread(() -> {
+            int i = 0;
+            while (writing.get()) {
+                i++;
+                // Committed synchronously, as on a production server: decoded as soon as committed, so that an
+                // export whose version came after its snapshot would skip a transaction here.
+                database.execute("SET synchronous_commit = on; UPDATE public.lg_full SET tag = 'w" + i
+                        + "' WHERE id = " + (1 + i % 500) + "; INSERT INTO public.lg_full (id, tag) VALUES ("
+                        + (1000 + i) + ", 'new')");
+            }
+        });
+        writer.start();
+        Thread.sleep(200);
+        assertThat(engine.runOnce().get("Full").outcome()).isEqualTo(Outcome.DELIVERED);
+        assertThat(out.batches().get(0).syncType()).isEqualTo(SyncType.FULL);
+        engine.start();
+        Thread.sleep(300);
+        writing.set(false);
+        writer.join();
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!replay(out.batches()).equals(rows("public.lg_full")) && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertThat(replay(out.batches())).as("the export and the changes after it give the table")
+                .isEqualTo(rows("public.lg_full"));
+    }
+
+    /** Full batches replace what the consumer holds; changes apply in order. */
+    private static java.util.Map<Integer, String> replay(List<ChangeBatch> batches) {
+        java.util.Map<Integer, String> state = new java.util.TreeMap<>();
+        for (ChangeBatch b : batches) {
+            if (b.syncType() == SyncType.FULL) {
+                state.clear();
+            }
+            for (Change c : b.changes()) {
+                int id = c.fields().get("id").asInt();
+                if (c.operation().map(o -> o == io.tidemark.sync.Operation.DELETE).orElse(false)) {
+                    state.remove(id);
+                } else {
+                    state.put(id, c.fields().get("tag").asText());
+                }
+            }
+        }
+        return state;
+    }
+
+    private java.util.Map<Integer, String> rows(String table) throws Exception {
+        java.util.Map<Integer, String> rows = new java.util.TreeMap<>();
+        try (Connection c = database.dataSource().getConnection(); Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT id, tag FROM " + table)) {
+            while (rs.next()) {
+                rows.put(rs.getInt(1), rs.getString(2));
+            }
+        }
+        return rows;
     }
 
     @Test
@@ -340,7 +408,8 @@ class PostgresLogicalProviderTest {
             PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
                     .connect(replica.getJdbcUrl("postgres", "postgres"), "postgres", null).watermarks(store)
                     .build();
-            assertThat(provider.check(List.of(capture.track("Items")))).extracting(CheckReport.Problem::code)
+            assertThat(provider.check(List.of(incremental(capture, "Items"))))
+                    .extracting(CheckReport.Problem::code)
                     .contains(ErrorCode.LOGICAL_DECODING_DISABLED);
         }
     }
@@ -393,9 +462,9 @@ class PostgresLogicalProviderTest {
         PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
                 .connect(database.jdbcUrl(), "lg_replicator", "pw_lg_replicator").watermarks(store).build();
         closing.add(provider);
-        assertThat(provider.check(List.of(capture.track("Role")))).isEmpty();
+        assertThat(provider.check(List.of(incremental(capture, "Role")))).isEmpty();
         RecordingDestination out = new RecordingDestination();
-        SyncEngine engine = engine(provider, capture.track("Role"), out);
+        SyncEngine engine = engine(provider, incremental(capture, "Role"), out);
         engine.runOnce();
         engine.start();
         try (Connection c = role.getConnection(); Statement s = c.createStatement()) {
@@ -410,16 +479,11 @@ class PostgresLogicalProviderTest {
         PostgresLogicalCapture capture = PostgresLogicalCapture.forTables(t).slot("tm_lt_never").build();
         PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
                 .connect(database.jdbcUrl(), "postgres", null).watermarks(store).build();
-        assertThatThrownBy(() -> provider.validate(TrackedObject.of("Full", t)))
-                .isInstanceOfSatisfying(TidemarkException.class, e -> {
-                    assertThat(e.code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION);
-                    assertThat(e.getMessage()).contains("InitialSync.INCREMENTAL", "\"public\".\"lg_refused\"");
-                });
         assertThatThrownBy(() -> provider.validate(TrackedObject.of("Other", "public.elsewhere")
                 .initialSync(InitialSync.INCREMENTAL)))
                 .isInstanceOfSatisfying(TidemarkException.class, e -> assertThat(e.getMessage())
                         .contains("public.elsewhere", "is not one of the logical capture's tables"));
-        assertThat(provider.check(List.of(capture.track("Refused"))))
+        assertThat(provider.check(List.of(incremental(capture, "Refused"))))
                 .extracting(p -> p.code() + ": " + p.message())
                 .anySatisfy(p -> assertThat(p).startsWith("SCHEMA_UNSUPPORTED").contains("does not exist"));
         assertThatThrownBy(() -> PostgresLogicalProvider.builder(capture).connect(database.jdbcUrl(), "postgres",
@@ -431,10 +495,18 @@ class PostgresLogicalProviderTest {
 
     // --- helpers ----------------------------------------------------------------------------------------------
 
+    /** The object of a one-table capture, seeded at its first cycle: these tests write after it. */
+    private static TrackedObject incremental(PostgresLogicalCapture capture, String name) {
+        return capture.track(name).initialSync(InitialSync.INCREMENTAL);
+    }
+
     private static long version(ResponsePayload payload) throws Exception {
+        return json(payload).get("Metadata").get("Sync").get("Version").asLong();
+    }
+
+    private static JsonNode json(ResponsePayload payload) throws Exception {
         try (payload; var parser = payload.openParser(new com.fasterxml.jackson.core.JsonFactory())) {
-            JsonNode node = new ObjectMapper().readTree(parser);
-            return node.get("Metadata").get("Sync").get("Version").asLong();
+            return new ObjectMapper().readTree(parser);
         }
     }
 

@@ -2,6 +2,7 @@ package io.tidemark.postgres;
 
 import io.tidemark.postgres.outbox.RandomWriters;
 import io.tidemark.sync.Change;
+import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.JdbcWatermarkStore;
 import io.tidemark.sync.Outcome;
 import io.tidemark.sync.SyncEngine;
@@ -77,7 +78,8 @@ class PostgresLogicalStressTest {
     private void run(PostgresLogicalCapture capture, int transactions, long seed) throws Exception {
         WatermarkStore store = JdbcWatermarkStore.create(database.dataSource());
         RecordingDestination out = new RecordingDestination();
-        TrackedObject object = capture.track("Stress").maxRows(50).pollInterval(Duration.ofMillis(200));
+        TrackedObject object = capture.track("Stress").initialSync(InitialSync.INCREMENTAL).maxRows(50)
+                .pollInterval(Duration.ofMillis(200));
         SyncEngine engine = engine(capture, store, object, out);
         assertThat(engine.runOnce().get("Stress").outcome()).isEqualTo(Outcome.SEEDED);
         engine.start();

@@ -58,6 +58,7 @@ public final class SlotStream implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(SlotStream.class);
     private static final long IDLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+    private static final int RECENT_COMMITS = 65_536;
 
     /** How the stream connects, what it reads and how it acknowledges. */
     public record Settings(String jdbcUrl, Properties properties, String slot, String publication,
@@ -83,8 +84,16 @@ public final class SlotStream implements AutoCloseable {
     private volatile String lastError;
     private volatile boolean closing;
 
-    // The transaction being decoded: its changes by table, and its truncates.
+    // The transaction being decoded: its id, its changes by table, and its truncates.
     private boolean inTransaction;
+    private int xid;
+    /** The commits decoded lately, by transaction id: for an export to tell a commit not yet visible. */
+    private final Map<Integer, Long> recentCommits = new LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Integer, Long> eldest) {
+            return size() > RECENT_COMMITS;
+        }
+    };
     private final Map<String, List<Decoded>> pending = new LinkedHashMap<>();
 
     /** A change of the transaction being decoded, rendered at its commit, when its version is known. */
@@ -116,6 +125,17 @@ public final class SlotStream implements AutoCloseable {
     /** How far the stream has decoded; every transaction ending at or below it is in the table logs. */
     public long position() {
         return position;
+    }
+
+    /**
+     * The end of the commit of transaction {@code xid} (its 32 low bits), when the stream decoded it lately and it
+     * touched a published table; 0 otherwise.
+     */
+    public long decodedCommit(int xid) {
+        synchronized (recentCommits) {
+            Long end = recentCommits.get(xid);
+            return end == null ? 0 : end;
+        }
     }
 
     /** Whether the stream is connected now. */
@@ -276,8 +296,9 @@ public final class SlotStream implements AutoCloseable {
     }
 
     private void handle(Message message) {
-        if (message instanceof Begin) {
+        if (message instanceof Begin b) {
             inTransaction = true;
+            xid = b.xid();
             pending.clear();
             truncated.clear();
         } else if (message instanceof Relation r) {
@@ -369,6 +390,9 @@ public final class SlotStream implements AutoCloseable {
         }
         pending.clear();
         truncated.clear();
+        synchronized (recentCommits) {
+            recentCommits.put(xid, version);
+        }
         position = version;
         for (String table : touched) {
             committed.accept(table);

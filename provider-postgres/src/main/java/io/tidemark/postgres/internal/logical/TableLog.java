@@ -97,6 +97,11 @@ public final class TableLog {
         floor = Math.max(floor, version);
     }
 
+    /** The version at or below which changes were released. */
+    synchronized long floor() {
+        return floor;
+    }
+
     synchronized int size() {
         return entries.size();
     }
