@@ -218,8 +218,10 @@ public final class PostgresLogicalCapture {
                 throw new TidemarkException(ErrorCode.INVALID_IDENTIFIER, "the replication slot name " + slot
                         + " is not valid: use 1 to 63 lower-case letters, digits and underscores");
             }
-            if (publication != null) {
-                PgName.checkPart(publication, "publication");
+            // The stream names the publication in a replication command, where PostgreSQL folds it to lower case.
+            if (publication != null && !publication.matches("[a-z0-9_]{1,63}")) {
+                throw new TidemarkException(ErrorCode.INVALID_IDENTIFIER, "the publication name " + publication
+                        + " is not valid: use 1 to 63 lower-case letters, digits and underscores");
             }
             return new PostgresLogicalCapture(this, new ArrayList<>(names));
         }

@@ -117,6 +117,10 @@ public final class PostgresLogicalProvider implements ChangeProvider {
                 for (TrackedObject object : objects) {
                     tables.add(tableOf(object));
                 }
+                for (String problem : LogicalSetup.publicationProblems(c, capture.publication(), tables)) {
+                    problems.add(new CheckReport.Problem("publication " + capture.publication(),
+                            ErrorCode.SCHEMA_UNSUPPORTED, problem));
+                }
                 List<PgName> missing = LogicalSetup.missingFromPublication(c, capture.publication(), tables);
                 if (missing == null) {
                     problems.add(new CheckReport.Problem("publication " + capture.publication(),

@@ -175,8 +175,8 @@ class PostgresLogicalProviderTest {
                 + " INSERT INTO public.lg_trunc (id) VALUES (3)");
         database.execute("INSERT INTO public.lg_trunc (id) VALUES (4)");
         engine.start();
-        out.awaitChanges(3, WAIT);
-        awaitRun(engine, "Trunc");
+        long last = out.awaitChanges(3, WAIT).get(2).version().orElseThrow();
+        awaitStored("Trunc", last);
         List<ChangeBatch> batches = out.batches();
         List<String> seen = new ArrayList<>();
         for (ChangeBatch b : batches) {
@@ -201,8 +201,8 @@ class PostgresLogicalProviderTest {
                 s.execute("INSERT INTO public.lg_inflight (id) VALUES (1)"); // begins first, commits last
             }
             database.execute("INSERT INTO public.lg_inflight (id) VALUES (2)");
-            out.awaitChanges(1, WAIT);
-            awaitRun(engine, "Inflight"); // the watermark moves past the later transaction
+            long later = out.awaitChanges(1, WAIT).get(0).version().orElseThrow();
+            awaitStored("Inflight", later); // the watermark moves past the later transaction
             early.commit();
         }
         List<Change> changes = out.awaitChanges(2, WAIT);
@@ -493,6 +493,113 @@ class PostgresLogicalProviderTest {
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_IDENTIFIER));
     }
 
+    @Test
+    void a_reader_whose_watermark_the_slot_has_passed_gets_the_table_whole_rather_than_a_gap() throws Exception {
+        String t = table("lg_gap");
+        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        TrackedObject x = incremental(capture, "GapX");
+        TrackedObject y = incremental(capture, "GapY");
+        PostgresLogicalProvider first = provider(capture);          // X seeds and stores, then goes away
+        first.validate(x);
+        long seed = version(first.invoke(x, ChangeRequest.seed(), CallContext.none()));
+        store.advance("GapX", first.sourceIdentity(x), OptionalLong.empty(), seed, Instant.now());
+        first.close();
+        database.execute("INSERT INTO public.lg_gap (id, tag) VALUES (1, 'x must get this')");
+        PostgresLogicalProvider second = provider(capture);         // only Y is tracked: the slot moves past it
+        second.validate(y);
+        store.advance("GapY", second.sourceIdentity(y), OptionalLong.empty(), seed, Instant.now());
+        long yVersion = awaitVersionAbove(second, y, seed);
+        store.advance("GapY", second.sourceIdentity(y), OptionalLong.of(seed), yVersion, Instant.now());
+        awaitSlotAt(capture, yVersion);
+        second.close();
+
+        PostgresLogicalProvider third = provider(capture);          // X is back, its watermark below the slot
+        third.validate(x);
+        third.validate(y);
+        JsonNode answer = json(third.invoke(x, ChangeRequest.sync(seed), CallContext.none()));
+        assertThat(answer.get("Metadata").get("Sync").get("Type").asText()).as("answer %s", answer).isEqualTo("Full");
+        assertThat(answer.get("Metadata").get("Sync").get("ReasonCode").asInt()).isEqualTo(1);
+        assertThat(answer.get("Data")).extracting(r -> r.get("tag").asText()).containsExactly("x must get this");
+    }
+
+    @Test
+    void a_table_renamed_while_captured_keeps_its_changes() throws Exception {
+        String t = table("lg_rename");
+        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        RecordingDestination out = new RecordingDestination();
+        SyncEngine engine = engine(provider(capture), incremental(capture, "Rename"), out);
+        engine.runOnce();
+        engine.start();
+        database.execute("INSERT INTO public.lg_rename (id) VALUES (1)");
+        out.awaitChanges(1, WAIT);
+        database.execute("ALTER TABLE public.lg_rename RENAME TO lg_renamed");
+        database.execute("INSERT INTO public.lg_renamed (id) VALUES (2)");
+        assertThat(out.awaitChanges(2, WAIT)).extracting(c -> c.fields().get("id").asInt()).containsExactly(1, 2);
+        database.execute("ALTER TABLE public.lg_renamed RENAME TO lg_rename");
+    }
+
+    @Test
+    void a_key_update_with_old_rows_keeps_the_large_values_it_left_alone() throws Exception {
+        database.execute("CREATE TABLE public.lg_toast (id int PRIMARY KEY, big text);"
+                + " ALTER TABLE public.lg_toast ALTER COLUMN big SET STORAGE EXTERNAL");
+        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables("public.lg_toast").oldRows(true));
+        RecordingDestination out = new RecordingDestination();
+        SyncEngine engine = engine(provider(capture), incremental(capture, "Toast"), out);
+        engine.runOnce();
+        engine.start();
+        database.execute("INSERT INTO public.lg_toast VALUES (1, repeat('x', 10000))");
+        database.execute("UPDATE public.lg_toast SET id = 2 WHERE id = 1");
+        List<Change> changes = out.awaitChanges(3, WAIT);
+        assertThat(changes).extracting(c -> c.operation().orElseThrow().code() + c.fields().get("id"))
+                .containsExactly("I1", "D1", "I2");
+        assertThat(changes.get(2).fields().get("big").asText()).hasSize(10_000);
+    }
+
+    @Test
+    void install_refuses_a_publication_that_would_hide_changes_and_an_identity_it_cannot_read_keys_from() {
+        String t = table("lg_pub");
+        database.execute("CREATE PUBLICATION lg_pub_inserts FOR TABLE public.lg_pub WITH (publish = 'insert')");
+        try {
+            assertThatThrownBy(() -> PostgresLogicalCapture.forTables(t).slot("tm_lt_pub_" + SLOTS.incrementAndGet())
+                    .publication("lg_pub_inserts").build().install(database.dataSource()))
+                    .isInstanceOfSatisfying(TidemarkException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_UNSUPPORTED);
+                        assertThat(e.getMessage()).contains("does not publish update, delete, truncate",
+                                "ALTER PUBLICATION");
+                    });
+        } finally {
+            database.execute("DROP PUBLICATION lg_pub_inserts");
+        }
+        database.execute("CREATE TABLE public.lg_index (id int PRIMARY KEY, code text NOT NULL UNIQUE);"
+                + " ALTER TABLE public.lg_index REPLICA IDENTITY USING INDEX lg_index_code_key");
+        assertThatThrownBy(() -> PostgresLogicalCapture.forTables("public.lg_index")
+                .slot("tm_lt_idx_" + SLOTS.incrementAndGet()).build().install(database.dataSource()))
+                .hasMessageContaining("REPLICA IDENTITY USING INDEX");
+        assertThatThrownBy(() -> PostgresLogicalCapture.forTables(t).publication("ShopPub").build())
+                .isInstanceOfSatisfying(TidemarkException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_IDENTIFIER));
+    }
+
+    @Test
+    void a_wake_up_that_throws_does_not_stop_the_stream() throws Exception {
+        String t = table("lg_wake");
+        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
+                .connect(database.jdbcUrl(), "postgres", null).watermarks(store)
+                .acknowledgeEvery(Duration.ofMillis(100)).readInterval(Duration.ZERO).build();
+        closing.add(provider);
+        TrackedObject x = incremental(capture, "Wake");
+        provider.validate(x);
+        long seed = version(provider.invoke(x, ChangeRequest.seed(), CallContext.none()));
+        closing.add(provider.subscribe(List.of(x), name -> {
+            throw new StackOverflowError("simulated");
+        }));
+        database.execute("INSERT INTO public.lg_wake (id) VALUES (1)");
+        long first = awaitVersionAbove(provider, x, seed);
+        database.execute("INSERT INTO public.lg_wake (id) VALUES (2)");
+        assertThat(awaitVersionAbove(provider, x, first)).isGreaterThan(first);
+    }
+
     // --- helpers ----------------------------------------------------------------------------------------------
 
     /** The object of a one-table capture, seeded at its first cycle: these tests write after it. */
@@ -520,18 +627,15 @@ class PostgresLogicalProviderTest {
                 if (node.get("Data").size() > 0) {
                     return node.get("Data").get(0).get("$version").asLong();
                 }
+            } catch (TidemarkException e) {
+                // The stream reconnecting: the engine would retry the cycle, so does this.
+                assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
             }
             Thread.sleep(20);
         }
         throw new AssertionError("no change after version " + above + " within " + WAIT);
     }
 
-    private void awaitRun(SyncEngine engine, String name) throws InterruptedException {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (engine.status(name).stored().version().isEmpty() && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-    }
 
     private long awaitStored(String name, long atLeast) throws InterruptedException {
         long deadline = System.nanoTime() + WAIT.toNanos();

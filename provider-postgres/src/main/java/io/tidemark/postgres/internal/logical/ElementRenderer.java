@@ -28,7 +28,6 @@ final class ElementRenderer {
     private static final int INT8 = 20;
     private static final int INT2 = 21;
     private static final int INT4 = 23;
-    private static final int OID = 26;
     private static final int JSON = 114;
     private static final int FLOAT4 = 700;
     private static final int FLOAT8 = 701;
@@ -120,7 +119,7 @@ final class ElementRenderer {
         String text = new String(value, StandardCharsets.UTF_8);
         switch (type) {
             case BOOL -> g.writeBoolean(text.equals("t"));
-            case INT2, INT4, INT8, OID -> g.writeNumber(text);
+            case INT2, INT4, INT8 -> g.writeNumber(text);
             case FLOAT4, FLOAT8, NUMERIC -> {
                 if (isFinite(text)) {
                     g.writeNumber(text);

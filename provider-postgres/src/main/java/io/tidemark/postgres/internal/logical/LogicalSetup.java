@@ -67,6 +67,10 @@ public final class LogicalSetup {
             for (PgName table : tables) {
                 requireReplicaIdentity(c, table, capture.oldRows());
             }
+            List<String> publicationProblems = publicationProblems(c, capture.publication(), tables);
+            if (!publicationProblems.isEmpty()) {
+                throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, String.join("; ", publicationProblems));
+            }
             String slotPlugin = slotPlugin(c, capture.slot());
             if (slotPlugin != null && !slotPlugin.equals("pgoutput")) {
                 throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, "the replication slot " + capture.slot()
@@ -210,8 +214,7 @@ public final class LogicalSetup {
     static void requireReplicaIdentity(Connection c, PgName table, boolean oldRows) throws SQLException {
         try (PreparedStatement s = c.prepareStatement("""
                 SELECT c.relkind, c.relreplident,
-                       EXISTS (SELECT 1 FROM pg_catalog.pg_index i
-                                WHERE i.indrelid = c.oid AND (i.indisprimary OR i.indisreplident))
+                       EXISTS (SELECT 1 FROM pg_catalog.pg_index i WHERE i.indrelid = c.oid AND i.indisprimary)
                   FROM pg_catalog.pg_class c
                   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
                  WHERE n.nspname = ? AND c.relname = ?""")) {
@@ -233,17 +236,82 @@ public final class LogicalSetup {
                             + " (relkind " + kind + "); only tables can be published");
                 }
                 String identity = rs.getString(2);
-                boolean hasIndex = rs.getBoolean(3);
-                boolean ok = oldRows || identity.equals("f") || (identity.equals("d") || identity.equals("i"))
-                        && hasIndex;
-                if (!ok) {
+                boolean primaryKey = rs.getBoolean(3);
+                if (oldRows || identity.equals("f") || identity.equals("d") && primaryKey) {
+                    return;
+                }
+                if (identity.equals("i")) {
+                    // The old key the stream sends is then the index's, not the primary key: a change of the
+                    // primary key could not be told from a change of the index's columns.
                     throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, "the table " + table.quoted()
-                            + " has no replica identity (no primary key): once published, PostgreSQL would refuse"
-                            + " its UPDATEs and DELETEs. Add a primary key, or capture with oldRows(true)"
+                            + " uses REPLICA IDENTITY USING INDEX, which the capture cannot read keys from: set"
+                            + " REPLICA IDENTITY DEFAULT (its primary key), or capture with oldRows(true)"
                             + " (REPLICA IDENTITY FULL)");
+                }
+                throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, "the table " + table.quoted()
+                        + " has no replica identity (no primary key): once published, PostgreSQL would refuse"
+                        + " its UPDATEs and DELETEs. Add a primary key, or capture with oldRows(true)"
+                        + " (REPLICA IDENTITY FULL)");
+            }
+        }
+    }
+
+    /**
+     * What is wrong with an existing publication for this capture, or an empty list: it must publish every kind of
+     * change, not through a partition root, and (PostgreSQL 15 and later) without a row filter or a column list on
+     * the captured tables. Any of those would make changes never reach the stream.
+     */
+    public static List<String> publicationProblems(Connection c, String publication, List<PgName> tables)
+            throws SQLException {
+        List<String> problems = new ArrayList<>();
+        try (PreparedStatement s = c.prepareStatement("SELECT pubinsert, pubupdate, pubdelete, pubtruncate,"
+                + " pubviaroot FROM pg_catalog.pg_publication WHERE pubname = ?")) {
+            s.setString(1, publication);
+            try (ResultSet rs = s.executeQuery()) {
+                if (!rs.next()) {
+                    return problems;
+                }
+                List<String> missing = new ArrayList<>();
+                String[] kinds = {"insert", "update", "delete", "truncate"};
+                for (int i = 0; i < kinds.length; i++) {
+                    if (!rs.getBoolean(i + 1)) {
+                        missing.add(kinds[i]);
+                    }
+                }
+                if (!missing.isEmpty()) {
+                    problems.add("the publication " + publication + " does not publish " + String.join(", ", missing)
+                            + ": ALTER PUBLICATION " + PgName.quote(publication)
+                            + " SET (publish = 'insert, update, delete, truncate')");
+                }
+                if (rs.getBoolean(5)) {
+                    problems.add("the publication " + publication + " publishes through partition roots"
+                            + " (publish_via_partition_root): ALTER PUBLICATION " + PgName.quote(publication)
+                            + " SET (publish_via_partition_root = false)");
                 }
             }
         }
+        if (c.getMetaData().getDatabaseMajorVersion() >= 15) {
+            try (PreparedStatement s = c.prepareStatement("""
+                    SELECT n.nspname, t.relname
+                      FROM pg_catalog.pg_publication_rel r
+                      JOIN pg_catalog.pg_publication p ON p.oid = r.prpubid
+                      JOIN pg_catalog.pg_class t ON t.oid = r.prrelid
+                      JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace
+                     WHERE p.pubname = ? AND (r.prqual IS NOT NULL OR r.prattrs IS NOT NULL)""")) {
+                s.setString(1, publication);
+                try (ResultSet rs = s.executeQuery()) {
+                    while (rs.next()) {
+                        PgName table = PgName.of(rs.getString(1), rs.getString(2));
+                        if (tables.contains(table)) {
+                            problems.add("the publication " + publication + " publishes " + table.quoted()
+                                    + " with a row filter or a column list: some of its changes would never be"
+                                    + " captured. Publish the table whole");
+                        }
+                    }
+                }
+            }
+        }
+        return problems;
     }
 
     private static String publication(PostgresLogicalCapture capture, List<PgName> tables) {

@@ -89,8 +89,16 @@ public final class SlotReaders {
     public void committed(String table) {
         for (Subscription s : subscriptions) {
             List<String> names = s.byTable().get(table);
-            if (names != null) {
-                names.forEach(s.throttle()::wake);
+            if (names == null) {
+                continue;
+            }
+            for (String name : names) {
+                try {
+                    s.throttle().wake(name);
+                } catch (RuntimeException e) {
+                    // A wake-up is a hint (the poll interval is the safety net); the stream must not stop for it.
+                    LOG.warn("Waking {} after a commit of {} failed: {}", name, table, e.toString());
+                }
             }
         }
     }

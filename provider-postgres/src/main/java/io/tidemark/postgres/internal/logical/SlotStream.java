@@ -77,6 +77,11 @@ public final class SlotStream implements AutoCloseable {
      * primary key, where there is one.
      */
     private Map<String, Set<String>> primaryKeys = Map.of();
+    /**
+     * The captured tables by oid, as resolved at connect: the stream names a table by oid (its relation id), and
+     * a table renamed or moved to another schema while it is captured keeps its oid and its changes.
+     */
+    private Map<Integer, String> tablesByOid = Map.of();
     private final Thread thread;
 
     private volatile long position;
@@ -162,7 +167,9 @@ public final class SlotStream implements AutoCloseable {
             try {
                 stream();
                 backoffMillis = 250;
-            } catch (Exception | LinkageError e) {
+            } catch (Throwable e) {
+                // Errors too (an OutOfMemoryError decoding a huge transaction): a thread that died would leave the
+                // provider answering "nothing new" for ever. The stream starts again from the slot's position.
                 connected = false;
                 if (closing) {
                     return;
@@ -184,7 +191,13 @@ public final class SlotStream implements AutoCloseable {
         PGProperty.PREFER_QUERY_MODE.set(props, "simple");
         try (Connection connection = DriverManager.getConnection(settings.jdbcUrl(), props)) {
             long confirmed = confirmedPosition(connection);
+            tablesByOid = tablesByOid(connection);
             primaryKeys = primaryKeys(connection);
+            // Nothing at or below the slot's position will be streamed again: a reader asking from below it would
+            // get a gap, so the logs refuse it (and the provider exports the table whole instead).
+            for (TableLog log : logs.values()) {
+                log.release(confirmed);
+            }
             PGReplicationStream stream = connection.unwrap(PGConnection.class).getReplicationAPI()
                     .replicationStream().logical()
                     .withSlotName(settings.slot())
@@ -247,6 +260,28 @@ public final class SlotStream implements AutoCloseable {
         }
     }
 
+    private Map<Integer, String> tablesByOid(Connection replication) throws SQLException {
+        Map<Integer, String> byOid = new HashMap<>();
+        try (PreparedStatement s = replication.prepareStatement("""
+                SELECT c.oid::int4 FROM pg_catalog.pg_class c
+                  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                 WHERE n.nspname = ? AND c.relname = ?""")) {
+            for (String table : logs.keySet()) {
+                int dot = table.indexOf('.');
+                s.setString(1, table.substring(0, dot));
+                s.setString(2, table.substring(dot + 1));
+                try (ResultSet rs = s.executeQuery()) {
+                    if (!rs.next()) {
+                        throw new SQLException("the captured table " + table + " does not exist (renamed or dropped"
+                                + " while the provider was stopped?): capture it under its new name", "42P01");
+                    }
+                    byOid.put(rs.getInt(1), table);
+                }
+            }
+        }
+        return byOid;
+    }
+
     private Map<String, Set<String>> primaryKeys(Connection replication) throws SQLException {
         Map<String, Set<String>> keys = new HashMap<>();
         try (Statement s = replication.createStatement(); ResultSet rs = s.executeQuery("""
@@ -266,12 +301,6 @@ public final class SlotStream implements AutoCloseable {
         return keys;
     }
 
-    /** Whether column {@code i} of the relation is part of the key: the primary key, else the replica identity. */
-    private boolean isKey(Relation relation, int i) {
-        Set<String> primaryKey = primaryKeys.get(relation.schema() + "." + relation.name());
-        return primaryKey != null ? primaryKey.contains(relation.columns().get(i).name())
-                : relation.columns().get(i).key();
-    }
 
     private void relationsOnReconnect() {
         // A new stream sends every relation again before its first change; those of the old one may be stale.
@@ -319,8 +348,8 @@ public final class SlotStream implements AutoCloseable {
 
     private void truncate(Truncate t) {
         for (int id : t.relations()) {
-            String table = tableOf(id);
-            if (logs.containsKey(table)) {
+            String table = tablesByOid.get(id);
+            if (table != null) {
                 pending.remove(table); // emptied: what the transaction did to it before is gone
                 if (!truncated.contains(table)) {
                     truncated.add(table);
@@ -335,19 +364,36 @@ public final class SlotStream implements AutoCloseable {
      */
     private void update(Update u) {
         Relation relation = relation(u.relation());
-        if (u.old() != null && keyChanged(relation, u.old(), u.row())) {
-            add(u.relation(), 'D', u.old(), null, u.oldIsKey(), false);
-            add(u.relation(), 'I', u.row(), null, false, false);
+        String table = tablesByOid.get(u.relation());
+        if (table == null) {
             return;
         }
         Tuple old = u.oldIsKey() ? null : u.old();
+        if (u.old() != null && keyChanged(table, relation, u.old(), u.row())) {
+            add(u.relation(), 'D', u.old(), null, u.oldIsKey(), false);
+            // The new row takes the large values the update left alone from the old row, where the WAL has it.
+            add(u.relation(), 'I', u.row(), old, false, false);
+            return;
+        }
         add(u.relation(), 'U', u.row(), old, false, true);
     }
 
-    private boolean keyChanged(Relation relation, Tuple old, Tuple row) {
-        for (int i = 0; i < relation.columns().size(); i++) {
-            if (isKey(relation, i) && old.kind(i) != PgOutput.UNCHANGED_TOAST
-                    && !Arrays.equals(old.value(i), row.value(i))) {
+    /**
+     * Whether the primary key changed: compared on the primary key's columns (the stream flags every column as
+     * part of the key under {@code REPLICA IDENTITY FULL}). A table without a primary key (captured with
+     * {@code REPLICA IDENTITY FULL}) has no key to change: its updates stay updates.
+     */
+    private boolean keyChanged(String table, Relation relation, Tuple old, Tuple row) {
+        Set<String> primaryKey = primaryKeys.get(table);
+        if (primaryKey == null) {
+            return false;
+        }
+        for (int i = 0; i < relation.columns().size() && i < row.size(); i++) {
+            if (!primaryKey.contains(relation.columns().get(i).name())
+                    || old.kind(i) == PgOutput.UNCHANGED_TOAST || row.kind(i) == PgOutput.UNCHANGED_TOAST) {
+                continue;
+            }
+            if (old.kind(i) != row.kind(i) || !Arrays.equals(old.value(i), row.value(i))) {
                 return true;
             }
         }
@@ -356,8 +402,8 @@ public final class SlotStream implements AutoCloseable {
 
     private void add(int relationId, char operation, Tuple row, Tuple old, boolean keyOnly, boolean update) {
         Relation relation = relation(relationId);
-        String table = relation.schema() + "." + relation.name();
-        if (logs.containsKey(table)) {
+        String table = tablesByOid.get(relationId);
+        if (table != null) {
             pending.computeIfAbsent(table, t -> new ArrayList<>())
                     .add(new Decoded(operation, relation, row, old, keyOnly, update));
         }
@@ -407,14 +453,10 @@ public final class SlotStream implements AutoCloseable {
         return relation;
     }
 
-    private String tableOf(int id) {
-        Relation relation = relation(id);
-        return relation.schema() + "." + relation.name();
-    }
 
     private static String describe(Throwable e) {
         String message = e.getMessage();
-        return message == null ? e.toString() : message;
+        return message == null || e instanceof Error ? e.toString() : message;
     }
 
     @Override
