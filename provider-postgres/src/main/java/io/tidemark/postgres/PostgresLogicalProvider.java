@@ -3,6 +3,7 @@ package io.tidemark.postgres;
 import io.tidemark.postgres.internal.logical.FullExport;
 import io.tidemark.postgres.internal.logical.LogicalResponse;
 import io.tidemark.postgres.internal.logical.LogicalSetup;
+import io.tidemark.postgres.internal.logical.SlotLag;
 import io.tidemark.postgres.internal.logical.SlotReaders;
 import io.tidemark.postgres.internal.logical.SlotStream;
 import io.tidemark.postgres.internal.logical.TableLog;
@@ -20,6 +21,7 @@ import io.tidemark.sync.spi.WatermarkStore;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -62,6 +64,7 @@ public final class PostgresLogicalProvider implements ChangeProvider {
     private final SlotReaders readers;
     private final SlotStream.Settings settings;
     private final Duration readInterval;
+    private final SlotLag lag;
     private volatile SlotStream stream;
 
     private PostgresLogicalProvider(Builder b) {
@@ -70,6 +73,8 @@ public final class PostgresLogicalProvider implements ChangeProvider {
         this.properties = b.properties;
         this.readers = new SlotReaders(b.watermarks, capture.tableNames());
         this.readInterval = b.readInterval;
+        this.lag = new SlotLag(jdbcUrl, properties, capture.slot(), b.slotLagWarning, b.slotLagCheckInterval,
+                b.clock);
         this.settings = new SlotStream.Settings(jdbcUrl, properties, capture.slot(), capture.publication(),
                 b.statusInterval, b.acknowledgeEvery, b.maxBufferedChanges);
     }
@@ -191,6 +196,16 @@ public final class PostgresLogicalProvider implements ChangeProvider {
         }
     }
 
+    /**
+     * A {@code SLOT_WAL_RETAINED} warning when the slot keeps more than {@link Builder#slotLagWarning} bytes of WAL,
+     * naming the object whose stored watermark holds it; checked at most once per
+     * {@link Builder#slotLagCheckInterval} (one query), nothing in between.
+     */
+    @Override
+    public List<io.tidemark.sync.Diagnostic> diagnose(TrackedObject object, OptionalLong storedVersion) {
+        return stream == null ? List.of() : lag.diagnose(readers);
+    }
+
     @Override
     public OptionalLong currentVersion(TrackedObject object) {
         return OptionalLong.empty();
@@ -263,6 +278,9 @@ public final class PostgresLogicalProvider implements ChangeProvider {
         private Duration statusInterval = Duration.ofSeconds(10);
         private int maxBufferedChanges = 200_000;
         private Duration readInterval = Duration.ofMillis(6);
+        private long slotLagWarning = 1L << 30;
+        private Duration slotLagCheckInterval = Duration.ofMinutes(1);
+        private Clock clock = Clock.systemUTC();
 
         private Builder(PostgresLogicalCapture capture) {
             this.capture = capture;
@@ -322,6 +340,24 @@ public final class PostgresLogicalProvider implements ChangeProvider {
             return this;
         }
 
+        /** Warn ({@code SLOT_WAL_RETAINED}) when the slot keeps more WAL than this; default 1 GiB. */
+        public Builder slotLagWarning(long bytes) {
+            this.slotLagWarning = bytes;
+            return this;
+        }
+
+        /** How often the slot's retained WAL is checked (one query); default one minute. */
+        public Builder slotLagCheckInterval(Duration interval) {
+            this.slotLagCheckInterval = interval;
+            return this;
+        }
+
+        /** The clock the lag checks are timed by; default UTC system time. */
+        public Builder clock(Clock clock) {
+            this.clock = clock;
+            return this;
+        }
+
         /** The most changes kept in memory before the stream stops reading; default 200,000. */
         public Builder maxBufferedChanges(int changes) {
             this.maxBufferedChanges = changes;
@@ -344,6 +380,11 @@ public final class PostgresLogicalProvider implements ChangeProvider {
             }
             requirePositive(acknowledgeEvery, "acknowledgeEvery");
             requirePositive(statusInterval, "statusInterval");
+            requirePositive(slotLagCheckInterval, "slotLagCheckInterval");
+            if (slotLagWarning < 0 || clock == null) {
+                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "slotLagWarning must be zero or more"
+                        + " bytes and the clock set, got " + slotLagWarning + " and " + clock);
+            }
             if (readInterval == null || readInterval.isNegative()) {
                 throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "readInterval must be zero or positive,"
                         + " got " + readInterval);

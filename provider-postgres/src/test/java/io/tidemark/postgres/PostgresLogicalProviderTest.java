@@ -600,6 +600,39 @@ class PostgresLogicalProviderTest {
         assertThat(awaitVersionAbove(provider, x, first)).isGreaterThan(first);
     }
 
+    @Test
+    void a_slot_held_back_by_a_reader_is_reported_naming_the_reader() throws Exception {
+        String t = table("lg_lag");
+        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
+                .connect(database.jdbcUrl(), "postgres", null).watermarks(store)
+                .acknowledgeEvery(Duration.ofMillis(100)).slotLagWarning(0)
+                .slotLagCheckInterval(Duration.ofMillis(1)).build();
+        closing.add(provider);
+        TrackedObject held = incremental(capture, "Held");
+        provider.validate(held);
+        long seed = version(provider.invoke(held, ChangeRequest.seed(), CallContext.none()));
+        store.advance("Held", provider.sourceIdentity(held), OptionalLong.empty(), seed, Instant.now());
+        database.execute("INSERT INTO public.lg_lag (id) SELECT g FROM generate_series(1, 1000) g");
+        awaitVersionAbove(provider, held, seed); // decoded; "Held" stores nothing more, so it holds the slot
+
+        List<io.tidemark.sync.Diagnostic> found = List.of();
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (found.isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+            found = provider.diagnose(held, OptionalLong.of(seed));
+        }
+        assertThat(found).singleElement().satisfies(d -> {
+            assertThat(d.code()).isEqualTo("SLOT_WAL_RETAINED");
+            assertThat(d.details()).containsEntry("heldBy", "Held").containsEntry("slot", capture.slot());
+            assertThat(Long.parseLong(d.details().get("retainedBytes"))).isPositive();
+            assertThat(d.message()).contains("held by Held");
+        });
+        PostgresLogicalProvider quiet = PostgresLogicalProvider.builder(capture)
+                .connect(database.jdbcUrl(), "postgres", null).watermarks(store).build();
+        assertThat(quiet.diagnose(held, OptionalLong.of(seed))).as("no stream, no check").isEmpty();
+    }
+
     // --- helpers ----------------------------------------------------------------------------------------------
 
     /** The object of a one-table capture, seeded at its first cycle: these tests write after it. */

@@ -38,6 +38,8 @@ public final class SlotReaders {
     private final Map<String, Long> seeds = new ConcurrentHashMap<>();
     private final List<Subscription> subscriptions = new CopyOnWriteArrayList<>();
     private volatile long lastAcknowledged;
+    /** The object whose stored watermark (or seed) was the lowest at the last acknowledgement, or null. */
+    private volatile String holder;
 
     public SlotReaders(WatermarkStore store, List<PgName> tables) {
         this.store = store;
@@ -121,12 +123,19 @@ public final class SlotReaders {
         for (String table : logs.keySet()) {
             floors.put(table, position);
         }
+        long[] lowest = {Long.MAX_VALUE};
+        String[] lowestName = {null};
         readers.forEach((name, reader) -> {
             Long held = heldAt(name, reader, states.get(name));
             if (held != null) {
                 floors.merge(reader.table(), held, Math::min);
+                if (held < lowest[0]) {
+                    lowest[0] = held;
+                    lowestName[0] = name;
+                }
             }
         });
+        holder = lowestName[0];
         long ack = position;
         for (Map.Entry<String, Long> floor : floors.entrySet()) {
             logs.get(floor.getKey()).release(floor.getValue());
@@ -134,6 +143,11 @@ public final class SlotReaders {
         }
         lastAcknowledged = Math.max(lastAcknowledged, ack);
         return lastAcknowledged;
+    }
+
+    /** The object whose stored watermark held the slot back at the last acknowledgement, or null. */
+    public String holder() {
+        return holder;
     }
 
     /** The version an object holds its table's log at: its stored watermark of this source, else its seed. */
