@@ -185,14 +185,20 @@ public final class PostgresLogicalProvider implements ChangeProvider {
             return FullExport.export(jdbcUrl, properties, table, s, readers.log(table),
                     position -> readers.seeded(object.name(), position), reasonCode);
         } catch (SQLException e) {
+            // The hold the export took would otherwise keep the slot where it was until the next attempt.
+            readers.unseeded(object.name());
             ErrorCode code = "42501".equals(e.getSQLState()) ? ErrorCode.PERMISSION_DENIED
                     : e.getSQLState() != null && e.getSQLState().startsWith("08") ? ErrorCode.CONNECTION_FAILED
                     : ErrorCode.PROCEDURE_FAILED;
             throw TidemarkException.forObject(code, object.name(), "exporting " + table.quoted() + " whole failed: "
                     + e.getMessage(), e);
         } catch (java.io.IOException e) {
+            readers.unseeded(object.name());
             throw TidemarkException.forObject(ErrorCode.IO_FAILED, object.name(), "spooling the export of "
                     + table.quoted() + " failed: " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            readers.unseeded(object.name());
+            throw e;
         }
     }
 

@@ -633,6 +633,56 @@ class PostgresLogicalProviderTest {
         assertThat(quiet.diagnose(held, OptionalLong.of(seed))).as("no stream, no check").isEmpty();
     }
 
+    @Test
+    void an_export_never_misses_a_commit_the_stream_decoded_before_it_became_visible() throws Exception {
+        String t = table("lg_syncrep");
+        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalProvider provider = provider(capture);
+        TrackedObject watcher = incremental(capture, "SyncRepWatcher");
+        TrackedObject full = capture.track("SyncRepFull");
+        provider.validate(watcher);
+        provider.validate(full);
+        long seed = version(provider.invoke(watcher, ChangeRequest.seed(), CallContext.none()));
+        // A synchronous standby that never answers: a commit is written to the WAL (and decoded) and then waits,
+        // still invisible, which is the moment a snapshot must not be taken at.
+        database.execute("ALTER SYSTEM SET synchronous_standby_names = 'tidemark_nosuch'; SELECT pg_reload_conf()");
+        Connection stuck = database.dataSource().getConnection();
+        Thread writer = new Thread(() -> {
+            try (Statement st = stuck.createStatement()) {
+                st.execute("SET synchronous_commit = on; INSERT INTO public.lg_syncrep (id, tag) VALUES (1, 'late')");
+            } catch (java.sql.SQLException e) {
+                // cancelled below: "the transaction has already committed locally"
+            }
+        });
+        JsonNode export = null;
+        try {
+            Thread.sleep(200); // the reload reaches every backend
+            writer.start();
+            awaitVersionAbove(provider, watcher, seed); // decoded, though nobody can see it yet
+            try {
+                export = json(provider.invoke(full, ChangeRequest.initialFull(java.util.OptionalInt.empty()),
+                        CallContext.none()));
+            } catch (TidemarkException refused) {
+                assertThat(refused.getMessage()).contains("consistent with the replication stream");
+            }
+        } finally {
+            database.execute("ALTER SYSTEM RESET synchronous_standby_names; SELECT pg_reload_conf();"
+                    + " SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'");
+            writer.join();
+            stuck.close();
+        }
+        if (export == null) {
+            export = json(provider.invoke(full, ChangeRequest.initialFull(java.util.OptionalInt.empty()),
+                    CallContext.none()));
+        }
+        List<String> seen = new ArrayList<>();
+        export.get("Data").forEach(r -> seen.add(r.get("tag").asText()));
+        long from = export.get("Metadata").get("Sync").get("Version").asLong();
+        JsonNode after = json(provider.invoke(full, ChangeRequest.sync(from), CallContext.none()));
+        after.get("Data").forEach(r -> seen.add(r.get("tag").asText()));
+        assertThat(seen).as("the export or the changes after it hold the late commit").contains("late");
+    }
+
     // --- helpers ----------------------------------------------------------------------------------------------
 
     /** The object of a one-table capture, seeded at its first cycle: these tests write after it. */

@@ -42,7 +42,7 @@ public final class FullExport {
         for (int attempt = 1; ; attempt++) {
             long position = stream.position();
             holdAt.accept(position);
-            try (Connection c = DriverManager.getConnection(jdbcUrl, properties)) {
+            try (Connection c = DriverManager.getConnection(jdbcUrl, cursorProperties(properties))) {
                 c.setAutoCommit(false);
                 c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
                 c.setReadOnly(true);
@@ -55,7 +55,9 @@ public final class FullExport {
                         c.rollback();
                         if (attempt == ATTEMPTS) {
                             throw new SQLException("could not take a snapshot of " + table.quoted() + " consistent"
-                                    + " with the replication stream in " + ATTEMPTS + " attempts");
+                                    + " with the replication stream in " + ATTEMPTS + " attempts: a transaction"
+                                    + " the stream decoded is still not visible (waiting for a synchronous standby?)."
+                                    + " The export is tried again at the next cycle");
                         }
                         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
                         continue;
@@ -72,21 +74,30 @@ public final class FullExport {
     }
 
     /**
-     * Whether a transaction the snapshot does not see ({@code xip}, as {@code xmin:xmax:xip,...}) was already decoded
-     * with a commit at or below {@code position}.
+     * Whether a transaction the snapshot ({@code xmin:xmax:xip,...}) does not see was already decoded with a commit
+     * at or below {@code position}: one still listed as running ({@code xip}), or one at or above {@code xmax},
+     * which a snapshot leaves out of the list (a transaction can be written to the WAL, and decoded, before it
+     * becomes visible, for as long as a synchronous standby makes it wait).
      */
     static boolean decodedButInvisible(String snapshot, SlotStream stream, long position) {
         String[] parts = snapshot.split(":", 3);
-        if (parts.length < 3 || parts[2].isEmpty()) {
-            return false;
-        }
-        for (String xid : parts[2].split(",")) {
-            long end = stream.decodedCommit((int) Long.parseLong(xid));
-            if (end != 0 && end <= position) {
-                return true;
+        int xmax = (int) Long.parseLong(parts[1]);
+        java.util.Set<Integer> running = new java.util.HashSet<>();
+        if (parts.length == 3 && !parts[2].isEmpty()) {
+            for (String xid : parts[2].split(",")) {
+                running.add((int) Long.parseLong(xid));
             }
         }
-        return false;
+        // Transaction ids are compared as PostgreSQL compares them: modulo 2^32, on their low 32 bits.
+        return stream.anyDecodedCommit(position, xid -> running.contains(xid) || xid - xmax >= 0);
+    }
+
+    /** The connection's properties, with the extended protocol a cursor needs (simple mode reads rows all at once). */
+    private static Properties cursorProperties(Properties properties) {
+        Properties copy = new Properties();
+        copy.putAll(properties);
+        org.postgresql.PGProperty.PREFER_QUERY_MODE.set(copy, "extended");
+        return copy;
     }
 
     private static String firstString(Statement s, String sql) throws SQLException {

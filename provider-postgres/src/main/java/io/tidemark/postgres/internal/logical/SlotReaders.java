@@ -66,6 +66,11 @@ public final class SlotReaders {
         seeds.put(objectName, position);
     }
 
+    /** The seed (or an export's hold) of an object came to nothing: it holds nothing any more. */
+    public void unseeded(String objectName) {
+        seeds.remove(objectName);
+    }
+
     /**
      * Wakes {@code objects} when their tables commit, each at most once per {@code interval} (see
      * {@link WakeUpThrottle}); zero wakes at every commit.

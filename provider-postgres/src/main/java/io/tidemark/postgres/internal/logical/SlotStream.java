@@ -133,13 +133,17 @@ public final class SlotStream implements AutoCloseable {
     }
 
     /**
-     * The end of the commit of transaction {@code xid} (its 32 low bits), when the stream decoded it lately and it
-     * touched a published table; 0 otherwise.
+     * Whether a transaction the stream decoded lately, with a commit ending at or below {@code position}, has an id
+     * (its 32 low bits) that {@code matches}.
      */
-    public long decodedCommit(int xid) {
+    public boolean anyDecodedCommit(long position, java.util.function.IntPredicate matches) {
         synchronized (recentCommits) {
-            Long end = recentCommits.get(xid);
-            return end == null ? 0 : end;
+            for (Map.Entry<Integer, Long> commit : recentCommits.entrySet()) {
+                if (commit.getValue() <= position && matches.test(commit.getKey())) {
+                    return true;
+                }
+            }
+            return false;
         }
     }
 
@@ -191,7 +195,12 @@ public final class SlotStream implements AutoCloseable {
         PGProperty.PREFER_QUERY_MODE.set(props, "simple");
         try (Connection connection = DriverManager.getConnection(settings.jdbcUrl(), props)) {
             long confirmed = confirmedPosition(connection);
-            tablesByOid = tablesByOid(connection);
+            if (tablesByOid.isEmpty()) {
+                // By name once, at the first connect; then by oid, so that a table renamed while captured keeps its
+                // changes across reconnects.
+                tablesByOid = tablesByOid(connection);
+            }
+            requirePublished(connection);
             primaryKeys = primaryKeys(connection);
             // Nothing at or below the slot's position will be streamed again: a reader asking from below it would
             // get a gap, so the logs refuse it (and the provider exports the table whole instead).
@@ -282,19 +291,42 @@ public final class SlotStream implements AutoCloseable {
         return byOid;
     }
 
+    /**
+     * Every captured table is still in the publication: a table dropped (and perhaps created again under its name)
+     * is not, and its changes would never come. Fails, naming it, rather than answer "nothing new".
+     */
+    private void requirePublished(Connection replication) throws SQLException {
+        Set<Integer> published = new HashSet<>();
+        try (PreparedStatement s = replication.prepareStatement("SELECT (pg_catalog.quote_ident(schemaname) || '.'"
+                + " || pg_catalog.quote_ident(tablename))::regclass::oid::int4 FROM pg_catalog.pg_publication_tables"
+                + " WHERE pubname = ?")) {
+            s.setString(1, settings.publication());
+            try (ResultSet rs = s.executeQuery()) {
+                while (rs.next()) {
+                    published.add(rs.getInt(1));
+                }
+            }
+        }
+        for (Map.Entry<Integer, String> table : tablesByOid.entrySet()) {
+            if (!published.contains(table.getKey())) {
+                throw new SQLException("the captured table " + table.getValue() + " (oid " + table.getKey() + ") is"
+                        + " no longer in the publication " + settings.publication() + ": it was dropped, or removed"
+                        + " from the publication. Install the capture again and reset its objects", "55000");
+            }
+        }
+    }
+
     private Map<String, Set<String>> primaryKeys(Connection replication) throws SQLException {
         Map<String, Set<String>> keys = new HashMap<>();
         try (Statement s = replication.createStatement(); ResultSet rs = s.executeQuery("""
-                SELECT n.nspname, c.relname, a.attname
+                SELECT i.indrelid::int4, a.attname
                   FROM pg_catalog.pg_index i
-                  JOIN pg_catalog.pg_class c ON c.oid = i.indrelid
-                  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-                  JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = ANY (i.indkey)
+                  JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
                  WHERE i.indisprimary""")) {
             while (rs.next()) {
-                String table = rs.getString(1) + "." + rs.getString(2);
-                if (logs.containsKey(table)) {
-                    keys.computeIfAbsent(table, t -> new HashSet<>()).add(rs.getString(3));
+                String table = tablesByOid.get(rs.getInt(1));
+                if (table != null) {
+                    keys.computeIfAbsent(table, t -> new HashSet<>()).add(rs.getString(2));
                 }
             }
         }
