@@ -179,7 +179,10 @@ public final class PostgresLogicalCapture {
             this.tables = tables;
         }
 
-        /** The replication slot; default {@value #DEFAULT_SLOT}. One slot per capture: readers of one slot share its WAL. */
+        /**
+         * The replication slot; default {@value #DEFAULT_SLOT}. One slot per capture: the readers of one slot share
+         * its WAL.
+         */
         public Builder slot(String name) {
             this.slot = name;
             return this;

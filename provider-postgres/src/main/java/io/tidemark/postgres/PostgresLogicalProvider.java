@@ -11,6 +11,9 @@ import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.jdbc.JdbcTarget;
+import io.tidemark.sync.internal.jdbc.SqlContext;
+import io.tidemark.sync.internal.jdbc.SqlErrors;
 import io.tidemark.sync.internal.sql.PgName;
 import io.tidemark.sync.spi.CallContext;
 import io.tidemark.sync.spi.ChangeProvider;
@@ -27,7 +30,10 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
+import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -65,6 +71,7 @@ public final class PostgresLogicalProvider implements ChangeProvider {
     private final SlotStream.Settings settings;
     private final Duration readInterval;
     private final SlotLag lag;
+    private final Map<String, Optional<PgName>> tables = new ConcurrentHashMap<>();
     private volatile SlotStream stream;
 
     private PostgresLogicalProvider(Builder b) {
@@ -142,8 +149,10 @@ public final class PostgresLogicalProvider implements ChangeProvider {
                 problems.add(new CheckReport.Problem("server", e.code(), e.getMessage()));
             }
         } catch (SQLException e) {
-            problems.add(new CheckReport.Problem("server", ErrorCode.CONNECTION_FAILED, "could not connect to "
-                    + jdbcUrl + ": " + e.getMessage()));
+            TidemarkException failure = SqlErrors.map(e, new SqlContext(null, "checking the logical capture "
+                    + capture.slot(), JdbcTarget.withoutPassword(jdbcUrl)), "Grant the role SELECT on the catalog.",
+                    ErrorCode.DATABASE_ERROR);
+            problems.add(new CheckReport.Problem("server", failure.code(), failure.getMessage()));
         }
         return problems;
     }
@@ -187,11 +196,9 @@ public final class PostgresLogicalProvider implements ChangeProvider {
         } catch (SQLException e) {
             // The hold the export took would otherwise keep the slot where it was until the next attempt.
             readers.unseeded(object.name());
-            ErrorCode code = "42501".equals(e.getSQLState()) ? ErrorCode.PERMISSION_DENIED
-                    : e.getSQLState() != null && e.getSQLState().startsWith("08") ? ErrorCode.CONNECTION_FAILED
-                    : ErrorCode.PROCEDURE_FAILED;
-            throw TidemarkException.forObject(code, object.name(), "exporting " + table.quoted() + " whole failed: "
-                    + e.getMessage(), e);
+            throw SqlErrors.map(e, new SqlContext(object.name(), "exporting " + table.quoted() + " whole",
+                    JdbcTarget.withoutPassword(jdbcUrl)), "Grant SELECT on the table to the role.",
+                    ErrorCode.PROCEDURE_FAILED);
         } catch (java.io.IOException e) {
             readers.unseeded(object.name());
             throw TidemarkException.forObject(ErrorCode.IO_FAILED, object.name(), "spooling the export of "
@@ -251,8 +258,10 @@ public final class PostgresLogicalProvider implements ChangeProvider {
         return s;
     }
 
+    /** The object's table, parsed once per procedure text: every call and every wake-up asks. */
     private PgName tableOf(TrackedObject object) {
-        PgName table = capture.tableOf(object);
+        PgName table = tables.computeIfAbsent(object.procedure(), p -> Optional.ofNullable(capture.tableOf(object)))
+                .orElse(null);
         if (table == null) {
             throw TidemarkException.forObject(ErrorCode.INVALID_CONFIGURATION, object.name(), "the table "
                     + object.procedure() + " is not one of the logical capture's tables " + capture.tables());

@@ -36,6 +36,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -86,10 +87,19 @@ class PostgresLogicalProviderTest {
         return "public." + name;
     }
 
+    /** A provider as the tests run it: as the superuser, this class's store, quick acknowledgements. */
+    private PostgresLogicalProvider.Builder builder(PostgresLogicalCapture capture) {
+        return PostgresLogicalProvider.builder(capture).connect(database.jdbcUrl(), "postgres", null)
+                .watermarks(store).acknowledgeEvery(Duration.ofMillis(100));
+    }
+
     private PostgresLogicalProvider provider(PostgresLogicalCapture capture) {
-        PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
-                .connect(database.jdbcUrl(), "postgres", null).watermarks(store)
-                .acknowledgeEvery(Duration.ofMillis(100)).statusInterval(Duration.ofMillis(200)).build();
+        return provider(builder(capture).statusInterval(Duration.ofMillis(200)));
+    }
+
+    /** Built, and closed after the test. */
+    private PostgresLogicalProvider provider(PostgresLogicalProvider.Builder builder) {
+        PostgresLogicalProvider provider = builder.build();
         closing.add(provider);
         return provider;
     }
@@ -254,10 +264,7 @@ class PostgresLogicalProviderTest {
     void readers_far_behind_stop_the_stream_and_lose_nothing() throws Exception {
         String t = table("lg_behind");
         PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
-        PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
-                .connect(database.jdbcUrl(), "postgres", null).watermarks(store)
-                .acknowledgeEvery(Duration.ofMillis(100)).maxBufferedChanges(1_000).build();
-        closing.add(provider);
+        PostgresLogicalProvider provider = provider(builder(capture).maxBufferedChanges(1_000));
         RecordingDestination out = new RecordingDestination().refuseAll();
         SyncEngine engine = engine(provider, incremental(capture, "Behind"), out);
         engine.runOnce();
@@ -314,17 +321,14 @@ class PostgresLogicalProviderTest {
             }
         });
         writer.start();
-        Thread.sleep(200);
+        until("the writer inserts", () -> Integer.parseInt(query("SELECT count(*) FROM public.lg_full")) > 510);
         assertThat(engine.runOnce().get("Full").outcome()).isEqualTo(Outcome.DELIVERED);
         assertThat(out.batches().get(0).syncType()).isEqualTo(SyncType.FULL);
         engine.start();
-        Thread.sleep(300);
+        until("changes after the export", () -> out.batches().size() > 3); // the writer runs on meanwhile
         writing.set(false);
         writer.join();
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (!replay(out.batches()).equals(rows("public.lg_full")) && System.nanoTime() < deadline) {
-            Thread.sleep(50);
-        }
+        until("the replay catches up", () -> replay(out.batches()).equals(rows("public.lg_full")), false);
         assertThat(replay(out.batches())).as("the export and the changes after it give the table")
                 .isEqualTo(rows("public.lg_full"));
     }
@@ -584,10 +588,7 @@ class PostgresLogicalProviderTest {
     void a_wake_up_that_throws_does_not_stop_the_stream() throws Exception {
         String t = table("lg_wake");
         PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
-        PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
-                .connect(database.jdbcUrl(), "postgres", null).watermarks(store)
-                .acknowledgeEvery(Duration.ofMillis(100)).readInterval(Duration.ZERO).build();
-        closing.add(provider);
+        PostgresLogicalProvider provider = provider(builder(capture).readInterval(Duration.ZERO));
         TrackedObject x = incremental(capture, "Wake");
         provider.validate(x);
         long seed = version(provider.invoke(x, ChangeRequest.seed(), CallContext.none()));
@@ -604,11 +605,8 @@ class PostgresLogicalProviderTest {
     void a_slot_held_back_by_a_reader_is_reported_naming_the_reader() throws Exception {
         String t = table("lg_lag");
         PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
-        PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
-                .connect(database.jdbcUrl(), "postgres", null).watermarks(store)
-                .acknowledgeEvery(Duration.ofMillis(100)).slotLagWarning(0)
-                .slotLagCheckInterval(Duration.ofMillis(1)).build();
-        closing.add(provider);
+        PostgresLogicalProvider provider = provider(builder(capture).slotLagWarning(0)
+                .slotLagCheckInterval(Duration.ofMillis(1)));
         TrackedObject held = incremental(capture, "Held");
         provider.validate(held);
         long seed = version(provider.invoke(held, ChangeRequest.seed(), CallContext.none()));
@@ -616,12 +614,12 @@ class PostgresLogicalProviderTest {
         database.execute("INSERT INTO public.lg_lag (id) SELECT g FROM generate_series(1, 1000) g");
         awaitVersionAbove(provider, held, seed); // decoded; "Held" stores nothing more, so it holds the slot
 
-        List<io.tidemark.sync.Diagnostic> found = List.of();
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (found.isEmpty() && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-            found = provider.diagnose(held, OptionalLong.of(seed));
-        }
+        List<io.tidemark.sync.Diagnostic> found = new ArrayList<>();
+        until("a diagnostic", () -> {
+            found.clear();
+            found.addAll(provider.diagnose(held, OptionalLong.of(seed)));
+            return !found.isEmpty();
+        });
         assertThat(found).singleElement().satisfies(d -> {
             assertThat(d.code()).isEqualTo("SLOT_WAL_RETAINED");
             assertThat(d.details()).containsEntry("heldBy", "Held").containsEntry("slot", capture.slot());
@@ -656,7 +654,14 @@ class PostgresLogicalProviderTest {
         });
         JsonNode export = null;
         try {
-            Thread.sleep(200); // the reload reaches every backend
+            // The reload reaches a backend at its next command: the writer's, before it commits.
+            until("the writer's session sees the standby", () -> {
+                try (Statement st = stuck.createStatement();
+                     ResultSet rs = st.executeQuery("SHOW synchronous_standby_names")) {
+                    rs.next();
+                    return rs.getString(1).equals("tidemark_nosuch");
+                }
+            });
             writer.start();
             awaitVersionAbove(provider, watcher, seed); // decoded, though nobody can see it yet
             try {
@@ -700,43 +705,53 @@ class PostgresLogicalProviderTest {
         }
     }
 
+    /** Until {@code condition} holds, checked every 20 ms; fails naming {@code what} after {@link #WAIT}. */
+    private static void until(String what, Callable<Boolean> condition) throws Exception {
+        until(what, condition, true);
+    }
+
+    /** As {@link #until(String, Callable)}; with {@code failing} false it only waits, the caller asserting after. */
+    private static void until(String what, Callable<Boolean> condition, boolean failing) throws Exception {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!condition.call()) {
+            if (System.nanoTime() > deadline) {
+                if (failing) {
+                    throw new AssertionError(what + ": not within " + WAIT);
+                }
+                return;
+            }
+            Thread.sleep(20);
+        }
+    }
+
     private long awaitVersionAbove(PostgresLogicalProvider provider, TrackedObject object, long above)
             throws Exception {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (System.nanoTime() < deadline) {
-            try (ResponsePayload p = provider.invoke(object, ChangeRequest.sync(above), CallContext.none());
-                 var parser = p.openParser(new com.fasterxml.jackson.core.JsonFactory())) {
-                JsonNode node = new ObjectMapper().readTree(parser);
-                if (node.get("Data").size() > 0) {
-                    return node.get("Data").get(0).get("$version").asLong();
-                }
+        long[] found = {-1};
+        until("a change after version " + above, () -> {
+            try {
+                JsonNode data = json(provider.invoke(object, ChangeRequest.sync(above), CallContext.none()))
+                        .get("Data");
+                found[0] = data.size() > 0 ? data.get(0).get("$version").asLong() : -1;
             } catch (TidemarkException e) {
                 // The stream reconnecting: the engine would retry the cycle, so does this.
                 assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED);
             }
-            Thread.sleep(20);
-        }
-        throw new AssertionError("no change after version " + above + " within " + WAIT);
+            return found[0] >= 0;
+        });
+        return found[0];
     }
 
+    private long awaitStored(String name, long atLeast) throws Exception {
+        until(name + " stores a watermark of at least " + atLeast, () -> stored(name) >= atLeast);
+        return stored(name);
+    }
 
-    private long awaitStored(String name, long atLeast) throws InterruptedException {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (System.nanoTime() < deadline) {
-            OptionalLong v = store.load(name).map(s -> s.version()).orElse(OptionalLong.empty());
-            if (v.isPresent() && v.getAsLong() >= atLeast) {
-                return v.getAsLong();
-            }
-            Thread.sleep(20);
-        }
-        throw new AssertionError(name + " stored no watermark within " + WAIT);
+    private long stored(String name) {
+        return store.load(name).map(s -> s.version()).orElse(OptionalLong.empty()).orElse(-1);
     }
 
     private void awaitSlotAt(PostgresLogicalCapture capture, long version) throws Exception {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (slotPosition(capture) < version && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+        until("the slot reaches " + version, () -> slotPosition(capture) >= version, false);
         assertThat(slotPosition(capture)).as("the slot reached the stored watermark").isGreaterThanOrEqualTo(version);
     }
 

@@ -53,12 +53,9 @@ class LogicalCaptureSnippetTest {
         // end::logical-capture[]
 
         try {
-            // The first cycle of each object records where the stream stands (InitialSync.INCREMENTAL): write after it.
-            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-            while ((engine.status("Items").stored().version().isEmpty()
-                    || engine.status("Orders").stored().version().isEmpty()) && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
+            // The first cycle of each object exports its (empty) table and stores a watermark: write after it.
+            Await.seeded(engine, "Items");
+            Await.seeded(engine, "Orders");
             database.execute("INSERT INTO public.items VALUES (1, 'bolt', 10)");
             database.execute("INSERT INTO public.orders VALUES (7, 1, 2)");
             assertThat(destination.awaitChanges(2, Duration.ofSeconds(20)))

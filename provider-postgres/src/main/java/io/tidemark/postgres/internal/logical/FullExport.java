@@ -111,7 +111,6 @@ public final class FullExport {
     private static final class RowsReader extends Reader {
 
         private final ResultSet rows;
-        private final String header;
         private String chunk;
         private int at;
         private boolean first = true;
@@ -119,9 +118,7 @@ public final class FullExport {
 
         RowsReader(ResultSet rows, long version, int reasonCode) {
             this.rows = rows;
-            this.header = "{\"Metadata\":{\"Sync\":{\"Version\":" + version + ",\"Type\":\"Full\",\"ReasonCode\":"
-                    + reasonCode + "}},\"Data\":[";
-            this.chunk = header;
+            this.chunk = LogicalResponse.header(version, "Full", reasonCode);
         }
 
         @Override

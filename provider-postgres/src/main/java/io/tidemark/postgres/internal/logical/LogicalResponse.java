@@ -5,6 +5,7 @@ import io.tidemark.sync.spi.ResponsePayload;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 /** A page of a table's log as the contract's answer: the envelope around elements rendered when decoded. */
 public final class LogicalResponse {
@@ -14,8 +15,7 @@ public final class LogicalResponse {
 
     /** An answer without rows at {@code version} (a seed, or nothing new). */
     public static ResponsePayload empty(long version) {
-        return ResponsePayload.ofUtf8(envelope(version, "Diff", 0).append("[]}").toString()
-                .getBytes(StandardCharsets.UTF_8));
+        return payload(List.of(), version, "Diff", 0);
     }
 
     /**
@@ -26,24 +26,21 @@ public final class LogicalResponse {
      */
     public static ResponsePayload of(TableLog.Page page, long fromVersion, long position) {
         if (page.truncate()) {
-            return payload(page, page.lastVersion(), "Full", PostgresLogicalCapture.TRUNCATE_REASON_CODE);
+            return payload(page.elements(), page.lastVersion(), "Full", PostgresLogicalCapture.TRUNCATE_REASON_CODE);
         }
         long version = page.more() ? page.lastVersion() : Math.max(Math.max(fromVersion, position), page.lastVersion());
-        if (page.elements().isEmpty()) {
-            return empty(version);
-        }
-        return payload(page, version, "Diff", 0);
+        return payload(page.elements(), version, "Diff", 0);
     }
 
-    private static ResponsePayload payload(TableLog.Page page, long version, String type, int reasonCode) {
+    private static ResponsePayload payload(List<byte[]> elements, long version, String type, int reasonCode) {
         int size = 96;
-        for (byte[] element : page.elements()) {
+        for (byte[] element : elements) {
             size += element.length + 1;
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream(size);
-        out.writeBytes(envelope(version, type, reasonCode).append('[').toString().getBytes(StandardCharsets.UTF_8));
+        out.writeBytes(header(version, type, reasonCode).getBytes(StandardCharsets.UTF_8));
         boolean first = true;
-        for (byte[] element : page.elements()) {
+        for (byte[] element : elements) {
             if (!first) {
                 out.write(',');
             }
@@ -54,9 +51,9 @@ public final class LogicalResponse {
         return ResponsePayload.ofUtf8(out.toByteArray());
     }
 
-    private static StringBuilder envelope(long version, String type, int reasonCode) {
-        return new StringBuilder(96).append("{\"Metadata\":{\"Sync\":{\"Version\":").append(version)
-                .append(",\"Type\":\"").append(type).append("\",\"ReasonCode\":").append(reasonCode)
-                .append("}},\"Data\":");
+    /** The answer's text up to its first element: the envelope and the opening of {@code Data}. */
+    static String header(long version, String type, int reasonCode) {
+        return "{\"Metadata\":{\"Sync\":{\"Version\":" + version + ",\"Type\":\"" + type + "\",\"ReasonCode\":"
+                + reasonCode + "}},\"Data\":[";
     }
 }

@@ -3,17 +3,19 @@ package io.tidemark.postgres.internal.logical;
 import io.tidemark.postgres.PostgresLogicalCapture;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.jdbc.Jdbc;
+import io.tidemark.sync.internal.jdbc.SqlContext;
+import io.tidemark.sync.internal.jdbc.SqlErrors;
 import io.tidemark.sync.internal.sql.PgName;
 import io.tidemark.sync.internal.sql.SqlTemplate;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -33,6 +35,14 @@ public final class LogicalSetup {
             -- The slot keeps the WAL from the position every reader has stored onwards; the stream confirms a position
             -- only once every reader has stored a watermark past it. Run outside a transaction block.
             SELECT pg_catalog.pg_create_logical_replication_slot({{slot}}, 'pgoutput');
+            """;
+
+    private static final String ADD_TABLE = """
+            ALTER PUBLICATION {{publication}} ADD TABLE {{table}};
+            """;
+
+    private static final String DROP_PUBLICATION = """
+            DROP PUBLICATION IF EXISTS {{publication}};
             """;
 
     private static final String REPLICA_IDENTITY = """
@@ -77,31 +87,26 @@ public final class LogicalSetup {
                         + " exists with the plugin " + slotPlugin + ", not pgoutput: drop it or choose another slot"
                         + " name");
             }
-            try (Statement s = c.createStatement()) {
-                if (capture.oldRows()) {
-                    for (PgName table : tables) {
-                        s.execute(SqlTemplate.of(REPLICA_IDENTITY).with("table", table.quoted()).render());
-                    }
+            if (capture.oldRows()) {
+                for (PgName table : tables) {
+                    Jdbc.execute(c, SqlTemplate.of(REPLICA_IDENTITY).with("table", table.quoted()).render());
                 }
-                List<PgName> missing = missingFromPublication(c, capture.publication(), tables);
-                if (missing == null) {
-                    s.execute(publication(capture, tables));
-                } else {
-                    for (PgName table : missing) {
-                        s.execute("ALTER PUBLICATION " + PgName.quote(capture.publication()) + " ADD TABLE "
-                                + table.quoted());
-                    }
+            }
+            List<PgName> missing = missingFromPublication(c, capture.publication(), tables);
+            if (missing == null) {
+                Jdbc.execute(c, publication(capture, tables));
+            } else {
+                for (PgName table : missing) {
+                    Jdbc.execute(c, SqlTemplate.of(ADD_TABLE).with("publication", PgName.quote(capture.publication()))
+                            .with("table", table.quoted()).render());
                 }
             }
             if (slotPlugin == null) {
-                try (PreparedStatement s = c.prepareStatement(
-                        "SELECT pg_catalog.pg_create_logical_replication_slot(?, 'pgoutput')")) {
-                    s.setString(1, capture.slot());
-                    s.execute();
-                }
+                Jdbc.query(c, "SELECT pg_catalog.pg_create_logical_replication_slot(?, 'pgoutput')", rs -> null,
+                        capture.slot());
             }
         } catch (SQLException e) {
-            throw failure(e, "installing the logical capture " + capture.slot());
+            throw failure(e, dataSource, "installing the logical capture " + capture.slot());
         }
     }
 
@@ -110,16 +115,12 @@ public final class LogicalSetup {
             c.setAutoCommit(true);
             if (slotPlugin(c, capture.slot()) != null) {
                 awaitInactive(c, capture.slot());
-                try (PreparedStatement s = c.prepareStatement("SELECT pg_catalog.pg_drop_replication_slot(?)")) {
-                    s.setString(1, capture.slot());
-                    s.execute();
-                }
+                Jdbc.query(c, "SELECT pg_catalog.pg_drop_replication_slot(?)", rs -> null, capture.slot());
             }
-            try (Statement s = c.createStatement()) {
-                s.execute("DROP PUBLICATION IF EXISTS " + PgName.quote(capture.publication()));
-            }
+            Jdbc.execute(c, SqlTemplate.of(DROP_PUBLICATION).with("publication", PgName.quote(capture.publication()))
+                    .render());
         } catch (SQLException e) {
-            throw failure(e, "removing the logical capture " + capture.slot());
+            throw failure(e, dataSource, "removing the logical capture " + capture.slot());
         }
     }
 
@@ -129,28 +130,24 @@ public final class LogicalSetup {
      */
     private static void awaitInactive(Connection c, String slot) throws SQLException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        try (PreparedStatement s = c.prepareStatement(
-                "SELECT active_pid FROM pg_catalog.pg_replication_slots WHERE slot_name = ? AND active")) {
-            s.setString(1, slot);
-            while (true) {
-                try (ResultSet rs = s.executeQuery()) {
-                    if (!rs.next()) {
-                        return;
-                    }
-                    if (System.nanoTime() > deadline) {
-                        throw new TidemarkException(ErrorCode.DATABASE_ERROR, "the replication slot " + slot
-                                + " is streamed by the process " + rs.getInt(1) + ": close the provider (and its"
-                                + " engine) reading it before uninstalling");
-                    }
-                }
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+        while (true) {
+            List<Integer> pids = Jdbc.query(c, "SELECT active_pid FROM pg_catalog.pg_replication_slots"
+                    + " WHERE slot_name = ? AND active", rs -> rs.getInt(1), slot);
+            if (pids.isEmpty()) {
+                return;
             }
+            if (System.nanoTime() > deadline) {
+                throw new TidemarkException(ErrorCode.DATABASE_ERROR, "the replication slot " + slot
+                        + " is streamed by the process " + pids.get(0) + ": close the provider (and its"
+                        + " engine) reading it before uninstalling");
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
         }
     }
 
     /** The server's {@code wal_level} must be {@code logical}; it needs a restart to change. */
     public static void requireLogicalWal(Connection c) throws SQLException {
-        String level = text(c, "SELECT pg_catalog.current_setting('wal_level')");
+        String level = Jdbc.query(c, "SELECT pg_catalog.current_setting('wal_level')", rs -> rs.getString(1)).get(0);
         if (!"logical".equals(level)) {
             throw new TidemarkException(ErrorCode.LOGICAL_DECODING_DISABLED, "the server runs with wal_level = "
                     + level + "; logical capture needs wal_level = logical (ALTER SYSTEM SET wal_level = logical,"
@@ -160,19 +157,15 @@ public final class LogicalSetup {
 
     /** Whether the connected role may stream a replication slot ({@code REPLICATION}, or a superuser). */
     public static boolean canReplicate(Connection c) throws SQLException {
-        return "t".equals(text(c, "SELECT (rolreplication OR rolsuper)::text::char FROM pg_catalog.pg_roles"
-                + " WHERE rolname = current_user"));
+        return Jdbc.queryBoolean(c, "SELECT rolreplication OR rolsuper FROM pg_catalog.pg_roles"
+                + " WHERE rolname = current_user");
     }
 
     /** The plugin of the slot, or null when there is no such slot. */
     public static String slotPlugin(Connection c, String slot) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement(
-                "SELECT plugin FROM pg_catalog.pg_replication_slots WHERE slot_name = ?")) {
-            s.setString(1, slot);
-            try (ResultSet rs = s.executeQuery()) {
-                return rs.next() ? rs.getString(1) : null;
-            }
-        }
+        List<String> plugins = Jdbc.query(c, "SELECT plugin FROM pg_catalog.pg_replication_slots WHERE slot_name = ?",
+                rs -> rs.getString(1), slot);
+        return plugins.isEmpty() ? null : plugins.get(0);
     }
 
     /**
@@ -182,28 +175,15 @@ public final class LogicalSetup {
      */
     public static List<PgName> missingFromPublication(Connection c, String publication, List<PgName> tables)
             throws SQLException {
-        try (PreparedStatement s = c.prepareStatement("SELECT 1 FROM pg_catalog.pg_publication WHERE pubname = ?")) {
-            s.setString(1, publication);
-            try (ResultSet rs = s.executeQuery()) {
-                if (!rs.next()) {
-                    return null;
-                }
-            }
+        if (!Jdbc.queryBoolean(c, "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_publication WHERE pubname = ?)",
+                publication)) {
+            return null;
         }
-        List<PgName> missing = new ArrayList<>();
-        try (PreparedStatement s = c.prepareStatement("SELECT 1 FROM pg_catalog.pg_publication_tables"
-                + " WHERE pubname = ? AND schemaname = ? AND tablename = ?")) {
-            for (PgName table : tables) {
-                s.setString(1, publication);
-                s.setString(2, table.schema().orElseThrow());
-                s.setString(3, table.name());
-                try (ResultSet rs = s.executeQuery()) {
-                    if (!rs.next()) {
-                        missing.add(table);
-                    }
-                }
-            }
-        }
+        Set<PgName> published = new HashSet<>(Jdbc.query(c, "SELECT schemaname, tablename"
+                + " FROM pg_catalog.pg_publication_tables WHERE pubname = ?",
+                rs -> PgName.of(rs.getString(1), rs.getString(2)), publication));
+        List<PgName> missing = new ArrayList<>(tables);
+        missing.removeAll(published);
         return missing;
     }
 
@@ -212,48 +192,45 @@ public final class LogicalSetup {
      * {@code REPLICA IDENTITY USING INDEX}, or {@code FULL} (which {@code oldRows} sets).
      */
     static void requireReplicaIdentity(Connection c, PgName table, boolean oldRows) throws SQLException {
-        try (PreparedStatement s = c.prepareStatement("""
-                SELECT c.relkind, c.relreplident,
-                       EXISTS (SELECT 1 FROM pg_catalog.pg_index i WHERE i.indrelid = c.oid AND i.indisprimary)
+        List<String[]> found = Jdbc.query(c, """
+                SELECT c.relkind::text, c.relreplident::text,
+                       EXISTS (SELECT 1 FROM pg_catalog.pg_index i WHERE i.indrelid = c.oid AND i.indisprimary)::text
                   FROM pg_catalog.pg_class c
                   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-                 WHERE n.nspname = ? AND c.relname = ?""")) {
-            s.setString(1, table.schema().orElseThrow());
-            s.setString(2, table.name());
-            try (ResultSet rs = s.executeQuery()) {
-                if (!rs.next()) {
-                    throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, "the table " + table.quoted()
-                            + " does not exist");
-                }
-                String kind = rs.getString(1);
-                if (kind.equals("p")) {
-                    // Its changes would be streamed under the names of its partitions, which nobody reads.
-                    throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, table.quoted() + " is a partitioned"
-                            + " table; capture its partitions, each as a table of its own");
-                }
-                if (!kind.equals("r")) {
-                    throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, table.quoted() + " is not a table"
-                            + " (relkind " + kind + "); only tables can be published");
-                }
-                String identity = rs.getString(2);
-                boolean primaryKey = rs.getBoolean(3);
-                if (oldRows || identity.equals("f") || identity.equals("d") && primaryKey) {
-                    return;
-                }
-                if (identity.equals("i")) {
-                    // The old key the stream sends is then the index's, not the primary key: a change of the
-                    // primary key could not be told from a change of the index's columns.
-                    throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, "the table " + table.quoted()
-                            + " uses REPLICA IDENTITY USING INDEX, which the capture cannot read keys from: set"
-                            + " REPLICA IDENTITY DEFAULT (its primary key), or capture with oldRows(true)"
-                            + " (REPLICA IDENTITY FULL)");
-                }
-                throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, "the table " + table.quoted()
-                        + " has no replica identity (no primary key): once published, PostgreSQL would refuse"
-                        + " its UPDATEs and DELETEs. Add a primary key, or capture with oldRows(true)"
-                        + " (REPLICA IDENTITY FULL)");
-            }
+                 WHERE n.nspname = ? AND c.relname = ?""",
+                rs -> new String[] {rs.getString(1), rs.getString(2), rs.getString(3)},
+                table.schema().orElseThrow(), table.name());
+        if (found.isEmpty()) {
+            throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, "the table " + table.quoted()
+                    + " does not exist");
         }
+        String kind = found.get(0)[0];
+        if (kind.equals("p")) {
+            // Its changes would be streamed under the names of its partitions, which nobody reads.
+            throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, table.quoted() + " is a partitioned"
+                    + " table; capture its partitions, each as a table of its own");
+        }
+        if (!kind.equals("r")) {
+            throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, table.quoted() + " is not a table"
+                    + " (relkind " + kind + "); only tables can be published");
+        }
+        String identity = found.get(0)[1];
+        boolean primaryKey = found.get(0)[2].equals("true");
+        if (oldRows || identity.equals("f") || identity.equals("d") && primaryKey) {
+            return;
+        }
+        if (identity.equals("i")) {
+            // The old key the stream sends is then the index's, not the primary key: a change of the
+            // primary key could not be told from a change of the index's columns.
+            throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, "the table " + table.quoted()
+                    + " uses REPLICA IDENTITY USING INDEX, which the capture cannot read keys from: set"
+                    + " REPLICA IDENTITY DEFAULT (its primary key), or capture with oldRows(true)"
+                    + " (REPLICA IDENTITY FULL)");
+        }
+        throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, "the table " + table.quoted()
+                + " has no replica identity (no primary key): once published, PostgreSQL would refuse"
+                + " its UPDATEs and DELETEs. Add a primary key, or capture with oldRows(true)"
+                + " (REPLICA IDENTITY FULL)");
     }
 
     /**
@@ -264,50 +241,43 @@ public final class LogicalSetup {
     public static List<String> publicationProblems(Connection c, String publication, List<PgName> tables)
             throws SQLException {
         List<String> problems = new ArrayList<>();
-        try (PreparedStatement s = c.prepareStatement("SELECT pubinsert, pubupdate, pubdelete, pubtruncate,"
-                + " pubviaroot FROM pg_catalog.pg_publication WHERE pubname = ?")) {
-            s.setString(1, publication);
-            try (ResultSet rs = s.executeQuery()) {
-                if (!rs.next()) {
-                    return problems;
-                }
-                List<String> missing = new ArrayList<>();
-                String[] kinds = {"insert", "update", "delete", "truncate"};
-                for (int i = 0; i < kinds.length; i++) {
-                    if (!rs.getBoolean(i + 1)) {
-                        missing.add(kinds[i]);
-                    }
-                }
-                if (!missing.isEmpty()) {
-                    problems.add("the publication " + publication + " does not publish " + String.join(", ", missing)
-                            + ": ALTER PUBLICATION " + PgName.quote(publication)
-                            + " SET (publish = 'insert, update, delete, truncate')");
-                }
-                if (rs.getBoolean(5)) {
-                    problems.add("the publication " + publication + " publishes through partition roots"
-                            + " (publish_via_partition_root): ALTER PUBLICATION " + PgName.quote(publication)
-                            + " SET (publish_via_partition_root = false)");
-                }
+        List<boolean[]> options = Jdbc.query(c, "SELECT pubinsert, pubupdate, pubdelete, pubtruncate, pubviaroot"
+                + " FROM pg_catalog.pg_publication WHERE pubname = ?", rs -> new boolean[] {rs.getBoolean(1),
+                rs.getBoolean(2), rs.getBoolean(3), rs.getBoolean(4), rs.getBoolean(5)}, publication);
+        if (options.isEmpty()) {
+            return problems;
+        }
+        List<String> missing = new ArrayList<>();
+        String[] kinds = {"insert", "update", "delete", "truncate"};
+        for (int i = 0; i < kinds.length; i++) {
+            if (!options.get(0)[i]) {
+                missing.add(kinds[i]);
             }
         }
+        if (!missing.isEmpty()) {
+            problems.add("the publication " + publication + " does not publish " + String.join(", ", missing)
+                    + ": ALTER PUBLICATION " + PgName.quote(publication)
+                    + " SET (publish = 'insert, update, delete, truncate')");
+        }
+        if (options.get(0)[4]) {
+            problems.add("the publication " + publication + " publishes through partition roots"
+                    + " (publish_via_partition_root): ALTER PUBLICATION " + PgName.quote(publication)
+                    + " SET (publish_via_partition_root = false)");
+        }
         if (c.getMetaData().getDatabaseMajorVersion() >= 15) {
-            try (PreparedStatement s = c.prepareStatement("""
+            List<PgName> filtered = Jdbc.query(c, """
                     SELECT n.nspname, t.relname
                       FROM pg_catalog.pg_publication_rel r
                       JOIN pg_catalog.pg_publication p ON p.oid = r.prpubid
                       JOIN pg_catalog.pg_class t ON t.oid = r.prrelid
                       JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace
-                     WHERE p.pubname = ? AND (r.prqual IS NOT NULL OR r.prattrs IS NOT NULL)""")) {
-                s.setString(1, publication);
-                try (ResultSet rs = s.executeQuery()) {
-                    while (rs.next()) {
-                        PgName table = PgName.of(rs.getString(1), rs.getString(2));
-                        if (tables.contains(table)) {
-                            problems.add("the publication " + publication + " publishes " + table.quoted()
-                                    + " with a row filter or a column list: some of its changes would never be"
-                                    + " captured. Publish the table whole");
-                        }
-                    }
+                     WHERE p.pubname = ? AND (r.prqual IS NOT NULL OR r.prattrs IS NOT NULL)""",
+                    rs -> PgName.of(rs.getString(1), rs.getString(2)), publication);
+            for (PgName table : filtered) {
+                if (tables.contains(table)) {
+                    problems.add("the publication " + publication + " publishes " + table.quoted()
+                            + " with a row filter or a column list: some of its changes would never be"
+                            + " captured. Publish the table whole");
                 }
             }
         }
@@ -323,24 +293,9 @@ public final class LogicalSetup {
                 .with("tables", String.join(", ", names)).render();
     }
 
-    private static String text(Connection c, String sql) throws SQLException {
-        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-            rs.next();
-            return rs.getString(1);
-        }
-    }
 
-    private static TidemarkException failure(SQLException e, String doing) {
-        String state = e.getSQLState() == null ? "" : e.getSQLState();
-        ErrorCode code = switch (state) {
-            case "42501" -> ErrorCode.PERMISSION_DENIED;
-            case "55000" -> ErrorCode.LOGICAL_DECODING_DISABLED; // object_not_in_prerequisite_state: wal_level
-            case "53400" -> ErrorCode.DATABASE_ERROR; // configuration_limit_exceeded: max_replication_slots
-            default -> ErrorCode.DATABASE_ERROR;
-        };
-        String hint = code == ErrorCode.PERMISSION_DENIED
-                ? " (a slot needs a role with the REPLICATION attribute; a publication needs ownership of the tables)"
-                : "";
-        return new TidemarkException(code, doing + " failed: " + e.getMessage() + hint, e);
+    private static TidemarkException failure(SQLException e, DataSource dataSource, String doing) {
+        return SqlErrors.map(e, SqlContext.of(dataSource, null, doing), "A slot needs a role with the REPLICATION"
+                + " attribute; a publication needs ownership of the tables.", ErrorCode.DATABASE_ERROR);
     }
 }

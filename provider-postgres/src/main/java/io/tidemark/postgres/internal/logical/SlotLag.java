@@ -1,11 +1,10 @@
 package io.tidemark.postgres.internal.logical;
 
 import io.tidemark.sync.Diagnostic;
+import io.tidemark.sync.internal.jdbc.Jdbc;
 
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -50,16 +49,13 @@ public final class SlotLag {
         }
         nextCheck = now.plus(interval);
         long retained;
-        try (Connection c = DriverManager.getConnection(jdbcUrl, properties);
-             PreparedStatement s = c.prepareStatement("SELECT (pg_catalog.pg_current_wal_lsn()"
-                     + " - confirmed_flush_lsn)::bigint FROM pg_catalog.pg_replication_slots WHERE slot_name = ?")) {
-            s.setString(1, slot);
-            try (ResultSet rs = s.executeQuery()) {
-                if (!rs.next()) {
-                    return List.of();
-                }
-                retained = rs.getLong(1);
+        try (Connection c = DriverManager.getConnection(jdbcUrl, properties)) {
+            List<Long> found = Jdbc.query(c, "SELECT (pg_catalog.pg_current_wal_lsn() - confirmed_flush_lsn)::bigint"
+                    + " FROM pg_catalog.pg_replication_slots WHERE slot_name = ?", rs -> rs.getLong(1), slot);
+            if (found.isEmpty()) {
+                return List.of();
             }
+            retained = found.get(0);
         } catch (SQLException e) {
             return List.of(); // a diagnostic that cannot run says nothing; the cycle itself reports connection loss
         }

@@ -28,11 +28,11 @@ public final class SlotReaders {
     private static final Logger LOG = LoggerFactory.getLogger(SlotReaders.class);
 
     /** An object reading a table; its source identity tells its stored watermarks from another source's. */
-    private record Reader(String table, String source) {
+    private record Reader(PgName table, String source) {
     }
 
     private final WatermarkStore store;
-    private final Map<String, TableLog> logs = new HashMap<>();
+    private final Map<PgName, TableLog> logs = new HashMap<>();
     private final Map<String, Reader> readers = new ConcurrentHashMap<>();
     /** The position an object was seeded at, until its store holds a watermark of this source. */
     private final Map<String, Long> seeds = new ConcurrentHashMap<>();
@@ -44,21 +44,21 @@ public final class SlotReaders {
     public SlotReaders(WatermarkStore store, List<PgName> tables) {
         this.store = store;
         for (PgName table : tables) {
-            logs.put(key(table), new TableLog());
+            logs.put(table, new TableLog());
         }
     }
 
-    /** The logs by table, keyed as the stream names tables ({@code schema.name}, unquoted). */
-    public Map<String, TableLog> logs() {
+    /** The logs, by captured table. */
+    public Map<PgName, TableLog> logs() {
         return logs;
     }
 
     public TableLog log(PgName table) {
-        return logs.get(key(table));
+        return logs.get(table);
     }
 
     public void register(String objectName, PgName table, String source) {
-        readers.put(objectName, new Reader(key(table), source));
+        readers.put(objectName, new Reader(table, source));
     }
 
     /** The object was seeded at {@code position}: hold the table's changes after it until its watermark is stored. */
@@ -76,7 +76,7 @@ public final class SlotReaders {
      * {@link WakeUpThrottle}); zero wakes at every commit.
      */
     public AutoCloseable subscribe(Collection<TrackedObject> objects, Consumer<String> wakeUp, Duration interval) {
-        Map<String, List<String>> byTable = new HashMap<>();
+        Map<PgName, List<String>> byTable = new HashMap<>();
         for (TrackedObject object : objects) {
             Reader reader = readers.get(object.name());
             if (reader != null) {
@@ -93,7 +93,7 @@ public final class SlotReaders {
     }
 
     /** Called by the stream once a commit's changes of {@code table} are in its log. */
-    public void committed(String table) {
+    public void committed(PgName table) {
         for (Subscription s : subscriptions) {
             List<String> names = s.byTable().get(table);
             if (names == null) {
@@ -124,25 +124,25 @@ public final class SlotReaders {
                     lastAcknowledged, e.toString());
             return lastAcknowledged;
         }
-        Map<String, Long> floors = new HashMap<>();
-        for (String table : logs.keySet()) {
+        Map<PgName, Long> floors = new HashMap<>();
+        for (PgName table : logs.keySet()) {
             floors.put(table, position);
         }
-        long[] lowest = {Long.MAX_VALUE};
-        String[] lowestName = {null};
-        readers.forEach((name, reader) -> {
-            Long held = heldAt(name, reader, states.get(name));
+        long lowest = Long.MAX_VALUE;
+        String lowestName = null;
+        for (Map.Entry<String, Reader> e : readers.entrySet()) {
+            Long held = heldAt(e.getKey(), e.getValue(), states.get(e.getKey()));
             if (held != null) {
-                floors.merge(reader.table(), held, Math::min);
-                if (held < lowest[0]) {
-                    lowest[0] = held;
-                    lowestName[0] = name;
+                floors.merge(e.getValue().table(), held, Math::min);
+                if (held < lowest) {
+                    lowest = held;
+                    lowestName = e.getKey();
                 }
             }
-        });
-        holder = lowestName[0];
+        }
+        holder = lowestName;
         long ack = position;
-        for (Map.Entry<String, Long> floor : floors.entrySet()) {
+        for (Map.Entry<PgName, Long> floor : floors.entrySet()) {
             logs.get(floor.getKey()).release(floor.getValue());
             ack = Math.min(ack, floor.getValue());
         }
@@ -167,10 +167,7 @@ public final class SlotReaders {
         return seeds.get(name);
     }
 
-    private static String key(PgName table) {
-        return table.schema().orElseThrow() + "." + table.name();
-    }
 
-    private record Subscription(Map<String, List<String>> byTable, WakeUpThrottle throttle) {
+    private record Subscription(Map<PgName, List<String>> byTable, WakeUpThrottle throttle) {
     }
 }

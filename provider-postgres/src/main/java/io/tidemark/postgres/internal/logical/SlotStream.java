@@ -10,6 +10,8 @@ import io.tidemark.postgres.internal.logical.PgOutput.Relation;
 import io.tidemark.postgres.internal.logical.PgOutput.Truncate;
 import io.tidemark.postgres.internal.logical.PgOutput.Tuple;
 import io.tidemark.postgres.internal.logical.PgOutput.Update;
+import io.tidemark.sync.internal.jdbc.Jdbc;
+import io.tidemark.sync.internal.sql.PgName;
 import org.postgresql.PGConnection;
 import org.postgresql.PGProperty;
 import org.postgresql.replication.LogSequenceNumber;
@@ -66,28 +68,36 @@ public final class SlotStream implements AutoCloseable {
     }
 
     private final Settings settings;
-    private final Map<String, TableLog> logs;
-    private final Consumer<String> committed;
+    private final Map<PgName, TableLog> logs;
+    private final Consumer<PgName> committed;
     private final LongUnaryOperator acknowledged;
     private final ElementRenderer renderer = new ElementRenderer(new JsonFactory());
     private final Map<Integer, Relation> relations = new HashMap<>();
+    /** Per relation, the positions of its primary key's columns (none without a primary key), from its message. */
+    private final Map<Integer, int[]> keyColumns = new HashMap<>();
     /**
      * The primary key's columns of each captured table that has one. The stream flags the replica identity's
      * columns as the key, which under {@code REPLICA IDENTITY FULL} is every column: a key change is told by the
      * primary key, where there is one.
      */
-    private Map<String, Set<String>> primaryKeys = Map.of();
+    private Map<PgName, Set<String>> primaryKeys = Map.of();
     /**
      * The captured tables by oid, as resolved at connect: the stream names a table by oid (its relation id), and
      * a table renamed or moved to another schema while it is captured keeps its oid and its changes.
      */
-    private Map<Integer, String> tablesByOid = Map.of();
+    private Map<Integer, PgName> tablesByOid = Map.of();
     private final Thread thread;
 
     private volatile long position;
     private volatile boolean connected;
     private volatile String lastError;
     private volatile boolean closing;
+
+    /**
+     * Whether the logs hold {@code maxBufferedChanges} or more: counted where it changes (a commit appends, an
+     * acknowledgement releases), not at every message.
+     */
+    private boolean full;
 
     // The transaction being decoded: its id, its changes by table, and its truncates.
     private boolean inTransaction;
@@ -99,21 +109,21 @@ public final class SlotStream implements AutoCloseable {
             return size() > RECENT_COMMITS;
         }
     };
-    private final Map<String, List<Decoded>> pending = new LinkedHashMap<>();
+    private final Map<PgName, List<Decoded>> pending = new LinkedHashMap<>();
 
     /** A change of the transaction being decoded, rendered at its commit, when its version is known. */
     private record Decoded(char operation, Relation relation, Tuple row, Tuple old, boolean keyOnly,
                            boolean update) {
     }
-    private final List<String> truncated = new ArrayList<>();
+    private final List<PgName> truncated = new ArrayList<>();
 
     /**
-     * @param logs         the table logs by table, as {@code schema.name} unquoted
+     * @param logs         the table logs by table
      * @param committed    told each table a commit touched, after its changes are in the log
      * @param acknowledged given the stream's position, the position every reader has stored, which the slot may
      *                     move to (and up to which the logs may release)
      */
-    public SlotStream(Settings settings, Map<String, TableLog> logs, Consumer<String> committed,
+    public SlotStream(Settings settings, Map<PgName, TableLog> logs, Consumer<PgName> committed,
                       LongUnaryOperator acknowledged) {
         this.settings = settings;
         this.logs = Map.copyOf(logs);
@@ -157,7 +167,7 @@ public final class SlotStream implements AutoCloseable {
         return lastError;
     }
 
-    public int buffered() {
+    private int buffered() {
         int total = 0;
         for (TableLog log : logs.values()) {
             total += log.size();
@@ -228,7 +238,7 @@ public final class SlotStream implements AutoCloseable {
                         acknowledge(stream);
                         nextAcknowledge = now + settings.acknowledgeEvery().toNanos();
                     }
-                    if (buffered() >= settings.maxBufferedChanges()) {
+                    if (full) {
                         // Readers are behind: stop reading, so that the server keeps the WAL rather than this
                         // process the changes. Acknowledge often, so that reading resumes as soon as they catch up.
                         waitForReaders(stream);
@@ -255,38 +265,28 @@ public final class SlotStream implements AutoCloseable {
     /** Where the slot stands: the stream starts there, and nothing at or below it will be streamed again. */
     private long confirmedPosition(Connection replication) throws SQLException {
         // A replication connection runs simple queries: read the slot through it rather than open another.
-        try (PreparedStatement s = replication.prepareStatement(
-                "SELECT confirmed_flush_lsn::text FROM pg_catalog.pg_replication_slots WHERE slot_name = ?")) {
-            s.setString(1, settings.slot());
-            try (ResultSet rs = s.executeQuery()) {
-                if (!rs.next()) {
-                    throw new SQLException("the replication slot " + settings.slot() + " does not exist; install"
-                            + " the capture first (PostgresLogicalCapture.install)", "42704");
-                }
-                String lsn = rs.getString(1);
-                return lsn == null ? 0 : LogSequenceNumber.valueOf(lsn).asLong();
-            }
+        List<String> confirmed = Jdbc.query(replication, "SELECT confirmed_flush_lsn::text"
+                + " FROM pg_catalog.pg_replication_slots WHERE slot_name = ?", rs -> rs.getString(1), settings.slot());
+        if (confirmed.isEmpty()) {
+            throw new SQLException("the replication slot " + settings.slot() + " does not exist; install"
+                    + " the capture first (PostgresLogicalCapture.install)", "42704");
         }
+        return confirmed.get(0) == null ? 0 : LogSequenceNumber.valueOf(confirmed.get(0)).asLong();
     }
 
-    private Map<Integer, String> tablesByOid(Connection replication) throws SQLException {
-        Map<Integer, String> byOid = new HashMap<>();
-        try (PreparedStatement s = replication.prepareStatement("""
-                SELECT c.oid::int4 FROM pg_catalog.pg_class c
-                  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-                 WHERE n.nspname = ? AND c.relname = ?""")) {
-            for (String table : logs.keySet()) {
-                int dot = table.indexOf('.');
-                s.setString(1, table.substring(0, dot));
-                s.setString(2, table.substring(dot + 1));
-                try (ResultSet rs = s.executeQuery()) {
-                    if (!rs.next()) {
-                        throw new SQLException("the captured table " + table + " does not exist (renamed or dropped"
-                                + " while the provider was stopped?): capture it under its new name", "42P01");
-                    }
-                    byOid.put(rs.getInt(1), table);
-                }
+    private Map<Integer, PgName> tablesByOid(Connection replication) throws SQLException {
+        Map<Integer, PgName> byOid = new HashMap<>();
+        for (PgName table : logs.keySet()) {
+            List<Integer> oid = Jdbc.query(replication, """
+                    SELECT c.oid::int4 FROM pg_catalog.pg_class c
+                      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                     WHERE n.nspname = ? AND c.relname = ?""", rs -> rs.getInt(1),
+                    table.schema().orElseThrow(), table.name());
+            if (oid.isEmpty()) {
+                throw new SQLException("the captured table " + table.quoted() + " does not exist (renamed or dropped"
+                        + " while the provider was stopped?): capture it under its new name", "42P01");
             }
+            byOid.put(oid.get(0), table);
         }
         return byOid;
     }
@@ -296,38 +296,29 @@ public final class SlotStream implements AutoCloseable {
      * is not, and its changes would never come. Fails, naming it, rather than answer "nothing new".
      */
     private void requirePublished(Connection replication) throws SQLException {
-        Set<Integer> published = new HashSet<>();
-        try (PreparedStatement s = replication.prepareStatement("SELECT (pg_catalog.quote_ident(schemaname) || '.'"
-                + " || pg_catalog.quote_ident(tablename))::regclass::oid::int4 FROM pg_catalog.pg_publication_tables"
-                + " WHERE pubname = ?")) {
-            s.setString(1, settings.publication());
-            try (ResultSet rs = s.executeQuery()) {
-                while (rs.next()) {
-                    published.add(rs.getInt(1));
-                }
-            }
-        }
-        for (Map.Entry<Integer, String> table : tablesByOid.entrySet()) {
+        Set<Integer> published = new HashSet<>(Jdbc.query(replication, "SELECT (pg_catalog.quote_ident(schemaname)"
+                + " || '.' || pg_catalog.quote_ident(tablename))::regclass::oid::int4"
+                + " FROM pg_catalog.pg_publication_tables WHERE pubname = ?", rs -> rs.getInt(1),
+                settings.publication()));
+        for (Map.Entry<Integer, PgName> table : tablesByOid.entrySet()) {
             if (!published.contains(table.getKey())) {
-                throw new SQLException("the captured table " + table.getValue() + " (oid " + table.getKey() + ") is"
+                throw new SQLException("the captured table " + table.getValue().quoted() + " (oid " + table.getKey() + ") is"
                         + " no longer in the publication " + settings.publication() + ": it was dropped, or removed"
                         + " from the publication. Install the capture again and reset its objects", "55000");
             }
         }
     }
 
-    private Map<String, Set<String>> primaryKeys(Connection replication) throws SQLException {
-        Map<String, Set<String>> keys = new HashMap<>();
-        try (Statement s = replication.createStatement(); ResultSet rs = s.executeQuery("""
-                SELECT i.indrelid::int4, a.attname
+    private Map<PgName, Set<String>> primaryKeys(Connection replication) throws SQLException {
+        Map<PgName, Set<String>> keys = new HashMap<>();
+        for (String[] column : Jdbc.query(replication, """
+                SELECT i.indrelid::int4::text, a.attname
                   FROM pg_catalog.pg_index i
                   JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY (i.indkey)
-                 WHERE i.indisprimary""")) {
-            while (rs.next()) {
-                String table = tablesByOid.get(rs.getInt(1));
-                if (table != null) {
-                    keys.computeIfAbsent(table, t -> new HashSet<>()).add(rs.getString(2));
-                }
+                 WHERE i.indisprimary""", rs -> new String[] {rs.getString(1), rs.getString(2)})) {
+            PgName table = tablesByOid.get(Integer.parseInt(column[0]));
+            if (table != null) {
+                keys.computeIfAbsent(table, t -> new HashSet<>()).add(column[1]);
             }
         }
         return keys;
@@ -337,12 +328,14 @@ public final class SlotStream implements AutoCloseable {
     private void relationsOnReconnect() {
         // A new stream sends every relation again before its first change; those of the old one may be stale.
         relations.clear();
+        keyColumns.clear();
         pending.clear();
         truncated.clear();
     }
 
     private void acknowledge(PGReplicationStream stream) {
         long ack = Math.min(acknowledged.applyAsLong(position), position);
+        full = buffered() >= settings.maxBufferedChanges(); // the logs released what the readers stored
         if (ack > 0) {
             LogSequenceNumber lsn = LogSequenceNumber.valueOf(ack);
             stream.setFlushedLSN(lsn);
@@ -364,6 +357,7 @@ public final class SlotStream implements AutoCloseable {
             truncated.clear();
         } else if (message instanceof Relation r) {
             relations.put(r.id(), r);
+            keyColumns.put(r.id(), keyColumns(r));
         } else if (message instanceof Insert i) {
             add(i.relation(), 'I', i.row(), null, false, false);
         } else if (message instanceof Update u) {
@@ -380,7 +374,7 @@ public final class SlotStream implements AutoCloseable {
 
     private void truncate(Truncate t) {
         for (int id : t.relations()) {
-            String table = tablesByOid.get(id);
+            PgName table = tablesByOid.get(id);
             if (table != null) {
                 pending.remove(table); // emptied: what the transaction did to it before is gone
                 if (!truncated.contains(table)) {
@@ -395,13 +389,8 @@ public final class SlotStream implements AutoCloseable {
      * the outbox records it), so that a consumer keyed by the table's key never keeps the old one.
      */
     private void update(Update u) {
-        Relation relation = relation(u.relation());
-        String table = tablesByOid.get(u.relation());
-        if (table == null) {
-            return;
-        }
         Tuple old = u.oldIsKey() ? null : u.old();
-        if (u.old() != null && keyChanged(table, relation, u.old(), u.row())) {
+        if (u.old() != null && keyChanged(u.relation(), u.old(), u.row())) {
             add(u.relation(), 'D', u.old(), null, u.oldIsKey(), false);
             // The new row takes the large values the update left alone from the old row, where the WAL has it.
             add(u.relation(), 'I', u.row(), old, false, false);
@@ -415,14 +404,9 @@ public final class SlotStream implements AutoCloseable {
      * part of the key under {@code REPLICA IDENTITY FULL}). A table without a primary key (captured with
      * {@code REPLICA IDENTITY FULL}) has no key to change: its updates stay updates.
      */
-    private boolean keyChanged(String table, Relation relation, Tuple old, Tuple row) {
-        Set<String> primaryKey = primaryKeys.get(table);
-        if (primaryKey == null) {
-            return false;
-        }
-        for (int i = 0; i < relation.columns().size() && i < row.size(); i++) {
-            if (!primaryKey.contains(relation.columns().get(i).name())
-                    || old.kind(i) == PgOutput.UNCHANGED_TOAST || row.kind(i) == PgOutput.UNCHANGED_TOAST) {
+    private boolean keyChanged(int relationId, Tuple old, Tuple row) {
+        for (int i : keyColumns.get(relationId)) {
+            if (i >= row.size() || old.kind(i) == PgOutput.UNCHANGED_TOAST || row.kind(i) == PgOutput.UNCHANGED_TOAST) {
                 continue;
             }
             if (old.kind(i) != row.kind(i) || !Arrays.equals(old.value(i), row.value(i))) {
@@ -432,12 +416,17 @@ public final class SlotStream implements AutoCloseable {
         return false;
     }
 
+    private int[] keyColumns(Relation relation) {
+        Set<String> primaryKey = primaryKeys.getOrDefault(tablesByOid.get(relation.id()), Set.of());
+        return java.util.stream.IntStream.range(0, relation.columns().size())
+                .filter(i -> primaryKey.contains(relation.columns().get(i).name())).toArray();
+    }
+
     private void add(int relationId, char operation, Tuple row, Tuple old, boolean keyOnly, boolean update) {
-        Relation relation = relation(relationId);
-        String table = tablesByOid.get(relationId);
+        PgName table = tablesByOid.get(relationId);
         if (table != null) {
             pending.computeIfAbsent(table, t -> new ArrayList<>())
-                    .add(new Decoded(operation, relation, row, old, keyOnly, update));
+                    .add(new Decoded(operation, relation(relationId), row, old, keyOnly, update));
         }
     }
 
@@ -450,11 +439,11 @@ public final class SlotStream implements AutoCloseable {
             truncated.clear();
             return;
         }
-        List<String> touched = new ArrayList<>(truncated);
-        for (String table : truncated) {
+        List<PgName> touched = new ArrayList<>(truncated);
+        for (PgName table : truncated) {
             logs.get(table).appendTruncate(version);
         }
-        for (Map.Entry<String, List<Decoded>> e : pending.entrySet()) {
+        for (Map.Entry<PgName, List<Decoded>> e : pending.entrySet()) {
             List<byte[]> elements = new ArrayList<>(e.getValue().size());
             for (Decoded d : e.getValue()) {
                 List<String> changed = d.update() ? ElementRenderer.changed(d.relation(), d.old(), d.row()) : null;
@@ -472,7 +461,8 @@ public final class SlotStream implements AutoCloseable {
             recentCommits.put(xid, version);
         }
         position = version;
-        for (String table : touched) {
+        full = buffered() >= settings.maxBufferedChanges();
+        for (PgName table : touched) {
             committed.accept(table);
         }
     }
