@@ -179,7 +179,7 @@ public final class ChangeFunctionBenchmark {
     }
 
     /** Inserts, updates (each a real change) and deletes, in transactions of 100 rows. */
-    private static void write(DataSource ds, int changes) throws SQLException {
+    static void write(DataSource ds, int changes) throws SQLException {
         int inserts = changes / 2;
         int updates = changes * 3 / 10;
         int deletes = changes - inserts - updates;
@@ -208,7 +208,7 @@ public final class ChangeFunctionBenchmark {
     }
 
     /** {nanoseconds, changes, bytes} of one call, the answer read whole on the client and its changes counted. */
-    private static long[] call(DataSource ds, String function, String request) throws SQLException, IOException {
+    static long[] call(DataSource ds, String function, String request) throws SQLException, IOException {
         try (Connection c = ds.getConnection();
              PreparedStatement s = c.prepareStatement("SELECT " + function + "(?::json)")) {
             s.setString(1, request);
@@ -324,35 +324,40 @@ public final class ChangeFunctionBenchmark {
     }
 
     /** {Metadata.Sync.Version, number of elements of Data}. */
-    private static long[] versionAndCount(byte[] answer) throws IOException {
+    static long[] versionAndCount(byte[] answer) throws IOException {
+        try (JsonParser p = JSON.createParser(answer)) {
+            return versionAndCount(p);
+        }
+    }
+
+    /** {Metadata.Sync.Version, number of elements of Data} of the answer the parser is at the start of. */
+    static long[] versionAndCount(JsonParser p) throws IOException {
         long version = -1;
         long count = 0;
-        try (JsonParser p = JSON.createParser(answer)) {
+        p.nextToken();
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String key = p.currentName();
             p.nextToken();
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String key = p.currentName();
-                p.nextToken();
-                if ("Data".equals(key) && p.currentToken() == JsonToken.START_ARRAY) {
-                    while (p.nextToken() == JsonToken.START_OBJECT) {
-                        p.skipChildren();
-                        count++;
-                    }
-                } else if ("Metadata".equals(key) && p.currentToken() == JsonToken.START_OBJECT) {
-                    int depth = 1; // Metadata.Sync.Version sits one object deeper
-                    while (depth > 0) {
-                        JsonToken t = p.nextToken();
-                        if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
-                            depth++;
-                        } else if (t == JsonToken.END_OBJECT || t == JsonToken.END_ARRAY) {
-                            depth--;
-                        } else if (t == JsonToken.FIELD_NAME && depth == 2 && "Version".equals(p.currentName())) {
-                            p.nextToken();
-                            version = p.getLongValue();
-                        }
-                    }
-                } else {
+            if ("Data".equals(key) && p.currentToken() == JsonToken.START_ARRAY) {
+                while (p.nextToken() == JsonToken.START_OBJECT) {
                     p.skipChildren();
+                    count++;
                 }
+            } else if ("Metadata".equals(key) && p.currentToken() == JsonToken.START_OBJECT) {
+                int depth = 1; // Metadata.Sync.Version sits one object deeper
+                while (depth > 0) {
+                    JsonToken t = p.nextToken();
+                    if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
+                        depth++;
+                    } else if (t == JsonToken.END_OBJECT || t == JsonToken.END_ARRAY) {
+                        depth--;
+                    } else if (t == JsonToken.FIELD_NAME && depth == 2 && "Version".equals(p.currentName())) {
+                        p.nextToken();
+                        version = p.getLongValue();
+                    }
+                }
+            } else {
+                p.skipChildren();
             }
         }
         return new long[] {version, count};
@@ -374,7 +379,7 @@ public final class ChangeFunctionBenchmark {
         return ref;
     }
 
-    private static String format(List<Double> rates) {
+    static String format(List<Double> rates) {
         StringBuilder s = new StringBuilder();
         for (double r : rates) {
             s.append(s.length() == 0 ? "" : " / ").append(String.format(Locale.ROOT, "%,.0f", r));
