@@ -3,6 +3,7 @@ package io.tidemark.postgres;
 import io.tidemark.postgres.internal.FunctionNames;
 import io.tidemark.postgres.internal.outbox.OutboxCatalog;
 import io.tidemark.postgres.internal.outbox.OutboxColumn;
+import io.tidemark.postgres.internal.outbox.OutboxHandOver;
 import io.tidemark.postgres.internal.outbox.OutboxInstaller;
 import io.tidemark.postgres.internal.outbox.OutboxMaintenance;
 import io.tidemark.postgres.internal.outbox.OutboxNames;
@@ -187,6 +188,17 @@ public final class PostgresOutbox {
      */
     public String upgradeScript(DataSource dataSource) {
         return maintenance().upgradeScript(dataSource);
+    }
+
+    /**
+     * A version at or above that of every change committed before this call. Once an object reading this outbox has
+     * stored a watermark at or above it, it has delivered all of them: the point at which a table handed over to
+     * another capture ({@link PostgresLogicalCapture}, seeded before this call) no longer needs the outbox. The
+     * stored watermark passes it only when every transaction that was running at the call has ended (see the
+     * README, <em>Switching a table from PostgresOutbox to log-based capture</em>). Reads no table.
+     */
+    public long committedVersion(DataSource dataSource) {
+        return OutboxHandOver.committedVersion(dataSource, names);
     }
 
     /** Drops the triggers, functions and tables of the outbox (its captured changes with them). Idempotent. */
