@@ -52,9 +52,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * its own with {@code wal_level = logical}, a plain table, a table captured from the WAL (its reader, a
  * {@link SyncEngine} with {@code PostgresLogicalProvider}, streams for the whole run, as it would in production: the
  * server decodes every table's WAL as it is written) and the two outboxes of keys; and, on a second server at the
- * default {@code wal_level = replica}, a plain table, for what the WAL level alone costs.
+ * default {@code wal_level = replica}, a plain table, for what the WAL level alone costs. Server {@code logical-old-rows}
+ * is the same with the capture's {@code oldRows(true)} ({@code REPLICA IDENTITY FULL}: the old row in the WAL of every
+ * update and delete, which {@code $changed} needs).
  *
- * <pre>java -cp benchmarks/target/benchmarks.jar io.tidemark.benchmarks.capture.WriteCostBenchmark [secondsPerCell] [rounds] [walStatements] [none|engine] [fast|durable|logical]</pre>
+ * <pre>java -cp benchmarks/target/benchmarks.jar io.tidemark.benchmarks.capture.WriteCostBenchmark [secondsPerCell] [rounds] [walStatements] [none|engine] [fast|durable|logical|logical-old-rows]</pre>
  *
  * Defaults {@code 2 3 50 none fast} take about eight minutes (five tables); {@code 1 1 5} is a quick check that everything runs.
  */
@@ -63,8 +65,6 @@ public final class WriteCostBenchmark {
     private static final int MANY_CLIENTS = 8;
     private static final double WAL_TARGET = 1.8;
     private static final double WAKE_UP_TARGET = 0.95;
-    private static final PostgresLogicalCapture LOGICAL = PostgresLogicalCapture.forTables("public.wc_published")
-            .slot("wc_logical").build();
 
     /** A workload at a number of clients: one row of the report. */
     record Cell(Workload workload, int clients) {
@@ -101,19 +101,22 @@ public final class WriteCostBenchmark {
             throw new IllegalArgumentException("reader must be none or engine, not " + reader);
         }
         String server = args.length > 4 ? args[4] : "fast";
-        if (!List.of("fast", "durable", "logical").contains(server)) {
-            throw new IllegalArgumentException("the server must be fast, durable or logical, not " + server);
+        if (!List.of("fast", "durable", "logical", "logical-old-rows").contains(server)) {
+            throw new IllegalArgumentException("the server must be fast, durable, logical or logical-old-rows, not "
+                    + server);
         }
-        boolean logical = server.equals("logical");
+        boolean logical = server.startsWith("logical");
+        PostgresLogicalCapture capture = PostgresLogicalCapture.forTables("public.wc_published").slot("wc_logical")
+                .oldRows(server.equals("logical-old-rows")).build();
         String loadBefore = CaptureBench.loadAverage();
         Instant started = Instant.now();
         try (BenchServer main = switch (server) {
                 case "durable" -> BenchServer.durable();
-                case "logical" -> BenchServer.withWalLevel("logical");
+                case "logical", "logical-old-rows" -> BenchServer.withWalLevel("logical");
                 default -> BenchServer.fast();
             };
              BenchServer replica = logical ? BenchServer.withWalLevel("replica") : null) {
-            List<BenchTable> tables = logical ? logicalTables(main, replica) : List.of(
+            List<BenchTable> tables = logical ? logicalTables(main, replica, capture) : List.of(
                     table(main, "plain", "public.wc_plain", null),
                     table(main, "capture", "public.wc_capture", PostgresOutbox.forTable("public.wc_capture").build()),
                     table(main, "capture, no wake-ups", "public.wc_quiet",
@@ -129,7 +132,7 @@ public final class WriteCostBenchmark {
             try (AutoCloseable engine = reader.equals("engine") ? startReader(main, tables, delivered) : none;
                  // The log-based capture's reader, for the whole run: the server decodes the WAL as it is written.
                  AutoCloseable logicalReader = logical ? LogicalReader.start(main,
-                         PollerCostBenchmark.ENGINE_APPLICATION, LOGICAL, "published", "public.wc_published",
+                         PollerCostBenchmark.ENGINE_APPLICATION, capture, "published", "public.wc_published",
                          (ChangeBatch batch) -> logicalDelivered.addAndGet(batch.changes().size())) : none) {
                 bench.round(0, Duration.ofSeconds(1), Math.max(1, walStatements / 10), false);
                 System.out.printf(Locale.ROOT, "warm-up done%n");
@@ -154,8 +157,9 @@ public final class WriteCostBenchmark {
             if (logical) {
                 System.out.printf(Locale.ROOT, "\"plain, wal_level replica\" on a second server: %s%n",
                         replica.describe());
-                bench.report("PostgresLogicalCapture: the table in a publication, its slot streamed by"
-                        + " PostgresLogicalProvider, no trigger", "plain", "published", null);
+                bench.report("PostgresLogicalCapture" + (capture.oldRows() ? " with oldRows(true)" : "")
+                        + ": the table in a publication, its slot streamed by PostgresLogicalProvider, no trigger",
+                        "plain", "published", null);
                 bench.report("What wal_level = logical costs a table nobody captures (the targets do not apply)",
                         "plain, wal_level replica", "plain", null);
                 bench.report("CaptureShape.KEYS, on the same wal_level = logical server", "plain", "keys",
@@ -184,13 +188,14 @@ public final class WriteCostBenchmark {
      * {@link PostgresLogicalCapture} (no trigger: its changes are read from the WAL) and the two outboxes of keys; on a second server at the default {@code wal_level = replica}, a plain table, for what the WAL level
      * alone costs.
      */
-    private static List<BenchTable> logicalTables(BenchServer logical, BenchServer replica) throws Exception {
+    private static List<BenchTable> logicalTables(BenchServer logical, BenchServer replica,
+                                                  PostgresLogicalCapture capture) throws Exception {
         List<BenchTable> tables = List.of(
                 table(logical, "plain", "public.wc_plain", null),
                 table(replica, "plain, wal_level replica", "public.wc_plain_replica", null),
                 table(logical, "published", "public.wc_published", null),
                 keys(logical), keysQuiet(logical));
-        LOGICAL.install(logical.admin());
+        capture.install(logical.admin());
         return tables;
     }
 
