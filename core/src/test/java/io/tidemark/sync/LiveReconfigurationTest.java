@@ -192,8 +192,11 @@ class LiveReconfigurationTest {
         Thread.sleep(200);
         assertThat(untrack).as("waits for the cycle in flight").isNotDone();
 
+        assertThat(provider.untracked).as("not before its cycle ended").isEmpty();
         gate.release();
         untrack.get(10, TimeUnit.SECONDS);
+        assertThat(provider.untracked).as("the provider is told once its cycles ended")
+                .containsExactly(ITEMS + " after 1 calls, 0 running");
         int calls = provider.calls(ITEMS);
         Thread.sleep(200); // ten poll intervals
         assertThat(provider.calls(ITEMS)).isEqualTo(calls);
@@ -426,6 +429,8 @@ class LiveReconfigurationTest {
         private final Map<String, AtomicInteger> running = new ConcurrentHashMap<>();
         private final Map<String, AtomicInteger> most = new ConcurrentHashMap<>();
         private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+        /** What {@link #untracked} was told, and how many of the object's calls were running then. */
+        final List<String> untracked = new java.util.concurrent.CopyOnWriteArrayList<>();
 
         OverlapCheckingProvider(ChangeProvider delegate) {
             this.delegate = delegate;
@@ -465,6 +470,12 @@ class LiveReconfigurationTest {
         @Override
         public OptionalLong currentVersion(TrackedObject object) {
             return delegate.currentVersion(object);
+        }
+
+        @Override
+        public void untracked(TrackedObject object) {
+            untracked.add(object.name() + " after " + calls(object.name()) + " calls, " + running
+                    .getOrDefault(object.name(), new AtomicInteger()).get() + " running");
         }
     }
 }

@@ -101,6 +101,12 @@ public final class PostgresLogicalProvider implements ChangeProvider {
         readers.register(object.name(), tableOf(object), sourceIdentity(object));
     }
 
+    /** It holds the slot and its table's log no more: an untracked object's stored watermark would hold them forever. */
+    @Override
+    public void untracked(TrackedObject object) {
+        readers.unregister(object.name());
+    }
+
     @Override
     public String sourceIdentity(TrackedObject object) {
         return NAME + ":" + capture.slot() + ":" + tableOf(object).quoted();

@@ -249,6 +249,41 @@ class PostgresLogicalProviderTest {
                 .isLessThanOrEqualTo(store.load("Restart").orElseThrow().version().orElseThrow());
     }
 
+    @Test
+    void an_object_untracked_live_holds_the_slot_no_more_and_tracked_again_gets_the_table_whole() throws Exception {
+        String t = table("lg_untrack");
+        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        RecordingDestination out = new RecordingDestination();
+        SyncEngine engine = SyncEngine.builder().name("logical-untrack").provider(provider(capture))
+                .watermarks(store).track(incremental(capture, "Stays")).track(incremental(capture, "Leaves"))
+                .destination("out", out).build();
+        closing.add(engine);
+        engine.runOnce(); // both seeded
+        database.execute("INSERT INTO public.lg_untrack (id) VALUES (1)");
+        until("both stored the insert", () -> {
+            engine.runOnce();
+            return out.changes().size() == 2;
+        });
+        long left = stored("Leaves");
+        engine.untrack("Leaves");
+
+        database.execute("INSERT INTO public.lg_untrack (id) VALUES (2)");
+        until("the remaining object stores the second insert", () -> {
+            engine.runOnce();
+            return stored("Stays") > left;
+        });
+        awaitSlotAt(capture, stored("Stays"));
+
+        engine.track(incremental(capture, "Leaves"));
+        engine.runOnce();
+        List<ChangeBatch> batches = out.batches();
+        ChangeBatch back = batches.get(batches.size() - 1);
+        assertThat(back.objectName()).isEqualTo("Leaves");
+        assertThat(back.syncType()).as("its watermark is below what the provider holds").isEqualTo(SyncType.FULL);
+        assertThat(back.reasonCode()).isEqualTo(PostgresLogicalCapture.AGED_OUT_REASON_CODE);
+        assertThat(back.changes()).extracting(c -> c.fields().get("id").asInt()).containsExactlyInAnyOrder(1, 2);
+    }
+
     private static List<String> expectedRestart() {
         List<String> expected = new ArrayList<>();
         for (int i = 51; i <= 80; i++) {

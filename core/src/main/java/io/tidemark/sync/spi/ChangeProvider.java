@@ -80,6 +80,15 @@ public interface ChangeProvider extends AutoCloseable {
         return () -> { };
     }
 
+    /**
+     * The engine no longer reads the object: it was untracked live ({@link io.tidemark.sync.SyncEngine#untrack}), and
+     * none of its cycles runs any more. A provider that keeps changes for its readers (a replication slot held at
+     * their lowest watermark) stops keeping them for this one; its stored watermark stays in the store, and tracked
+     * again it is validated again, as any new object. The default does nothing.
+     */
+    default void untracked(TrackedObject object) {
+    }
+
     /** What a {@link #probe} found out about the provider's database. */
     enum Reachability {
         /** A round trip succeeded: the database answers. */

@@ -61,6 +61,16 @@ public final class SlotReaders {
         readers.put(objectName, new Reader(table, source));
     }
 
+    /**
+     * The object is read no more (untracked live): it holds nothing from now on, so the slot and its table's log
+     * may move past its stored watermark at the next acknowledgement. Tracked again, it registers again; a
+     * watermark below what the log then holds gets the table whole rather than a gap.
+     */
+    public void unregister(String objectName) {
+        readers.remove(objectName);
+        seeds.remove(objectName);
+    }
+
     /** The object was seeded at {@code position}: hold the table's changes after it until its watermark is stored. */
     public void seeded(String objectName, long position) {
         seeds.put(objectName, position);
