@@ -154,6 +154,52 @@ class PostgresLogicalProviderTest {
     }
 
     @Test
+    void arrays_composites_and_domains_arrive_as_row_to_json_writes_them_in_changes_and_in_exports() throws Exception {
+        database.execute("""
+                CREATE DOMAIN public.lg_qty AS int CHECK (VALUE >= 0);
+                CREATE TYPE public.lg_dim AS (w numeric, label text, marks int[], seen timestamptz);
+                CREATE TABLE public.lg_shapes (id int PRIMARY KEY, qty public.lg_qty, ints int[], words text[],
+                    grid int[][], dim public.lg_dim, dims public.lg_dim[], stamps timestamptz[], flags bool[],
+                    docs jsonb[], boxes box[], sized int[]);
+                """);
+        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables("public.lg_shapes"));
+        RecordingDestination out = new RecordingDestination();
+        PostgresLogicalProvider provider = provider(capture);
+        SyncEngine engine = engine(provider, incremental(capture, "Shapes"), out);
+        engine.runOnce();
+        engine.start();
+        database.execute("""
+                INSERT INTO public.lg_shapes VALUES (1, 3, '{1,NULL,3}', '{"a b","NULL",NULL,"q\\"x",""}',
+                    '{{1,2},{3,4}}', ROW(1.5, 'l, "m"', '{7}', '2026-12-04 15:23:57.5+00'),
+                    ARRAY[ROW(NULL, NULL, NULL, NULL), ROW(2, 'x', '{}', NULL)]::public.lg_dim[],
+                    '{"2026-12-04 15:23:57+00",infinity}', '{t,f}', ARRAY['{"k": [1]}'::jsonb, 'null'],
+                    '{(1,1),(0,0);(2,2),(1,1)}', '[0:1]={5,6}'),
+                    (2, NULL, '{}', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+                """);
+        List<Change> changes = out.awaitChanges(2, WAIT);
+
+        ObjectMapper mapper = new ObjectMapper().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS);
+        for (Change change : changes) {
+            int id = change.fields().get("id").asInt();
+            JsonNode expected = mapper.readTree(query("SELECT row_to_json(s)::text FROM public.lg_shapes s"
+                    + " WHERE id = " + id));
+            assertThat(mapper.readTree(change.fields().toString())).as("row %s as row_to_json writes it", id)
+                    .isEqualTo(expected);
+        }
+        TrackedObject full = incremental(capture, "ShapesExport");
+        provider.validate(full);
+        JsonNode export = json(provider.invoke(full, ChangeRequest.initialFull(java.util.OptionalInt.empty()),
+                CallContext.none()));
+        assertThat(export.get("Data")).hasSize(2);
+        for (JsonNode row : export.get("Data")) {
+            JsonNode diff = changes.stream().filter(c -> c.fields().get("id").asInt() == row.get("id").asInt())
+                    .findFirst().orElseThrow().fields();
+            assertThat(mapper.readTree(row.toString())).as("the export's row and the change's agree")
+                    .isEqualTo(mapper.readTree(diff.toString()));
+        }
+    }
+
+    @Test
     void with_old_rows_an_update_names_its_changed_columns_and_a_delete_carries_the_old_row() throws Exception {
         String t = table("lg_old");
         PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t).oldRows(true));

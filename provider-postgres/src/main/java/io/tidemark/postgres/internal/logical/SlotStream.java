@@ -73,6 +73,10 @@ public final class SlotStream implements AutoCloseable {
     private final LongUnaryOperator acknowledged;
     private final ElementRenderer renderer = new ElementRenderer(new JsonFactory());
     private final Map<Integer, Relation> relations = new HashMap<>();
+    /** Per relation, how each column's values are written, resolved from its types once per relation message. */
+    private final Map<Integer, ValueType[]> columnTypes = new HashMap<>();
+    /** The captured tables' column types, read at each connect: a type changed meanwhile is read again. */
+    private PgTypes types = PgTypes.BUILT_IN;
     /** Per relation, the positions of its primary key's columns (none without a primary key), from its message. */
     private final Map<Integer, int[]> keyColumns = new HashMap<>();
     /**
@@ -112,8 +116,8 @@ public final class SlotStream implements AutoCloseable {
     private final Map<PgName, List<Decoded>> pending = new LinkedHashMap<>();
 
     /** A change of the transaction being decoded, rendered at its commit, when its version is known. */
-    private record Decoded(char operation, Relation relation, Tuple row, Tuple old, boolean keyOnly,
-                           boolean update) {
+    private record Decoded(char operation, Relation relation, ValueType[] types, Tuple row, Tuple old,
+                           boolean keyOnly, boolean update) {
     }
     private final List<PgName> truncated = new ArrayList<>();
 
@@ -212,6 +216,7 @@ public final class SlotStream implements AutoCloseable {
             }
             requirePublished(connection);
             primaryKeys = primaryKeys(connection);
+            types = PgTypes.load(connection, tablesByOid.keySet());
             // Nothing at or below the slot's position will be streamed again: a reader asking from below it would
             // get a gap, so the logs refuse it (and the provider exports the table whole instead).
             for (TableLog log : logs.values()) {
@@ -329,6 +334,7 @@ public final class SlotStream implements AutoCloseable {
         // A new stream sends every relation again before its first change; those of the old one may be stale.
         relations.clear();
         keyColumns.clear();
+        columnTypes.clear();
         pending.clear();
         truncated.clear();
     }
@@ -358,6 +364,8 @@ public final class SlotStream implements AutoCloseable {
         } else if (message instanceof Relation r) {
             relations.put(r.id(), r);
             keyColumns.put(r.id(), keyColumns(r));
+            columnTypes.put(r.id(), r.columns().stream().map(c -> types.resolve(c.typeOid()))
+                    .toArray(ValueType[]::new));
         } else if (message instanceof Insert i) {
             add(i.relation(), 'I', i.row(), null, false, false);
         } else if (message instanceof Update u) {
@@ -426,7 +434,8 @@ public final class SlotStream implements AutoCloseable {
         PgName table = tablesByOid.get(relationId);
         if (table != null) {
             pending.computeIfAbsent(table, t -> new ArrayList<>())
-                    .add(new Decoded(operation, relation(relationId), row, old, keyOnly, update));
+                    .add(new Decoded(operation, relation(relationId), columnTypes.get(relationId), row, old, keyOnly,
+                            update));
         }
     }
 
@@ -447,8 +456,8 @@ public final class SlotStream implements AutoCloseable {
             List<byte[]> elements = new ArrayList<>(e.getValue().size());
             for (Decoded d : e.getValue()) {
                 List<String> changed = d.update() ? ElementRenderer.changed(d.relation(), d.old(), d.row()) : null;
-                elements.add(renderer.render(d.operation(), version, d.relation(), d.row(), d.keyOnly(), changed,
-                        d.old()));
+                elements.add(renderer.render(d.operation(), version, d.relation(), d.types(), d.row(), d.keyOnly(),
+                        changed, d.old()));
             }
             logs.get(e.getKey()).append(elements, version);
             if (!touched.contains(e.getKey())) {
