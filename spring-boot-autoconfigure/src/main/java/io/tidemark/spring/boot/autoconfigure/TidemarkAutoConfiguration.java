@@ -1,6 +1,8 @@
 package io.tidemark.spring.boot.autoconfigure;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.tidemark.spring.boot.autoconfigure.internal.ApplicationLogin;
+import io.tidemark.spring.boot.autoconfigure.internal.AssembledEngine;
 import io.tidemark.spring.boot.autoconfigure.internal.EngineAssembler;
 import io.tidemark.spring.boot.autoconfigure.spi.SyncEngineCustomizer;
 import io.tidemark.sync.SyncEngine;
@@ -42,17 +44,28 @@ import javax.sql.DataSource;
 @EnableConfigurationProperties(TidemarkProperties.class)
 public class TidemarkAutoConfiguration {
 
+    /**
+     * The engine with its provider, closed together: the engine does not close a provider (one may be shared), and
+     * the log-based one holds a replication connection until it is closed. Destroyed after the engine bean, which
+     * depends on it.
+     */
     @Bean(destroyMethod = "close")
-    SyncEngine tidemarkSyncEngine(TidemarkProperties properties, DataSource dataSource,
-                                  ConfigurableListableBeanFactory beans, ObjectProvider<SyncListener> listeners,
-                                  ObjectProvider<SyncEngineCustomizer> customizers) {
+    AssembledEngine tidemarkAssembledEngine(TidemarkProperties properties, DataSource dataSource,
+                                            ConfigurableListableBeanFactory beans,
+                                            ObjectProvider<SyncListener> listeners,
+                                            ObjectProvider<SyncEngineCustomizer> customizers) {
         ClassLoader loader = beans.getBeanClassLoader();
         EngineAssembler assembler = new EngineAssembler(properties, dataSource,
                 beans.getBeansOfType(Destination.class),
                 name -> beans.containsBean(name) && beans.isTypeMatch(name, DataSource.class)
                         ? beans.getBean(name, DataSource.class) : null,
-                className -> ClassUtils.isPresent(className, loader));
+                className -> ClassUtils.isPresent(className, loader), ApplicationLogin.of(beans, loader));
         return assembler.assemble(listeners.orderedStream().toList(), customizers.orderedStream().toList());
+    }
+
+    @Bean(destroyMethod = "close")
+    SyncEngine tidemarkSyncEngine(AssembledEngine tidemarkAssembledEngine) {
+        return tidemarkAssembledEngine.engine();
     }
 
     @Bean

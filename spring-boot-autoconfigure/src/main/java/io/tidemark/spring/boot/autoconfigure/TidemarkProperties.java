@@ -5,6 +5,7 @@ import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.DeliveryPolicy;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.util.unit.DataSize;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -20,10 +21,15 @@ import java.util.Map;
 @ConfigurationProperties("tidemark")
 public final class TidemarkProperties {
 
-    /** Which change provider calls the tracked procedures. */
+    /** Where the tracked objects' changes come from. */
     public enum Provider {
-        /** PostgreSQL functions (tidemark-postgres). */
+        /** PostgreSQL change functions (tidemark-postgres). */
         POSTGRES,
+        /**
+         * PostgreSQL's write-ahead log through logical decoding (tidemark-postgres): the objects name tables, not
+         * functions, and tidemark.logical.* configures the slot and its replication connection.
+         */
+        POSTGRES_LOGICAL,
         /** SQL Server stored procedures (tidemark-sqlserver must be on the class path). */
         SQLSERVER
     }
@@ -54,7 +60,10 @@ public final class TidemarkProperties {
     /** The engine's name, for its threads and logs. */
     private final String name;
 
-    /** The change provider: postgres, or sqlserver when tidemark-sqlserver is on the class path. */
+    /**
+     * The change provider: postgres (change functions), postgres-logical (the write-ahead log, see
+     * tidemark.logical.*), or sqlserver when tidemark-sqlserver is on the class path.
+     */
     private final Provider provider;
 
     /** Default interval between background polls of an object. */
@@ -100,6 +109,9 @@ public final class TidemarkProperties {
     /** Running on several instances: leases that spread the objects over the live instances. */
     private final Coordination coordination;
 
+    /** The log-based capture, used when tidemark.provider is postgres-logical. */
+    private final Logical logical;
+
     public TidemarkProperties(@DefaultValue("true") boolean enabled, @DefaultValue("tidemark") String name,
                               @DefaultValue("postgres") Provider provider,
                               @DefaultValue("30s") Duration pollInterval, @DefaultValue("1000") int pageSize,
@@ -107,7 +119,7 @@ public final class TidemarkProperties {
                               @DefaultValue("true") boolean autoStartup, @DefaultValue("false") boolean checkOnStart,
                               @DefaultValue Store store, Map<String, TrackedObjectProperties> objects,
                               Map<String, DestinationProperties> destinations, @DefaultValue History history,
-                              @DefaultValue Coordination coordination) {
+                              @DefaultValue Coordination coordination, @DefaultValue Logical logical) {
         this.enabled = enabled;
         this.name = name;
         this.provider = provider;
@@ -122,6 +134,7 @@ public final class TidemarkProperties {
         this.destinations = destinations == null ? Map.of() : new LinkedHashMap<>(destinations);
         this.history = history;
         this.coordination = coordination;
+        this.logical = logical;
     }
 
     public boolean isEnabled() {
@@ -180,6 +193,10 @@ public final class TidemarkProperties {
         return coordination;
     }
 
+    public Logical getLogical() {
+        return logical;
+    }
+
     /**
      * Running on several instances ({@code tidemark.coordination.*}): each object is processed by one instance at a
      * time under a lease kept in the watermark store's database, and the objects are spread over the live instances.
@@ -219,6 +236,154 @@ public final class TidemarkProperties {
 
         public String getInstanceId() {
             return instanceId;
+        }
+    }
+
+    /**
+     * The log-based capture ({@code tidemark.logical.*}), read when {@code tidemark.provider} is postgres-logical:
+     * a publication of the objects' tables, a replication slot that keeps the WAL until every object has stored its
+     * watermark, and the replication connection that streams it.
+     */
+    public static final class Logical {
+
+        /**
+         * The replication slot: 1 to 63 lower-case letters, digits and underscores. Engines on several instances
+         * need a slot each.
+         */
+        private final String slot;
+
+        /** The publication naming the tables; unset means the slot's name. Same characters as the slot. */
+        private final String publication;
+
+        /**
+         * Whether tables log whole old rows (REPLICA IDENTITY FULL, set by the install): updates then carry
+         * $changed and deletes the whole old row, at the price of the old row's bytes in the WAL of every update
+         * and delete.
+         */
+        private final boolean oldRows;
+
+        /**
+         * Whether to install the capture (replica identities, publication, slot) through the application's
+         * DataSource when the engine is created. Off by default: a slot is a server-wide commitment that outlives
+         * the application and keeps WAL on the primary's disk until it is dropped, so creating one (or a second
+         * one, after the slot's name changes) should be a deliberate step, not a side effect of starting an
+         * application that happens to point at a database; the install also needs the REPLICATION attribute and
+         * ownership of the tables for the application's role, and an ACCESS EXCLUSIVE lock per table with
+         * old-rows. Turn it on where that is wanted (development, tests, a dedicated role), or have a DBA run the
+         * capture's script().
+         */
+        private final boolean install;
+
+        /**
+         * The JDBC URL of the replication connection (jdbc:postgresql:...); unset means spring.datasource.url. A
+         * pool cannot lend a replication connection, so the capture opens its own.
+         */
+        private final String url;
+
+        /**
+         * The role of the replication connection, with the REPLICATION attribute; unset means
+         * spring.datasource.username.
+         */
+        private final String username;
+
+        /** The password of the replication connection; unset means spring.datasource.password. */
+        private final String password;
+
+        /** How often the stored watermarks are read and the slot moved past what every object stored. */
+        private final Duration acknowledgeEvery;
+
+        /** How often the stream reports its position to the server when nothing else is said. */
+        private final Duration statusInterval;
+
+        /**
+         * The shortest time between two reads that commits wake: commits within it are read together. Bounds the
+         * watermark writes under a steady flow for at most this much delay; 0s reads at every commit.
+         */
+        private final Duration readInterval;
+
+        /**
+         * The most changes kept in memory before the stream stops reading and the server keeps the WAL instead.
+         * At least 1000.
+         */
+        private final int maxBufferedChanges;
+
+        /** Warn (SLOT_WAL_RETAINED) when the slot keeps more WAL than this. */
+        private final DataSize slotLagWarning;
+
+        /** How often the WAL the slot keeps is checked (one query). */
+        private final Duration slotLagCheckInterval;
+
+        public Logical(@DefaultValue("tidemark") String slot, String publication,
+                       @DefaultValue("false") boolean oldRows, @DefaultValue("false") boolean install, String url,
+                       String username, String password, @DefaultValue("10s") Duration acknowledgeEvery,
+                       @DefaultValue("10s") Duration statusInterval, @DefaultValue("6ms") Duration readInterval,
+                       @DefaultValue("200000") int maxBufferedChanges, @DefaultValue("1GB") DataSize slotLagWarning,
+                       @DefaultValue("1m") Duration slotLagCheckInterval) {
+            this.slot = slot;
+            this.publication = publication;
+            this.oldRows = oldRows;
+            this.install = install;
+            this.url = url;
+            this.username = username;
+            this.password = password;
+            this.acknowledgeEvery = acknowledgeEvery;
+            this.statusInterval = statusInterval;
+            this.readInterval = readInterval;
+            this.maxBufferedChanges = maxBufferedChanges;
+            this.slotLagWarning = slotLagWarning;
+            this.slotLagCheckInterval = slotLagCheckInterval;
+        }
+
+        public String getSlot() {
+            return slot;
+        }
+
+        public String getPublication() {
+            return publication;
+        }
+
+        public boolean isOldRows() {
+            return oldRows;
+        }
+
+        public boolean isInstall() {
+            return install;
+        }
+
+        public String getUrl() {
+            return url;
+        }
+
+        public String getUsername() {
+            return username;
+        }
+
+        public String getPassword() {
+            return password;
+        }
+
+        public Duration getAcknowledgeEvery() {
+            return acknowledgeEvery;
+        }
+
+        public Duration getStatusInterval() {
+            return statusInterval;
+        }
+
+        public Duration getReadInterval() {
+            return readInterval;
+        }
+
+        public int getMaxBufferedChanges() {
+            return maxBufferedChanges;
+        }
+
+        public DataSize getSlotLagWarning() {
+            return slotLagWarning;
+        }
+
+        public Duration getSlotLagCheckInterval() {
+            return slotLagCheckInterval;
         }
     }
 
@@ -288,7 +453,10 @@ public final class TidemarkProperties {
     /** One tracked object ({@code tidemark.objects.<name>.*}). */
     public static final class TrackedObjectProperties {
 
-        /** The change procedure (SQL Server) or function (PostgreSQL), optionally schema-qualified. Required. */
+        /**
+         * The change procedure (SQL Server) or function (PostgreSQL), optionally schema-qualified. Required, except
+         * with provider postgres-logical, where it must be absent (the object reads its table from the WAL).
+         */
         private final String procedure;
 
         /** What the first cycle does when no watermark is stored: full (export everything) or incremental. */
@@ -303,7 +471,11 @@ public final class TidemarkProperties {
         /** The largest batch handed to a destination for this object; unset means tidemark.page-size. */
         private final Integer pageSize;
 
-        /** The table the procedure reads, for the provider's diagnostics. Optional. */
+        /**
+         * The table whose changes the object reads, optionally schema-qualified (public otherwise). Required with
+         * provider postgres-logical; for the other providers optional, the table the procedure reads, for
+         * diagnostics.
+         */
         private final String table;
 
         public TrackedObjectProperties(String procedure, @DefaultValue("full") InitialSync initialSync,

@@ -37,7 +37,19 @@ class ConfigurationMetadataTest {
             assertThat(readme).as("the README's table names " + name).containsAnyOf("`" + name + "`", "`" + name + ".", "`." + lastPart + "`");
         }
         assertThat(names).contains("tidemark.poll-interval", "tidemark.objects", "tidemark.destinations",
-                "tidemark.store.install", "tidemark.history.context.reason-header");
+                "tidemark.store.install", "tidemark.history.context.reason-header", "tidemark.logical.url",
+                "tidemark.logical.slot-lag-warning");
+        assertThat(property(metadata, "tidemark.logical.install").path("defaultValue").asText())
+                .as("a replication slot is made only when asked").isEqualTo("false");
         assertThat(metadata.get("hints").findValuesAsText("name")).contains("tidemark.destinations.keys");
+    }
+
+    private static JsonNode property(JsonNode metadata, String name) {
+        for (JsonNode property : metadata.get("properties")) {
+            if (property.get("name").asText().equals(name)) {
+                return property;
+            }
+        }
+        throw new AssertionError("no property " + name + " in the metadata");
     }
 }

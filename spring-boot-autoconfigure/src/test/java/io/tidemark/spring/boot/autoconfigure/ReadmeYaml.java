@@ -16,22 +16,39 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The application.yml of the root README's "Spring Boot" section, read out of README.md, so that what the README
- * tells a user to write is what the test application runs with. Added as the lowest-precedence property source:
- * a test overrides only where the README's values cannot work here (the database URL, the export folder).
+ * The application.yml of a README section, read out of the README, so that what the README tells a user to write
+ * is what the test application runs with: by default the root README's "Spring Boot" section. Added as the
+ * lowest-precedence property source: a test overrides only where the README's values cannot work here (the database
+ * URL, the export folder, the replication role).
  */
 public final class ReadmeYaml implements ApplicationContextInitializer<ConfigurableApplicationContext> {
 
-    private static final Pattern SECTION_YAML = Pattern.compile(
-            "(?ms)^## Spring Boot\\n.*?^```yaml\\n(.*?)^```");
+    private final Path readme;
+    private final String heading;
 
-    /** The first YAML block of the README's "Spring Boot" section. */
+    /** The root README's "Spring Boot" section. */
+    public ReadmeYaml() {
+        this(Path.of(System.getProperty("user.dir")).resolveSibling("README.md"), "## Spring Boot");
+    }
+
+    /** @param heading the section's heading line, as written */
+    public ReadmeYaml(Path readme, String heading) {
+        this.readme = readme;
+        this.heading = heading;
+    }
+
+    /** The first YAML block of the root README's "Spring Boot" section. */
     public static String text() {
-        Path readme = Path.of(System.getProperty("user.dir")).resolveSibling("README.md");
+        return new ReadmeYaml().yaml();
+    }
+
+    /** The first YAML block of the section. */
+    public String yaml() {
+        Pattern sectionYaml = Pattern.compile("(?ms)^" + Pattern.quote(heading) + "\\n.*?^```yaml\\n(.*?)^```");
         try {
-            Matcher matcher = SECTION_YAML.matcher(Files.readString(readme, StandardCharsets.UTF_8));
+            Matcher matcher = sectionYaml.matcher(Files.readString(readme, StandardCharsets.UTF_8));
             if (!matcher.find()) {
-                throw new IllegalStateException(readme + " has no ```yaml block in a section \"## Spring Boot\"");
+                throw new IllegalStateException(readme + " has no ```yaml block in a section \"" + heading + "\"");
             }
             return matcher.group(1);
         } catch (IOException e) {
@@ -42,8 +59,8 @@ public final class ReadmeYaml implements ApplicationContextInitializer<Configura
     @Override
     public void initialize(ConfigurableApplicationContext context) {
         try {
-            List<PropertySource<?>> sources = new YamlPropertySourceLoader().load("README.md (Spring Boot)",
-                    new ByteArrayResource(text().getBytes(StandardCharsets.UTF_8)));
+            List<PropertySource<?>> sources = new YamlPropertySourceLoader().load(readme + " (" + heading + ")",
+                    new ByteArrayResource(yaml().getBytes(StandardCharsets.UTF_8)));
             sources.forEach(source -> context.getEnvironment().getPropertySources().addLast(source));
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -283,7 +283,7 @@ class TidemarkAutoConfigurationTest {
                 .withPropertyValues("tidemark.provider=sqlserver")
                 .run(context -> assertThat(rootCause(context.getStartupFailure())).hasMessageContaining(
                         "tidemark.provider: sqlserver needs tidemark-sqlserver on the class path;"
-                                + " allowed values: postgres, sqlserver"));
+                                + " allowed values: postgres, postgres-logical, sqlserver"));
     }
 
     @Test

@@ -4,18 +4,23 @@ import io.tidemark.spring.boot.autoconfigure.TidemarkProperties;
 import io.tidemark.spring.boot.autoconfigure.TidemarkProperties.DestinationProperties;
 import io.tidemark.spring.boot.autoconfigure.TidemarkProperties.DestinationType;
 import io.tidemark.spring.boot.autoconfigure.TidemarkProperties.Policy;
+import io.tidemark.spring.boot.autoconfigure.TidemarkProperties.Provider;
 import io.tidemark.spring.boot.autoconfigure.TidemarkProperties.TrackedObjectProperties;
 import io.tidemark.spring.boot.autoconfigure.spi.SyncEngineCustomizer;
 import io.tidemark.sync.Coordination;
 import io.tidemark.sync.DeliveryPolicy;
+import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.InMemoryDeadLetterStore;
 import io.tidemark.sync.InMemoryWatermarkStore;
 import io.tidemark.sync.JdbcDeadLetterStore;
 import io.tidemark.sync.JdbcWatermarkStore;
 import io.tidemark.sync.SyncEngine;
+import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.Destination;
 import io.tidemark.sync.spi.SyncListener;
+import io.tidemark.sync.spi.WatermarkStore;
 
 import javax.sql.DataSource;
 import java.time.Duration;
@@ -23,6 +28,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
@@ -31,61 +37,117 @@ import java.util.function.Predicate;
  * all problems reported together, each naming its property and what it accepts; then the builder gets the
  * provider, stores, objects, destinations, listeners and customizers. A new engine option is one property in
  * {@link TidemarkProperties}, one line in {@link #check} and one in {@link #builder}.
+ *
+ * <p>With {@code tidemark.provider=postgres-logical} the objects name tables, and the provider is a log-based
+ * capture of them ({@link LogicalCapture}) over the same watermark store as the engine.
  */
 public final class EngineAssembler {
 
     private static final String DESTINATION_TYPES = "bean, webhook, json-lines, jdbc-table";
+    private static final String PROVIDERS = "postgres, postgres-logical, sqlserver";
 
     private final TidemarkProperties properties;
     private final DataSource dataSource;
     private final Map<String, Destination> destinationBeans;
     private final Function<String, DataSource> dataSourceBeans;
     private final Predicate<String> classPresent;
+    private final JdbcLogin replicationLogin;
 
     /**
-     * @param destinationBeans the application's Destination beans by bean name
-     * @param dataSourceBeans  a DataSource bean by name, or null when there is none (jdbc-table's data-source)
-     * @param classPresent     whether a class is on the class path (optional modules)
+     * @param destinationBeans    the application's Destination beans by bean name
+     * @param dataSourceBeans     a DataSource bean by name, or null when there is none (jdbc-table's data-source)
+     * @param classPresent        whether a class is on the class path (optional modules)
+     * @param applicationLogin    the application's spring.datasource.* ({@link JdbcLogin#NONE} without them): the
+     *                            defaults of the log-based capture's replication connection
      */
     public EngineAssembler(TidemarkProperties properties, DataSource dataSource,
                            Map<String, Destination> destinationBeans, Function<String, DataSource> dataSourceBeans,
-                           Predicate<String> classPresent) {
+                           Predicate<String> classPresent, JdbcLogin applicationLogin) {
         this.properties = properties;
         this.dataSource = dataSource;
         this.destinationBeans = Map.copyOf(destinationBeans);
         this.dataSourceBeans = dataSourceBeans;
         this.classPresent = classPresent;
+        TidemarkProperties.Logical logical = properties.getLogical();
+        this.replicationLogin = new JdbcLogin(logical.getUrl(), logical.getUsername(), logical.getPassword())
+                .orElse(applicationLogin);
     }
 
-    /** Checks the properties, then builds the engine (which checks the rest: procedure names, duplicates). */
-    public SyncEngine assemble(List<SyncListener> listeners, List<SyncEngineCustomizer> customizers) {
+    /**
+     * Checks the properties, installs the log-based capture when asked, then builds the engine (which checks the
+     * rest: procedure names, duplicates). The provider is closed here if the engine cannot be built, and by the
+     * returned {@link AssembledEngine} otherwise.
+     */
+    public AssembledEngine assemble(List<SyncListener> listeners, List<SyncEngineCustomizer> customizers) {
         check();
-        SyncEngine.Builder builder = builder();
-        listeners.forEach(builder::listener);
-        customizers.forEach(customizer -> customizer.customize(builder));
-        return builder.build();
+        WatermarkStore watermarks = watermarkStore();
+        ChangeProvider provider;
+        BiFunction<String, TrackedObjectProperties, TrackedObject> track;
+        if (isLogical()) {
+            LogicalCapture capture = new LogicalCapture(properties.getLogical(), properties.getObjects().values());
+            capture.installIfAsked(dataSource);
+            provider = capture.provider(replicationLogin, watermarks);
+            track = (name, object) -> withSettings(capture.track(name, object.getTable()), object);
+        } else {
+            provider = Modules.provider(properties.getProvider(), dataSource);
+            track = EngineAssembler::trackedObject;
+        }
+        try {
+            SyncEngine.Builder builder = builder(provider, watermarks);
+            properties.getObjects().forEach((name, object) -> builder.track(track.apply(name, object)));
+            listeners.forEach(builder::listener);
+            customizers.forEach(customizer -> customizer.customize(builder));
+            return new AssembledEngine(builder.build(), provider);
+        } catch (RuntimeException e) {
+            provider.close();
+            throw withInstallHint(e);
+        }
+    }
+
+    /**
+     * The provider's check tells a missing slot or publication in its Java API's terms (install, script()); an
+     * application configured by properties is told the property too.
+     */
+    private RuntimeException withInstallHint(RuntimeException failure) {
+        if (!isLogical() || properties.getLogical().isInstall() || !(failure instanceof TidemarkException checked)
+                || checked.code() != ErrorCode.CHECK_FAILED) {
+            return failure;
+        }
+        return new TidemarkException(ErrorCode.CHECK_FAILED, checked.getMessage() + "\n  If the replication slot or"
+                + " the publication is missing: tidemark.logical.install is false, so nothing installs them; set it"
+                + " to true, or have them created from PostgresLogicalCapture.script()", checked);
+    }
+
+    private boolean isLogical() {
+        return properties.getProvider() == Provider.POSTGRES_LOGICAL;
     }
 
     void check() {
         Violations v = new Violations();
         v.require(properties.getName() != null && !properties.getName().isBlank(), "tidemark.name", "must not be blank");
-        positive(v, "tidemark.poll-interval", properties.getPollInterval());
-        positive(v, "tidemark.shutdown-timeout", properties.getShutdownTimeout());
+        v.positive("tidemark.poll-interval", properties.getPollInterval());
+        v.positive("tidemark.shutdown-timeout", properties.getShutdownTimeout());
         v.require(properties.getPageSize() >= 1, "tidemark.page-size",
                 "must be at least 1 (was " + properties.getPageSize() + ")");
         v.require(properties.getThreads() == null || properties.getThreads() >= 1, "tidemark.threads",
                 "must be at least 1 (was " + properties.getThreads() + ")");
-        v.require(properties.getProvider() != TidemarkProperties.Provider.SQLSERVER
+        v.require(properties.getProvider() != Provider.SQLSERVER
                         || classPresent.test(Modules.SQLSERVER_PROVIDER), "tidemark.provider",
-                "sqlserver needs tidemark-sqlserver on the class path; allowed values: postgres, sqlserver");
-        v.require(properties.getProvider() != TidemarkProperties.Provider.POSTGRES
+                "sqlserver needs tidemark-sqlserver on the class path; allowed values: " + PROVIDERS);
+        v.require(properties.getProvider() != Provider.POSTGRES
                         || classPresent.test(Modules.POSTGRES_PROVIDER), "tidemark.provider",
-                "postgres needs tidemark-postgres on the class path; allowed values: postgres, sqlserver");
+                "postgres needs tidemark-postgres on the class path; allowed values: " + PROVIDERS);
+        v.require(properties.getProvider() != Provider.POSTGRES_LOGICAL
+                        || classPresent.test(Modules.POSTGRES_LOGICAL_PROVIDER), "tidemark.provider",
+                "postgres-logical needs tidemark-postgres on the class path; allowed values: " + PROVIDERS);
+        if (isLogical()) {
+            LogicalCheck.check(v, properties.getLogical(), replicationLogin);
+        }
         v.require(!properties.getStore().getSchema().isBlank(), "tidemark.store.schema", "must not be blank");
         checkCoordination(v, properties.getCoordination());
 
-        v.require(!properties.getObjects().isEmpty(), "tidemark.objects",
-                "no tracked object: add tidemark.objects.<name>.procedure, or set tidemark.enabled=false");
+        v.require(!properties.getObjects().isEmpty(), "tidemark.objects", "no tracked object: add"
+                + " tidemark.objects.<name>." + (isLogical() ? "table" : "procedure") + ", or set tidemark.enabled=false");
         properties.getObjects().forEach((name, object) -> checkObject(v, "tidemark.objects." + name, object));
 
         List<String> names = destinationNames();
@@ -112,10 +174,18 @@ public final class EngineAssembler {
     }
 
     private void checkObject(Violations v, String prefix, TrackedObjectProperties object) {
-        v.require(object.getProcedure() != null && !object.getProcedure().isBlank(), prefix + ".procedure",
-                "required: the change procedure or function the object is read from");
+        if (isLogical()) {
+            v.require(object.getTable() != null && !object.getTable().isBlank(), prefix + ".table",
+                    "required with tidemark.provider=postgres-logical: the table whose changes the object reads");
+            v.require(object.getProcedure() == null, prefix + ".procedure", "must be absent with"
+                    + " tidemark.provider=postgres-logical, which reads the table's changes from the WAL, not from a"
+                    + " change function (was " + object.getProcedure() + ")");
+        } else {
+            v.require(object.getProcedure() != null && !object.getProcedure().isBlank(), prefix + ".procedure",
+                    "required: the change procedure or function the object is read from");
+        }
         if (object.getPollInterval() != null) {
-            positive(v, prefix + ".poll-interval", object.getPollInterval());
+            v.positive(prefix + ".poll-interval", object.getPollInterval());
         }
         v.require(object.getMaxRows() == null || object.getMaxRows() >= 1, prefix + ".max-rows",
                 "must be at least 1 (was " + object.getMaxRows() + ")");
@@ -129,7 +199,7 @@ public final class EngineAssembler {
                 "must be at least 1 (was " + policy.getMaxAttempts() + ")");
         v.require(policy.getBackoff() != null && !policy.getBackoff().isNegative(), prefix + ".policy.backoff",
                 "must be zero or a positive duration such as 200ms (was " + policy.getBackoff() + ")");
-        positive(v, prefix + ".policy.max-delay", policy.getMaxDelay());
+        v.positive(prefix + ".policy.max-delay", policy.getMaxDelay());
         if (policy.getWhenExhausted() == DeliveryPolicy.WhenExhausted.DEAD_LETTER) {
             v.require(properties.getStore().isDeadLetters(), prefix + ".policy.when-exhausted",
                     "dead-letter needs the dead-letter store: set tidemark.store.dead-letters=true, or use block");
@@ -151,11 +221,6 @@ public final class EngineAssembler {
         PropertyDestinations.check(v, prefix, destination, dataSourceBeans);
     }
 
-    private static void positive(Violations v, String property, Duration duration) {
-        v.require(duration != null && !duration.isNegative() && !duration.isZero(), property,
-                "must be a positive duration such as 500ms, 30s or 5m (was " + duration + ")");
-    }
-
     /** Property destinations first, in their order, then the beans without an entry, by bean name. */
     private List<String> destinationNames() {
         List<String> names = new ArrayList<>(properties.getDestinations().keySet());
@@ -163,10 +228,11 @@ public final class EngineAssembler {
         return names;
     }
 
-    private SyncEngine.Builder builder() {
+    private SyncEngine.Builder builder(ChangeProvider provider, WatermarkStore watermarks) {
         SyncEngine.Builder builder = SyncEngine.builder()
                 .name(properties.getName())
-                .provider(Modules.provider(properties.getProvider(), dataSource))
+                .provider(provider)
+                .watermarks(watermarks)
                 .pollInterval(properties.getPollInterval())
                 .pageSize(properties.getPageSize())
                 .shutdownTimeout(properties.getShutdownTimeout())
@@ -174,7 +240,7 @@ public final class EngineAssembler {
         if (properties.getThreads() != null) {
             builder.threads(properties.getThreads());
         }
-        stores(builder);
+        deadLetterStore(builder);
         TidemarkProperties.Coordination coordination = properties.getCoordination();
         if (coordination.isEnabled()) {
             Coordination.Builder leases = Coordination.builder().leaseDuration(coordination.getLeaseDuration());
@@ -183,7 +249,6 @@ public final class EngineAssembler {
             }
             builder.coordination(leases.build());
         }
-        properties.getObjects().forEach((name, object) -> builder.track(trackedObject(name, object)));
         for (String name : destinationNames()) {
             DestinationProperties destination = properties.getDestinations().get(name);
             if (destination == null) {
@@ -198,26 +263,35 @@ public final class EngineAssembler {
         return builder;
     }
 
-    private void stores(SyncEngine.Builder builder) {
+    /** The engine's watermark store: built once, since the log-based provider must read the very same. */
+    private WatermarkStore watermarkStore() {
         TidemarkProperties.Store store = properties.getStore();
         if (store.getType() == TidemarkProperties.StoreType.MEMORY) {
-            builder.watermarks(InMemoryWatermarkStore.create());
-            if (store.isDeadLetters()) {
-                builder.deadLetters(InMemoryDeadLetterStore.create());
-            }
+            return InMemoryWatermarkStore.create();
+        }
+        return JdbcWatermarkStore.builder(dataSource).schema(store.getSchema()).table(store.getTable())
+                .deadLetterTable(store.getDeadLetterTable()).createTables(store.isInstall()).build();
+    }
+
+    private void deadLetterStore(SyncEngine.Builder builder) {
+        TidemarkProperties.Store store = properties.getStore();
+        if (!store.isDeadLetters()) {
             return;
         }
-        builder.watermarks(JdbcWatermarkStore.builder(dataSource).schema(store.getSchema()).table(store.getTable())
-                .deadLetterTable(store.getDeadLetterTable()).createTables(store.isInstall()).build());
-        if (store.isDeadLetters()) {
-            builder.deadLetters(JdbcDeadLetterStore.builder(dataSource).schema(store.getSchema())
-                    .stateTable(store.getTable()).table(store.getDeadLetterTable())
-                    .createTables(store.isInstall()).build());
-        }
+        builder.deadLetters(store.getType() == TidemarkProperties.StoreType.MEMORY
+                ? InMemoryDeadLetterStore.create()
+                : JdbcDeadLetterStore.builder(dataSource).schema(store.getSchema()).stateTable(store.getTable())
+                        .table(store.getDeadLetterTable()).createTables(store.isInstall()).build());
     }
 
     private static TrackedObject trackedObject(String name, TrackedObjectProperties object) {
-        TrackedObject tracked = TrackedObject.of(name, object.getProcedure()).initialSync(object.getInitialSync());
+        TrackedObject tracked = withSettings(TrackedObject.of(name, object.getProcedure()), object);
+        return object.getTable() == null ? tracked : tracked.table(object.getTable());
+    }
+
+    /** The object's own settings over {@code base}, whichever provider made it. */
+    private static TrackedObject withSettings(TrackedObject base, TrackedObjectProperties object) {
+        TrackedObject tracked = base.initialSync(object.getInitialSync());
         if (object.getPollInterval() != null) {
             tracked = tracked.pollInterval(object.getPollInterval());
         }
@@ -226,9 +300,6 @@ public final class EngineAssembler {
         }
         if (object.getPageSize() != null) {
             tracked = tracked.pageSize(object.getPageSize());
-        }
-        if (object.getTable() != null) {
-            tracked = tracked.table(object.getTable());
         }
         return tracked;
     }

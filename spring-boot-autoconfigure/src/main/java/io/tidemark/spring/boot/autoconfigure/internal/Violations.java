@@ -3,6 +3,7 @@ package io.tidemark.spring.boot.autoconfigure.internal;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -22,6 +23,11 @@ final class Violations {
         if (!ok) {
             add(property, problem);
         }
+    }
+
+    void positive(String property, Duration duration) {
+        require(duration != null && !duration.isNegative() && !duration.isZero(), property,
+                "must be a positive duration such as 500ms, 30s or 5m (was " + duration + ")");
     }
 
     void throwIfAny() {

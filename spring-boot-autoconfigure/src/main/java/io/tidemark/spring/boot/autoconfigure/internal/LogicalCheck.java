@@ -1,0 +1,50 @@
+package io.tidemark.spring.boot.autoconfigure.internal;
+
+import io.tidemark.spring.boot.autoconfigure.TidemarkProperties.Logical;
+
+import java.util.regex.Pattern;
+
+/**
+ * The checks of {@code tidemark.logical.*}, with the other properties' in {@link EngineAssembler#check}. The
+ * provider's builders check the same values, but their messages name builder methods; these name the properties.
+ */
+final class LogicalCheck {
+
+    /** PostgreSQL folds a replication command's names, so the capture accepts only what survives the folding. */
+    private static final Pattern NAME = Pattern.compile("[a-z0-9_]{1,63}");
+
+    private static final int MIN_BUFFERED_CHANGES = 1_000;
+
+    private LogicalCheck() {
+    }
+
+    /** @param login the replication connection, tidemark.logical.* over spring.datasource.* */
+    static void check(Violations v, Logical logical, JdbcLogin login) {
+        v.require(logical.getSlot() != null && NAME.matcher(logical.getSlot()).matches(), "tidemark.logical.slot",
+                "must be 1 to 63 lower-case letters, digits and underscores (was " + logical.getSlot() + ")");
+        v.require(logical.getPublication() == null || NAME.matcher(logical.getPublication()).matches(),
+                "tidemark.logical.publication", "must be 1 to 63 lower-case letters, digits and underscores (was "
+                        + logical.getPublication() + "); leave it unset for the slot's name");
+        if (login.url() == null || login.url().isBlank()) {
+            v.add("tidemark.logical.url", "required with tidemark.provider=postgres-logical: the JDBC URL of the"
+                    + " replication connection; it defaults to spring.datasource.url, which the application does not"
+                    + " set");
+        } else {
+            // Not the URL itself in the message: it may carry a password.
+            v.require(login.url().startsWith("jdbc:postgresql:"), "tidemark.logical.url",
+                    "must be a jdbc:postgresql: URL" + (logical.getUrl() == null
+                            ? " (it defaults to spring.datasource.url, which is another database's)" : ""));
+        }
+        v.positive("tidemark.logical.acknowledge-every", logical.getAcknowledgeEvery());
+        v.positive("tidemark.logical.status-interval", logical.getStatusInterval());
+        v.positive("tidemark.logical.slot-lag-check-interval", logical.getSlotLagCheckInterval());
+        v.require(logical.getReadInterval() != null && !logical.getReadInterval().isNegative(),
+                "tidemark.logical.read-interval", "must be zero or a positive duration such as 6ms (was "
+                        + logical.getReadInterval() + ")");
+        v.require(logical.getMaxBufferedChanges() >= MIN_BUFFERED_CHANGES, "tidemark.logical.max-buffered-changes",
+                "must be at least " + MIN_BUFFERED_CHANGES + " (was " + logical.getMaxBufferedChanges() + ")");
+        v.require(logical.getSlotLagWarning() != null && !logical.getSlotLagWarning().isNegative(),
+                "tidemark.logical.slot-lag-warning", "must be zero or a size such as 512MB or 1GB (was "
+                        + logical.getSlotLagWarning() + ")");
+    }
+}
