@@ -1,6 +1,7 @@
 package io.tidemark.cli;
 
 import io.tidemark.postgres.PostgresLogicalCapture;
+import io.tidemark.testing.EmbeddedPostgresServer;
 import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.TestDatabase;
 import org.junit.jupiter.api.AfterEach;
@@ -118,6 +119,13 @@ class LogicalCommandIT {
         assertThat(status.stdout()).contains("published tables:     public.bins" + System.lineSeparator())
                 .contains("problem: the publication " + slot + " does not publish public.racks");
         assertThat(status.stderr()).contains("1 problem");
+
+        Cli.Run oldRows = Cli.run("logical", "status", "bins", "--old-rows", "--slot", slot, "--url", url);
+        assertThat(oldRows.exit()).as(oldRows.toString()).isEqualTo(ExitCode.FINDING);
+        assertThat(oldRows.stdout()).contains("problem: REPLICA IDENTITY is not FULL on public.bins:");
+        assertThat(Cli.run("logical", "install", "bins", "--old-rows", "--slot", slot, "--url", url).exit()).isZero();
+        Cli.Run full = Cli.run("logical", "status", "bins", "--old-rows", "--slot", slot, "--url", url);
+        assertThat(full.exit()).as(full.toString()).isZero();
     }
 
     @Test
@@ -158,6 +166,29 @@ class LogicalCommandIT {
         assertThat(oldRows.exit()).as(oldRows.toString()).isZero();
         assertThat(query("SELECT relreplident::text FROM pg_class WHERE oid = 'public.logbook'::regclass"))
                 .containsExactly("f");
+    }
+
+    @Test
+    void a_slot_of_another_database_is_neither_taken_nor_dropped() throws SQLException {
+        database.execute("CREATE TABLE public.trays (id int PRIMARY KEY)");
+        String slot = slot();
+        assertThat(Cli.run("logical", "install", "trays", "--slot", slot, "--url", database.jdbcUrl()).exit()).isZero();
+
+        try (TestDatabase other = EmbeddedPostgresServer.shared().createDatabase()) {
+            other.execute("CREATE TABLE public.trays (id int PRIMARY KEY)");
+            String elsewhere = "the replication slot " + slot + " belongs to the database " + database.name()
+                    + ", not " + other.name();
+            for (String command : new String[] {"install", "uninstall"}) {
+                Cli.Run run = Cli.run("logical", command, "trays", "--slot", slot, "--url", other.jdbcUrl());
+                assertThat(run.exit()).as(command + "\n" + run).isEqualTo(ExitCode.FAILED);
+                assertThat(run.stderr()).as(command).contains("SCHEMA_UNSUPPORTED: " + elsewhere);
+            }
+            Cli.Run status = Cli.run("logical", "status", "trays", "--slot", slot, "--url", other.jdbcUrl());
+            assertThat(status.exit()).as(status.toString()).isEqualTo(ExitCode.FINDING);
+            assertThat(status.stdout()).contains("problem: " + elsewhere);
+        }
+        assertThat(query("SELECT database FROM pg_replication_slots WHERE slot_name = ?", slot))
+                .as("the other database's uninstall left the slot alone").containsExactly(database.name());
     }
 
     private static long retained(Cli.Run status) {

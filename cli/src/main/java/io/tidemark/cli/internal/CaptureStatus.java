@@ -12,16 +12,18 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * What a DBA checks of a logical capture on the server: {@code wal_level}, the publication and the tables it
  * publishes, the slot, how far its reader has confirmed and how much WAL it keeps. Read in one transaction; the
  * slot's and the publication's names are bound values, never SQL text.
  *
- * @param slot null when there is no slot of that name
+ * @param keyOnly the published tables whose updates and deletes log less than the whole old row
+ * @param slot    null when there is no slot of that name
  */
 record CaptureStatus(String walLevel, String database, boolean publicationExists, List<PgName> published,
-                     List<String> publicationProblems, Slot slot) {
+                     List<PgName> keyOnly, List<String> publicationProblems, Slot slot) {
 
     /**
      * The slot's row of {@code pg_replication_slots}.
@@ -47,10 +49,12 @@ record CaptureStatus(String walLevel, String database, boolean publicationExists
             """;
 
     private static final String PUBLISHED = """
-            SELECT schemaname, tablename
-              FROM pg_catalog.pg_publication_tables
-             WHERE pubname = ?
-             ORDER BY schemaname, tablename
+            SELECT t.schemaname, t.tablename, c.relreplident = 'f'
+              FROM pg_catalog.pg_publication_tables t
+              JOIN pg_catalog.pg_namespace n ON n.nspname = t.schemaname
+              JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = t.tablename
+             WHERE t.pubname = ?
+             ORDER BY t.schemaname, t.tablename
             """;
 
     static CaptureStatus read(DataSource dataSource, PostgresLogicalCapture capture) {
@@ -61,17 +65,27 @@ record CaptureStatus(String walLevel, String database, boolean publicationExists
 
     private static CaptureStatus read(Connection c, PostgresLogicalCapture capture) throws SQLException {
         CaptureStatus server = Jdbc.query(c, SERVER_AND_SLOT, rs -> new CaptureStatus(rs.getString(1),
-                rs.getString(2), rs.getBoolean(3), List.of(), List.of(), !rs.getBoolean(4) ? null
+                rs.getString(2), rs.getBoolean(3), List.of(), List.of(), List.of(), !rs.getBoolean(4) ? null
                 : new Slot(rs.getString(5), rs.getString(6), (Integer) rs.getObject(7), rs.getString(8),
                 rs.getString(9), (Long) rs.getObject(10), rs.getString(11))),
                 capture.publication(), capture.slot()).get(0);
         if (!server.publicationExists()) {
             return server;
         }
-        List<PgName> published = Jdbc.query(c, PUBLISHED, rs -> PgName.of(rs.getString(1), rs.getString(2)),
-                capture.publication());
-        return new CaptureStatus(server.walLevel(), server.database(), true, published,
+        record Published(PgName table, boolean fullIdentity) {
+        }
+        List<Published> rows = Jdbc.query(c, PUBLISHED, rs -> new Published(PgName.of(rs.getString(1),
+                rs.getString(2)), rs.getBoolean(3)), capture.publication());
+        List<PgName> published = rows.stream().map(Published::table).toList();
+        List<PgName> keyOnly = rows.stream().filter(r -> !r.fullIdentity()).map(Published::table).toList();
+        return new CaptureStatus(server.walLevel(), server.database(), true, published, keyOnly,
                 LogicalSetup.publicationProblems(c, capture.publication(), tables(capture)), server.slot());
+    }
+
+    /** The database the logical slot belongs to when it is not this one (slot names are the server's). */
+    Optional<String> slotOfAnotherDatabase() {
+        return slot == null || slot.plugin() == null || database.equals(slot.database()) ? Optional.empty()
+                : Optional.of(slot.database());
     }
 
     /** What the capture lacks on this server to stream its tables, each with what to do; empty when nothing. */
@@ -90,6 +104,15 @@ record CaptureStatus(String walLevel, String database, boolean publicationExists
                 problems.add("the publication " + capture.publication() + " does not publish " + text(missing)
                         + ": run tidemark logical install, which adds them");
             }
+            if (capture.oldRows()) {
+                List<PgName> lacking = new ArrayList<>(tables(capture));
+                lacking.retainAll(keyOnly);
+                if (!lacking.isEmpty()) {
+                    problems.add("REPLICA IDENTITY is not FULL on " + text(lacking) + ": their updates and deletes"
+                            + " log less than the whole old row, so updates come without $changed; run tidemark"
+                            + " logical install --old-rows");
+                }
+            }
             problems.addAll(publicationProblems);
         }
         if (slot == null) {
@@ -104,17 +127,20 @@ record CaptureStatus(String walLevel, String database, boolean publicationExists
             problems.add("the replication slot " + capture.slot() + " uses the plugin " + slot.plugin()
                     + ", not pgoutput: drop it or choose another --slot");
         }
-        if (!database.equals(slot.database())) {
-            // Slot names are the server's, publications the database's: this database's changes never reach it.
-            problems.add("the replication slot " + capture.slot() + " belongs to the database " + slot.database()
-                    + ", not " + database + ": slot names are shared by the server's databases; choose another"
-                    + " --slot");
-        }
+        // Slot names are the server's, publications the database's: this database's changes never reach it.
+        slotOfAnotherDatabase().ifPresent(other -> problems.add(elsewhere(capture, other)));
         if ("lost".equals(slot.walStatus())) {
             problems.add("the replication slot " + capture.slot() + " has lost WAL it needed (wal_status lost,"
                     + " see max_slot_wal_keep_size): uninstall, install and reset the tracked objects");
         }
         return problems;
+    }
+
+    /** Says that the slot belongs to the database {@code other}. */
+    String elsewhere(PostgresLogicalCapture capture, String other) {
+        return "the replication slot " + capture.slot() + " belongs to the database " + other + ", not " + database
+                + ": slot names are shared by the server's databases; choose another --slot here, or manage that"
+                + " one from " + other;
     }
 
     /** The report, one {@code name: value} line each. */

@@ -1,6 +1,8 @@
 package io.tidemark.cli.internal;
 
 import io.tidemark.postgres.PostgresLogicalCapture;
+import io.tidemark.sync.ErrorCode;
+import io.tidemark.sync.TidemarkException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -9,6 +11,7 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
+import javax.sql.DataSource;
 import java.util.List;
 import java.util.concurrent.Callable;
 
@@ -48,6 +51,18 @@ public final class LogicalCommand extends ParentCommand {
             }
             return b.oldRows(oldRows).build();
         }
+    }
+
+    /**
+     * Refuses a slot of the same name that belongs to another database of the server. The API looks slots up by
+     * name only: its install would take that slot for this capture's and report success, its uninstall would drop
+     * the other database's slot.
+     */
+    static void requireOwnSlot(DataSource dataSource, PostgresLogicalCapture capture) {
+        CaptureStatus status = CaptureStatus.read(dataSource, capture);
+        status.slotOfAnotherDatabase().ifPresent(other -> {
+            throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, status.elsewhere(capture, other));
+        });
     }
 
     @Command(name = "script", mixinStandardHelpOptions = true,
@@ -91,7 +106,9 @@ public final class LogicalCommand extends ParentCommand {
         @Override
         public Integer call() {
             PostgresLogicalCapture capture = options.build();
-            capture.install(connection.connectPostgres());
+            DataSource dataSource = connection.connectPostgres();
+            requireOwnSlot(dataSource, capture);
+            capture.install(dataSource);
             Output.println("logical capture installed: slot " + capture.slot() + ", publication "
                     + capture.publication() + " of " + String.join(", ", CaptureStatus.names(capture)));
             return 0;
@@ -132,7 +149,9 @@ public final class LogicalCommand extends ParentCommand {
         @Override
         public Integer call() {
             PostgresLogicalCapture capture = options.build();
-            capture.uninstall(connection.connectPostgres());
+            DataSource dataSource = connection.connectPostgres();
+            requireOwnSlot(dataSource, capture);
+            capture.uninstall(dataSource);
             Output.println("logical capture uninstalled: slot " + capture.slot() + " and publication "
                     + capture.publication() + " no longer exist");
             return 0;
