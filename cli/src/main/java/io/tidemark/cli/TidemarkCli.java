@@ -2,6 +2,7 @@ package io.tidemark.cli;
 
 import io.tidemark.cli.internal.Failures;
 import io.tidemark.cli.internal.HistoryCommand;
+import io.tidemark.cli.internal.LogicalCommand;
 import io.tidemark.cli.internal.OutboxCommand;
 import io.tidemark.cli.internal.ParentCommand;
 import io.tidemark.cli.internal.SqlServerCommand;
@@ -20,6 +21,7 @@ import picocli.CommandLine.Command;
         description = "Tidemark's database side from the command line: scripts, installs, checks and the watermark store.",
         subcommands = {
                 OutboxCommand.class,
+                LogicalCommand.class,
                 HistoryCommand.class,
                 SqlServerCommand.class,
                 VerifyContractCommand.class,
@@ -32,7 +34,8 @@ import picocli.CommandLine.Command;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
                 "0:done; for a check, nothing found",
-                "1:a finding (drift, differences, a procedure not SAFE, reset of an object not paused)",
+                "1:a finding (drift, differences, a capture not installed, a procedure not SAFE, reset of an object"
+                        + " not paused)",
                 "2:usage (unknown option, missing or refused value)",
                 "3:cannot connect (unreachable database, login refused)",
                 "4:the database refused the operation (the message names the object and the problem)"})

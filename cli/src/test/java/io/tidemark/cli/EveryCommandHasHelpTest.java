@@ -18,6 +18,7 @@ class EveryCommandHasHelpTest {
         List<String> paths = new ArrayList<>();
         collect(TidemarkCli.commandLine(), new ArrayList<>(), paths);
         assertThat(paths).contains("outbox script", "outbox install", "outbox verify", "outbox uninstall",
+                "logical script", "logical install", "logical status", "logical uninstall",
                 "history script", "history install", "history verify", "history evolve", "history uninstall",
                 "history prune", "sqlserver setup", "sqlserver procedure", "sqlserver role", "verify-contract",
                 "status", "pause", "resume", "reset");

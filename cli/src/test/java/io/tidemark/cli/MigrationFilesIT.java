@@ -1,6 +1,7 @@
 package io.tidemark.cli;
 
 import io.tidemark.history.TemporalTable;
+import io.tidemark.postgres.PostgresLogicalCapture;
 import io.tidemark.postgres.PostgresOutbox;
 import io.tidemark.sqlserver.ChangeProcedureGenerator;
 import io.tidemark.sqlserver.ChangeTrackingSetup;
@@ -28,6 +29,7 @@ import java.sql.Statement;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * --flyway and --liquibase write migration files that a real Flyway and a real Liquibase run apply: afterwards the
@@ -151,6 +153,45 @@ class MigrationFilesIT {
                 .startsWith("--liquibase formatted sql\n\n--changeset tidemark:tidemark_sqlserver_procedure_dbo.Items_changes"
                         + " splitStatements:true endDelimiter:GO stripComments:false\n")
                 .endsWith(ChangeProcedureGenerator.forTable("dbo.Items").keyColumns("Id").build().script());
+    }
+
+    @Test
+    @SuppressWarnings("deprecation") // Liquibase(String, ResourceAccessor, Database): the shortest complete update
+    void the_logical_capture_is_refused_since_neither_tool_can_create_its_slot(TestDatabase database, @TempDir Path dir)
+            throws Exception {
+        database.execute("CREATE TABLE public.pallets (id int PRIMARY KEY)");
+        PostgresLogicalCapture capture = PostgresLogicalCapture.forTables("pallets")
+                .slot("tm_cli_migration_" + ProcessHandle.current().pid()).build();
+        String refused = "cannot create logical replication slot in transaction that has performed writes";
+        try {
+            for (String tool : new String[] {"--flyway", "--liquibase"}) {
+                Cli.Run run = Cli.run("logical", "script", "pallets", "--slot", capture.slot(), tool, dir.toString());
+                assertThat(run.exit()).as(run.toString()).isEqualTo(ExitCode.USAGE);
+                assertThat(run.stderr()).contains("logical script writes no migration file", "psql");
+            }
+            assertThat(dir).isEmptyDirectory();
+
+            // Why: each tool runs the script in one transaction, where the publication's write comes first.
+            Path flyway = Files.createDirectory(dir.resolve("flyway"));
+            Files.writeString(flyway.resolve("V1__tidemark_logical.sql"), capture.script());
+            assertThatThrownBy(() -> Flyway.configure().dataSource(database.dataSource())
+                    .locations("filesystem:" + flyway).table("flyway_logical_history") // not the other tests'
+                    .baselineOnMigrate(true).baselineVersion("0").load().migrate())
+                    .hasStackTraceContaining(refused);
+            Files.writeString(dir.resolve("logical.sql"), "--liquibase formatted sql\n\n--changeset tidemark:logical"
+                    + " splitStatements:false stripComments:false\n" + capture.script());
+            try (Connection c = database.dataSource().getConnection()) {
+                Database db = DatabaseFactory.getInstance().findCorrectDatabaseImplementation(new JdbcConnection(c));
+                try (Liquibase liquibase = new Liquibase("logical.sql", new DirectoryResourceAccessor(dir), db)) {
+                    assertThatThrownBy(() -> liquibase.update(new Contexts(), new LabelExpression()))
+                            .hasStackTraceContaining(refused);
+                }
+            }
+            assertThat(count(database, "SELECT count(*) FROM pg_publication WHERE pubname = '" + capture.publication()
+                    + "'")).as("both rolled the publication back").isZero();
+        } finally {
+            capture.uninstall(database.dataSource());
+        }
     }
 
     private static String[] concat(String[] a, String... b) {

@@ -1,6 +1,7 @@
 package io.tidemark.cli;
 
 import io.tidemark.history.TemporalTable;
+import io.tidemark.postgres.PostgresLogicalCapture;
 import io.tidemark.postgres.PostgresOutbox;
 import io.tidemark.sqlserver.ChangeProcedureGenerator;
 import io.tidemark.sqlserver.ChangeTrackingSetup;
@@ -66,6 +67,21 @@ class ScriptsMatchTheApiIT {
 
         same(Cli.run("outbox", "script", "items", "--outbox-table", "items_changes_log", "--no-notifications",
                 "--truncate", "refuse", "--url", database.jdbcUrl()), api);
+    }
+
+    @Test
+    void logical_script() {
+        String api = PostgresLogicalCapture.forTables("public.items", "sales.\"Order\"").slot("shop_sync")
+                .publication("shop_tables").oldRows(true).build().script();
+
+        same(Cli.run("logical", "script", "public.items", "sales.\"Order\"", "--slot", "shop_sync", "--publication",
+                "shop_tables", "--old-rows"), api);
+        assertThat(api).contains("REPLICA IDENTITY FULL", "pg_create_logical_replication_slot('shop_sync'");
+    }
+
+    @Test
+    void logical_script_with_the_defaults() {
+        same(Cli.run("logical", "script", "items"), PostgresLogicalCapture.forTables("items").build().script());
     }
 
     @Test

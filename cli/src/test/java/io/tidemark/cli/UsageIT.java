@@ -20,8 +20,8 @@ class UsageIT {
 
         Cli.Run help = Cli.run("--help");
         assertThat(help.exit()).isZero();
-        assertThat(help.stdout()).contains("outbox", "history", "sqlserver", "verify-contract", "status", "pause",
-                "resume", "reset", "Exit codes:");
+        assertThat(help.stdout()).contains("outbox", "logical", "history", "sqlserver", "verify-contract", "status",
+                "pause", "resume", "reset", "Exit codes:");
 
         Cli.Run subcommandHelp = Cli.run("history", "install", "--help");
         assertThat(subcommandHelp.exit()).isZero();
@@ -31,7 +31,8 @@ class UsageIT {
     @Test
     void usage_errors_exit_2() {
         for (String[] args : new String[][] {{}, {"history"}, {"outbox", "frobnicate"}, {"status", "--bogus"},
-                {"history", "install"}}) {
+                {"history", "install"}, {"logical"},
+                {"logical", "status", "--url", "jdbc:postgresql://localhost/db"}}) {
             Cli.Run run = Cli.run(args);
             assertThat(run.exit()).as(String.join(" ", args) + "\n" + run).isEqualTo(ExitCode.USAGE);
             assertThat(run.stderr()).isNotBlank();
