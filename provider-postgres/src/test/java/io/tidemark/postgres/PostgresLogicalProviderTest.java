@@ -200,6 +200,32 @@ class PostgresLogicalProviderTest {
     }
 
     @Test
+    void a_slot_of_the_same_name_in_another_database_is_neither_taken_nor_dropped() throws Exception {
+        String t = table("lg_elsewhere");
+        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        try (TestDatabase other = io.tidemark.testing.EmbeddedPostgresServer.shared().createDatabase()) {
+            other.execute("CREATE TABLE public.lg_elsewhere (id int PRIMARY KEY)");
+            PostgresLogicalCapture same = PostgresLogicalCapture.forTables(t).slot(capture.slot()).build();
+            String elsewhere = "the replication slot " + capture.slot() + " belongs to the database "
+                    + database.name() + ", not " + other.name();
+            assertThatThrownBy(() -> same.install(other.dataSource())).isInstanceOfSatisfying(
+                    TidemarkException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_UNSUPPORTED);
+                        assertThat(e.getMessage()).contains(elsewhere);
+                    });
+            assertThatThrownBy(() -> same.uninstall(other.dataSource())).isInstanceOfSatisfying(
+                    TidemarkException.class, e -> assertThat(e.getMessage()).contains(elsewhere));
+            PostgresLogicalProvider provider = PostgresLogicalProvider.builder(same)
+                    .connect(other.jdbcUrl(), "postgres", null).watermarks(store).build();
+            closing.add(provider);
+            assertThat(provider.check(List.of(incremental(same, "Elsewhere"))))
+                    .anySatisfy(p -> assertThat(p.message()).contains(elsewhere));
+        }
+        assertThat(query("SELECT database FROM pg_replication_slots WHERE slot_name = '" + capture.slot() + "'"))
+                .as("the slot is still this database's").isEqualTo(database.name());
+    }
+
+    @Test
     void with_old_rows_an_update_names_its_changed_columns_and_a_delete_carries_the_old_row() throws Exception {
         String t = table("lg_old");
         PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t).oldRows(true));

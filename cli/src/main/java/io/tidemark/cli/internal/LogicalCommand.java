@@ -53,18 +53,6 @@ public final class LogicalCommand extends ParentCommand {
         }
     }
 
-    /**
-     * Refuses a slot of the same name that belongs to another database of the server. The API looks slots up by
-     * name only: its install would take that slot for this capture's and report success, its uninstall would drop
-     * the other database's slot.
-     */
-    static void requireOwnSlot(DataSource dataSource, PostgresLogicalCapture capture) {
-        CaptureStatus status = CaptureStatus.read(dataSource, capture);
-        status.slotOfAnotherDatabase().ifPresent(other -> {
-            throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, status.elsewhere(capture, other));
-        });
-    }
-
     @Command(name = "script", mixinStandardHelpOptions = true,
             description = {"Prints the SQL that install runs, as PostgresLogicalCapture.script() generates it.",
                     "Run it with psql (each statement commits on its own): the slot cannot be created in a"
@@ -107,7 +95,6 @@ public final class LogicalCommand extends ParentCommand {
         public Integer call() {
             PostgresLogicalCapture capture = options.build();
             DataSource dataSource = connection.connectPostgres();
-            requireOwnSlot(dataSource, capture);
             capture.install(dataSource);
             Output.println("logical capture installed: slot " + capture.slot() + ", publication "
                     + capture.publication() + " of " + String.join(", ", CaptureStatus.names(capture)));
@@ -150,7 +137,6 @@ public final class LogicalCommand extends ParentCommand {
         public Integer call() {
             PostgresLogicalCapture capture = options.build();
             DataSource dataSource = connection.connectPostgres();
-            requireOwnSlot(dataSource, capture);
             capture.uninstall(dataSource);
             Output.println("logical capture uninstalled: slot " + capture.slot() + " and publication "
                     + capture.publication() + " no longer exist");

@@ -132,7 +132,8 @@ public final class LogicalSetup {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (true) {
             List<Integer> pids = Jdbc.query(c, "SELECT active_pid FROM pg_catalog.pg_replication_slots"
-                    + " WHERE slot_name = ? AND active", rs -> rs.getInt(1), slot);
+                    + " WHERE slot_name = ? AND database = pg_catalog.current_database() AND active",
+                    rs -> rs.getInt(1), slot);
             if (pids.isEmpty()) {
                 return;
             }
@@ -161,11 +162,28 @@ public final class LogicalSetup {
                 + " WHERE rolname = current_user");
     }
 
-    /** The plugin of the slot, or null when there is no such slot. */
+    /**
+     * The plugin of this database's logical slot of that name, or null when the server has no slot of that name.
+     * Slot names are the server's, not the database's: a slot of that name that is another database's (or a
+     * physical one) is refused, since install would take it for this capture's and uninstall would drop it.
+     */
     public static String slotPlugin(Connection c, String slot) throws SQLException {
-        List<String> plugins = Jdbc.query(c, "SELECT plugin FROM pg_catalog.pg_replication_slots WHERE slot_name = ?",
-                rs -> rs.getString(1), slot);
-        return plugins.isEmpty() ? null : plugins.get(0);
+        List<String[]> slots = Jdbc.query(c, """
+                SELECT s.plugin, s.database::pg_catalog.text, pg_catalog.current_database()::pg_catalog.text
+                  FROM pg_catalog.pg_replication_slots AS s
+                 WHERE s.slot_name = ?""", rs -> new String[] {rs.getString(1), rs.getString(2), rs.getString(3)},
+                slot);
+        if (slots.isEmpty()) {
+            return null;
+        }
+        String[] found = slots.get(0);
+        if (found[1] == null || !found[1].equals(found[2])) {
+            throw new TidemarkException(ErrorCode.SCHEMA_UNSUPPORTED, "the replication slot " + slot + " belongs to "
+                    + (found[1] == null ? "no database (a physical slot)" : "the database " + found[1])
+                    + ", not " + found[2] + ": slot names are shared by every database of the server, so choose"
+                    + " another slot name for this capture");
+        }
+        return found[0];
     }
 
     /**

@@ -51,7 +51,8 @@ public final class SlotLag {
         long retained;
         try (Connection c = DriverManager.getConnection(jdbcUrl, properties)) {
             List<Long> found = Jdbc.query(c, "SELECT (pg_catalog.pg_current_wal_lsn() - confirmed_flush_lsn)::bigint"
-                    + " FROM pg_catalog.pg_replication_slots WHERE slot_name = ?", rs -> rs.getLong(1), slot);
+                    + " FROM pg_catalog.pg_replication_slots WHERE slot_name = ?"
+                    + " AND database = pg_catalog.current_database()", rs -> rs.getLong(1), slot);
             if (found.isEmpty()) {
                 return List.of();
             }
