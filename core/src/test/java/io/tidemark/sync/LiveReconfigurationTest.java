@@ -204,6 +204,25 @@ class LiveReconfigurationTest {
     }
 
     @Test
+    void an_object_tracked_again_while_its_untrack_waits_keeps_its_registration_at_the_provider() throws Exception {
+        SyncEngine engine = engine();
+        CallGate gate = new CallGate();
+        items.insert(1, 1);
+        scripted.object(ITEMS).thenBlock(gate, response(1, "Diff", 0, row("I", 1, "\"Body\":\"x\"")));
+        engine.start();
+        assertThat(gate.awaitEntered(Duration.ofSeconds(10))).isTrue();
+        CompletableFuture<Void> untrack = CompletableFuture.runAsync(() -> engine.untrack(ITEMS));
+        assertThat(until(() -> engine.trackedObjects().isEmpty())).as("the name is free while untrack waits").isTrue();
+
+        engine.track(TrackedObject.of(ITEMS, "public.items_changes"));
+        gate.release();
+        untrack.get(10, TimeUnit.SECONDS);
+
+        assertThat(engine.trackedObjects()).extracting(TrackedObject::name).containsExactly(ITEMS);
+        assertThat(provider.untracked).as("the provider is not told to forget an object tracked again").isEmpty();
+    }
+
+    @Test
     void a_changed_object_never_runs_its_new_cycle_while_the_former_one_is_in_the_procedure() throws Exception {
         SyncEngine engine = engine();
         CallGate gate = new CallGate();

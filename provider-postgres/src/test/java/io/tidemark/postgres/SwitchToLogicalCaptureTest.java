@@ -3,6 +3,7 @@ package io.tidemark.postgres;
 import io.tidemark.sync.Change;
 import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.JdbcWatermarkStore;
+import io.tidemark.sync.Operation;
 import io.tidemark.sync.Outcome;
 import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.TrackedObject;
@@ -21,8 +22,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -64,17 +67,19 @@ class SwitchToLogicalCaptureTest {
     }
 
     @Test
-    void no_committed_change_is_missed_when_a_table_moves_from_the_outbox_to_the_log_while_it_is_written()
+    void no_committed_change_is_missed_and_a_destination_ends_as_the_table_when_it_moves_to_the_log_while_written()
             throws Exception {
         database.execute("CREATE TABLE public.sw_items (id int PRIMARY KEY, n bigint NOT NULL)");
         PostgresOutbox outbox = PostgresOutbox.forTable("public.sw_items").build();
         outbox.install(database.dataSource());
-        RecordingDestination fromOutbox = new RecordingDestination();
+        // One destination for both, as in production: it must end as the table is, applying changes by key in the
+        // order they arrive.
+        RecordingDestination shared = new RecordingDestination();
         SyncEngine outboxEngine = SyncEngine.builder().name("switch-outbox")
                 .provider(PostgresProvider.create(database.dataSource())).watermarks(store)
                 .track(outbox.track("ItemsOutbox").initialSync(InitialSync.INCREMENTAL)
                         .pollInterval(Duration.ofMillis(100)))
-                .destination("out", fromOutbox).build();
+                .destination("out", shared).build();
         closing.add(outboxEngine);
         assertThat(outboxEngine.runOnce().get("ItemsOutbox").outcome()).isEqualTo(Outcome.SEEDED);
 
@@ -94,19 +99,19 @@ class SwitchToLogicalCaptureTest {
                 .connect(database.jdbcUrl(), "postgres", null).watermarks(store)
                 .acknowledgeEvery(Duration.ofMillis(100)).build();
         closing.add(provider);
-        RecordingDestination fromLog = new RecordingDestination();
         SyncEngine logicalEngine = SyncEngine.builder().name("switch-logical").provider(provider).watermarks(store)
                 .track(capture.track("ItemsLogical", "public.sw_items").initialSync(InitialSync.INCREMENTAL)
                         .pollInterval(Duration.ofMillis(100)))
-                .destination("out", fromLog).build();
+                .destination("out", shared).build();
         closing.add(logicalEngine);
         assertThat(logicalEngine.runOnce().get("ItemsLogical").outcome()).isEqualTo(Outcome.SEEDED);
-        logicalEngine.start();
         long handOver = outbox.committedVersion(database.dataSource());
 
         runUntilStored(outboxEngine, "ItemsOutbox", handOver);
+        int fromOutbox = shared.changes().size();
         outboxEngine.close();
         outbox.uninstall(database.dataSource()); // while the writers write
+        logicalEngine.start(); // only now: it replays, in commit order, everything after its seed
         writers.awaitCommits(writers.committed() + 300);
         writers.stop();
 
@@ -115,15 +120,25 @@ class SwitchToLogicalCaptureTest {
         while (!delivered.containsAll(writers.committedChanges()) && System.nanoTime() < deadline) {
             Thread.sleep(50);
             delivered.clear();
-            fromOutbox.changes().forEach(c -> delivered.add(describe(c)));
-            fromLog.changes().forEach(c -> delivered.add(describe(c)));
+            shared.changes().forEach(c -> delivered.add(describe(c)));
         }
         Set<String> missed = new HashSet<>(writers.committedChanges());
         missed.removeAll(delivered);
         assertThat(missed).as("committed changes neither capture delivered").isEmpty();
         assertThat(delivered).as("rolled-back changes delivered").doesNotContainAnyElementsOf(writers.rolledBack());
-        assertThat(fromOutbox.changes()).as("the outbox delivered before the hand-over").isNotEmpty();
-        assertThat(fromLog.changes()).as("the log delivered after it").isNotEmpty();
+        assertThat(fromOutbox).as("the outbox delivered before the hand-over").isPositive();
+        assertThat(shared.changes().size()).as("the log delivered after it").isGreaterThan(fromOutbox);
+        Map<Integer, Long> applied = new TreeMap<>();
+        for (Change c : shared.changes()) {
+            int id = c.fields().get("id").asInt();
+            if (c.operation().orElseThrow() == Operation.DELETE) {
+                applied.remove(id);
+            } else {
+                applied.put(id, c.fields().get("n").asLong());
+            }
+        }
+        assertThat(applied).as("the destination, applying by key in arrival order, ends as the table")
+                .isEqualTo(rows());
         assertThat(query("SELECT count(*) FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c"
                 + " ON c.oid = t.tgrelid WHERE c.relname = 'sw_items' AND NOT t.tgisinternal"))
                 .as("the outbox's triggers are gone").isZero();
@@ -172,6 +187,18 @@ class SwitchToLogicalCaptureTest {
 
     private long stored(String name) {
         return store.load(name).map(s -> s.version()).orElse(OptionalLong.empty()).orElse(-1);
+    }
+
+    private Map<Integer, Long> rows() throws SQLException {
+        Map<Integer, Long> rows = new TreeMap<>();
+        try (Connection c = database.dataSource().getConnection();
+             PreparedStatement s = c.prepareStatement("SELECT id, n FROM public.sw_items");
+             ResultSet rs = s.executeQuery()) {
+            while (rs.next()) {
+                rows.put(rs.getInt(1), rs.getLong(2));
+            }
+        }
+        return rows;
     }
 
     private long query(String sql) throws SQLException {

@@ -498,12 +498,19 @@ public final class DefaultSyncEngine implements SyncEngine {
         lastReports.remove(objectName); // tracked again, it starts as NOT_RUN
         runner.forgetAll();
         resubscribe();
-        try {
-            config.provider().untracked(former);
-        } catch (RuntimeException e) {
-            // The object is untracked either way; what the provider failed to let go of, it holds until it closes.
-            LOG.warn("[{}] the provider {} failed to forget the untracked object: {}", objectName,
-                    config.provider().name(), e.toString());
+        synchronized (this) {
+            // A track() of the name while this waited for the cycles has validated it again: the provider's
+            // registration is the new object's then, and must stay. Checked under the lock track() validates under.
+            if (!objects.containsKey(objectName)) {
+                try {
+                    config.provider().untracked(former);
+                } catch (RuntimeException e) {
+                    // The object is untracked either way; what the provider failed to let go of, it holds until it
+                    // closes.
+                    LOG.warn("[{}] the provider {} failed to forget the untracked object: {}", objectName,
+                            config.provider().name(), e.toString());
+                }
+            }
         }
         LOG.info("[{}] untracked live; its watermark and positions stay in the store", objectName);
     }
