@@ -118,13 +118,19 @@ public final class PostgresLogicalProvider implements ChangeProvider {
         try (Connection c = DriverManager.getConnection(jdbcUrl, properties)) {
             try {
                 LogicalSetup.requireLogicalWal(c);
-                String plugin = LogicalSetup.slotPlugin(c, capture.slot());
-                if (!"pgoutput".equals(plugin)) {
-                    problems.add(new CheckReport.Problem("slot " + capture.slot(), ErrorCode.SCHEMA_UNSUPPORTED,
-                            plugin == null ? "the replication slot " + capture.slot() + " does not exist: run"
-                                    + " PostgresLogicalCapture.install, or its script()"
-                                    : "the replication slot " + capture.slot() + " uses the plugin " + plugin
-                                    + ", not pgoutput"));
+                try {
+                    String plugin = LogicalSetup.slotPlugin(c, capture.slot());
+                    if (!"pgoutput".equals(plugin)) {
+                        problems.add(new CheckReport.Problem("slot " + capture.slot(), ErrorCode.SCHEMA_UNSUPPORTED,
+                                plugin == null ? "the replication slot " + capture.slot() + " does not exist: run"
+                                        + " PostgresLogicalCapture.install, or its script()"
+                                        : "the replication slot " + capture.slot() + " uses the plugin " + plugin
+                                        + ", not pgoutput"));
+                    }
+                } catch (TidemarkException another) {
+                    // Another database's slot: reported, and the checks of the role and the publication still run.
+                    problems.add(new CheckReport.Problem("slot " + capture.slot(), another.code(),
+                            another.getMessage()));
                 }
                 if (!LogicalSetup.canReplicate(c)) {
                     problems.add(new CheckReport.Problem("slot " + capture.slot(), ErrorCode.PERMISSION_DENIED,

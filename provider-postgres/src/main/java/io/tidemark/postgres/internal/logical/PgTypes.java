@@ -15,9 +15,8 @@ import java.util.stream.Collectors;
 /**
  * The types of the captured tables' columns, read from the catalog at each connect, with every type they are made
  * of (a domain's base type, an array's element, a composite's fields): enough to write a value as
- * {@code row_to_json} writes it, which looks through domains and writes arrays and composites as JSON. A type the
- * catalog did not have at connect (a column added later with a new type) is written as text until the next
- * connect.
+ * {@code row_to_json} writes it, which looks through domains and writes arrays and composites as JSON. The stream
+ * reads them again when a relation message names a type they lack (a column added with a type no column had).
  */
 final class PgTypes {
 
@@ -95,6 +94,18 @@ final class PgTypes {
             return oid;
         }, oids);
         return new PgTypes(catalog);
+    }
+
+    /** Whether {@code oid} is a built-in scalar type or was in the catalog when this was read. */
+    boolean knows(int oid) {
+        return describesBuiltIn(oid) || catalog.containsKey(oid);
+    }
+
+    private static boolean describesBuiltIn(int oid) {
+        return switch (oid) {
+            case BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, JSON, JSONB, TIMESTAMP, TIMESTAMPTZ -> true;
+            default -> false;
+        };
     }
 
     /** How a value of type {@code oid} is written; memoised, so a relation message resolves each type once. */

@@ -330,6 +330,21 @@ public final class SlotStream implements AutoCloseable {
     }
 
 
+    /**
+     * The column types read again, on a connection of their own (the replication connection is streaming): a
+     * relation message names a type they lack, after a column was added. A failure keeps the types known, and the
+     * column is written as text until the next connect.
+     */
+    private PgTypes typesReadAgain() {
+        try (Connection plain = DriverManager.getConnection(settings.jdbcUrl(), settings.properties())) {
+            return PgTypes.load(plain, tablesByOid.keySet());
+        } catch (SQLException e) {
+            LOG.warn("Could not read the column types of the tables of slot {} again; a column of a new type is"
+                    + " written as text until the stream reconnects: {}", settings.slot(), e.toString());
+            return types;
+        }
+    }
+
     private void relationsOnReconnect() {
         // A new stream sends every relation again before its first change; those of the old one may be stale.
         relations.clear();
@@ -364,6 +379,9 @@ public final class SlotStream implements AutoCloseable {
         } else if (message instanceof Relation r) {
             relations.put(r.id(), r);
             keyColumns.put(r.id(), keyColumns(r));
+            if (!r.columns().stream().allMatch(c -> types.knows(c.typeOid()))) {
+                types = typesReadAgain();
+            }
             columnTypes.put(r.id(), r.columns().stream().map(c -> types.resolve(c.typeOid()))
                     .toArray(ValueType[]::new));
         } else if (message instanceof Insert i) {

@@ -78,20 +78,22 @@ final class TextValues {
     }
 
     /**
-     * {@code 2026-12-04 15:23:57.123+00} as {@code row_to_json} writes it, {@code 2026-12-04T15:23:57.123+00:00}.
-     * Infinite and BC timestamps keep the server's text.
+     * {@code 2026-12-04 15:23:57.123+00} as {@code row_to_json} writes it, {@code 2026-12-04T15:23:57.123+00:00}
+     * (a BC timestamp keeps its era at the end, as there). Infinite timestamps keep the server's text.
      */
     static String isoTimestamp(String text) {
-        if (text.length() < 19 || text.charAt(10) != ' ' || text.endsWith(" BC")) {
-            return text;
+        boolean bc = text.endsWith(" BC");
+        int end = bc ? text.length() - 3 : text.length();
+        if (end < 19 || text.charAt(10) != ' ') {
+            return text; // infinity, -infinity
         }
         StringBuilder iso = new StringBuilder(text.length() + 4).append(text, 0, 10).append('T')
-                .append(text, 11, text.length());
+                .append(text, 11, end);
         int sign = Math.max(iso.lastIndexOf("+"), iso.lastIndexOf("-"));
         if (sign >= 19 && iso.length() - sign == 3) {
             iso.append(":00");
         }
-        return iso.toString();
+        return bc ? iso.append(" BC").toString() : iso.toString();
     }
 
     /**

@@ -101,6 +101,8 @@ class TextValuesTest {
         assertThat(TextValues.isoTimestamp("2026-12-04 15:23:57+05:30")).isEqualTo("2026-12-04T15:23:57+05:30");
         assertThat(TextValues.isoTimestamp("2026-12-04 15:23:57.123456")).isEqualTo("2026-12-04T15:23:57.123456");
         assertThat(TextValues.isoTimestamp("infinity")).isEqualTo("infinity");
-        assertThat(TextValues.isoTimestamp("0044-03-15 12:00:00+00 BC")).isEqualTo("0044-03-15 12:00:00+00 BC");
+        assertThat(TextValues.isoTimestamp("0044-03-15 12:00:00+00 BC")).isEqualTo("0044-03-15T12:00:00+00:00 BC");
+        assertThat(TextValues.isoTimestamp("0044-03-15 12:00:00 BC")).isEqualTo("0044-03-15T12:00:00 BC");
+        assertThat(TextValues.isoTimestamp("-infinity")).isEqualTo("-infinity");
     }
 }
