@@ -157,6 +157,32 @@ class PostgresLogicalAutoConfigurationTest {
     }
 
     @Test
+    void coordination_and_a_table_name_that_does_not_parse_are_refused_naming_their_properties() {
+        runner.withBean("audit", Destination.class, () -> batch -> { })
+                .withPropertyValues("tidemark.logical.url=" + database.jdbcUrl(), "tidemark.coordination.enabled=true",
+                        "tidemark.objects.odd.table=a.b.c")
+                .run(context -> {
+                    Throwable failure = rootCause(context.getStartupFailure());
+                    assertThat(failure.getMessage())
+                            .contains("tidemark.coordination.enabled: must be false with"
+                                    + " tidemark.provider=postgres-logical")
+                            .contains("tidemark.objects.odd.table: is not a table name");
+                });
+    }
+
+    @Test
+    void two_objects_may_read_one_table_spelt_two_ways() {
+        runner.withBean("audit", Destination.class, () -> batch -> { })
+                .withPropertyValues("tidemark.logical.url=" + database.jdbcUrl(), "tidemark.logical.username=postgres",
+                        "tidemark.logical.password=", "tidemark.objects.mirror.table=items")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(SyncEngine.class).trackedObjects()).extracting(o -> o.name())
+                            .containsExactlyInAnyOrder("items", "mirror");
+                });
+    }
+
+    @Test
     void the_replication_url_defaults_to_the_applications_spring_datasource_url() {
         runner.withBean(DataSourceProperties.class, () -> springDataSource("jdbc:sqlserver://localhost;database=x"))
                 .withBean("audit", Destination.class, () -> batch -> { })

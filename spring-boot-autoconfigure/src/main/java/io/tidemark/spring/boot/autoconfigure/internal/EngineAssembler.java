@@ -141,7 +141,8 @@ public final class EngineAssembler {
                         || classPresent.test(Modules.POSTGRES_LOGICAL_PROVIDER), "tidemark.provider",
                 "postgres-logical needs tidemark-postgres on the class path; allowed values: " + PROVIDERS);
         if (isLogical()) {
-            LogicalCheck.check(v, properties.getLogical(), replicationLogin);
+            LogicalCheck.check(v, properties.getLogical(), replicationLogin,
+                    properties.getCoordination().isEnabled());
         }
         v.require(!properties.getStore().getSchema().isBlank(), "tidemark.store.schema", "must not be blank");
         checkCoordination(v, properties.getCoordination());
@@ -177,6 +178,9 @@ public final class EngineAssembler {
         if (isLogical()) {
             v.require(object.getTable() != null && !object.getTable().isBlank(), prefix + ".table",
                     "required with tidemark.provider=postgres-logical: the table whose changes the object reads");
+            if (object.getTable() != null && !object.getTable().isBlank()) {
+                LogicalCheck.checkTable(v, prefix + ".table", object.getTable());
+            }
             v.require(object.getProcedure() == null, prefix + ".procedure", "must be absent with"
                     + " tidemark.provider=postgres-logical, which reads the table's changes from the WAL, not from a"
                     + " change function (was " + object.getProcedure() + ")");

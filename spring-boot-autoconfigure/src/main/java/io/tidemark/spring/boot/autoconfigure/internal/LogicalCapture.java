@@ -5,13 +5,14 @@ import io.tidemark.postgres.PostgresLogicalProvider;
 import io.tidemark.spring.boot.autoconfigure.TidemarkProperties.Logical;
 import io.tidemark.spring.boot.autoconfigure.TidemarkProperties.TrackedObjectProperties;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.sql.PgName;
 import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.sync.spi.WatermarkStore;
 
 import javax.sql.DataSource;
 import java.util.Collection;
-import java.util.LinkedHashSet;
-import java.util.Set;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * The log-based capture of {@code tidemark.provider=postgres-logical}: a {@link PostgresLogicalCapture} of the
@@ -26,10 +27,12 @@ final class LogicalCapture {
     /** @param objects the tracked objects, each with its table (checked before) */
     LogicalCapture(Logical logical, Collection<TrackedObjectProperties> objects) {
         this.logical = logical;
-        // Several objects may read one table (each with its own watermark); the capture names each table once.
-        Set<String> tables = new LinkedHashSet<>();
-        objects.forEach(object -> tables.add(object.getTable()));
-        this.capture = PostgresLogicalCapture.forTables(tables.toArray(String[]::new)).slot(logical.getSlot())
+        // Several objects may read one table (each with its own watermark), perhaps spelt two ways ("items" and
+        // "public.items"): the capture names each table once, as the first object spelt it.
+        Map<PgName, String> tables = new LinkedHashMap<>();
+        objects.forEach(object -> tables.putIfAbsent(
+                PgName.parse(object.getTable(), "table").withDefaultSchema("public"), object.getTable()));
+        this.capture = PostgresLogicalCapture.forTables(tables.values().toArray(String[]::new)).slot(logical.getSlot())
                 .publication(logical.getPublication()).oldRows(logical.isOldRows()).build();
     }
 

@@ -1,6 +1,8 @@
 package io.tidemark.spring.boot.autoconfigure.internal;
 
 import io.tidemark.spring.boot.autoconfigure.TidemarkProperties.Logical;
+import io.tidemark.sync.TidemarkException;
+import io.tidemark.sync.internal.sql.PgName;
 
 import java.util.regex.Pattern;
 
@@ -18,8 +20,26 @@ final class LogicalCheck {
     private LogicalCheck() {
     }
 
-    /** @param login the replication connection, tidemark.logical.* over spring.datasource.* */
-    static void check(Violations v, Logical logical, JdbcLogin login) {
+    /** A table name the capture can use: one or two identifiers, as PostgresLogicalCapture parses it. */
+    static void checkTable(Violations v, String property, String table) {
+        try {
+            PgName.parse(table, "table");
+        } catch (TidemarkException e) {
+            v.add(property, "is not a table name (" + e.getMessage() + ")");
+        }
+    }
+
+    /**
+     * @param login       the replication connection, tidemark.logical.* over spring.datasource.*
+     * @param coordinated whether tidemark.coordination.enabled
+     */
+    static void check(Violations v, Logical logical, JdbcLogin login, boolean coordinated) {
+        // An object's stored watermark names the slot it came from: a lease moving the object to an instance
+        // streaming another slot would be refused (WATERMARK_SOURCE_CHANGED), and one slot streams to one instance.
+        v.require(!coordinated, "tidemark.coordination.enabled", "must be false with tidemark.provider="
+                + "postgres-logical: a replication slot streams to one instance at a time, and an object's watermark"
+                + " belongs to its slot, so objects cannot move between instances; run the log-based capture on one"
+                + " instance");
         v.require(logical.getSlot() != null && NAME.matcher(logical.getSlot()).matches(), "tidemark.logical.slot",
                 "must be 1 to 63 lower-case letters, digits and underscores (was " + logical.getSlot() + ")");
         v.require(logical.getPublication() == null || NAME.matcher(logical.getPublication()).matches(),
