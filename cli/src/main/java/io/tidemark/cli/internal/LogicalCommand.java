@@ -1,8 +1,6 @@
 package io.tidemark.cli.internal;
 
 import io.tidemark.postgres.PostgresLogicalCapture;
-import io.tidemark.sync.ErrorCode;
-import io.tidemark.sync.TidemarkException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
