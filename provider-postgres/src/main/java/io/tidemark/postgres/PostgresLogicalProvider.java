@@ -11,6 +11,7 @@ import io.tidemark.sync.CheckReport;
 import io.tidemark.sync.ErrorCode;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.internal.jdbc.Jdbc;
 import io.tidemark.sync.internal.jdbc.JdbcTarget;
 import io.tidemark.sync.internal.jdbc.SqlContext;
 import io.tidemark.sync.internal.jdbc.SqlErrors;
@@ -99,6 +100,43 @@ public final class PostgresLogicalProvider implements ChangeProvider {
     @Override
     public void validate(TrackedObject object) {
         readers.register(object.name(), tableOf(object), sourceIdentity(object));
+    }
+
+    /**
+     * Waits until this provider has read every transaction committed before the call, so that the next read answers
+     * them: a read-your-writes step for tests (the contract verifier runs it before each read, see
+     * {@code ProcedureContractVerifier.forProvider}) and for code that must see its own commit in the next cycle. A
+     * barrier is written first: an empty transactional logical message, committed with {@code synchronous_commit =
+     * on} so that the WAL before it is flushed and can be decoded; the call returns once the stream has passed it.
+     * Returns at once when nothing has been read yet (the first read starts the stream at the slot).
+     *
+     * @throws TidemarkException {@code CONNECTION_FAILED} when the stream has not passed the barrier within
+     *                           {@code timeout}, or the barrier cannot be written
+     */
+    public void awaitCaughtUp(Duration timeout) {
+        SlotStream s = stream;
+        if (s == null) {
+            return;
+        }
+        long barrier;
+        try (Connection c = DriverManager.getConnection(jdbcUrl, properties)) {
+            c.setAutoCommit(true);
+            Jdbc.execute(c, "SET synchronous_commit = on");
+            barrier = Jdbc.query(c, "SELECT (pg_catalog.pg_logical_emit_message(true, 'tidemark.barrier', '')"
+                    + " - '0/0'::pg_catalog.pg_lsn)::bigint", rs -> rs.getLong(1)).get(0);
+        } catch (SQLException e) {
+            throw SqlErrors.map(e, new SqlContext(null, "writing a barrier for slot " + capture.slot(),
+                    JdbcTarget.withoutPassword(jdbcUrl)), "", ErrorCode.CONNECTION_FAILED);
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (s.position() < barrier) {
+            if (System.nanoTime() > deadline) {
+                throw new TidemarkException(ErrorCode.CONNECTION_FAILED, "the replication stream of slot "
+                        + capture.slot() + " did not pass the WAL position " + barrier + " within " + timeout
+                        + " (it is at " + s.position() + (s.lastError() == null ? "" : "; " + s.lastError()) + ")");
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        }
     }
 
     /** It holds the slot and its table's log no more: an untracked object's stored watermark would hold them forever. */

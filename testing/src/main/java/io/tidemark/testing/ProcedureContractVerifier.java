@@ -2,7 +2,12 @@ package io.tidemark.testing;
 
 import io.tidemark.sync.internal.config.Checks;
 import io.tidemark.sync.internal.sql.PgName;
+import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.spi.ChangeProvider;
 import io.tidemark.testing.internal.ContractScenarios;
+import io.tidemark.testing.internal.ContractTarget;
+import io.tidemark.testing.internal.FunctionTarget;
+import io.tidemark.testing.internal.ProviderTarget;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -57,7 +62,23 @@ public final class ProcedureContractVerifier {
      * @param function the change function, optionally schema-qualified, as a tracked object names it
      */
     public static Builder forFunction(DataSource dataSource, String function) {
-        return new Builder(dataSource, function);
+        return new Builder(dataSource, function, false, null, null);
+    }
+
+    /**
+     * The same scenarios against a provider's object, read through {@code ChangeProvider.invoke} as the engine reads
+     * it: for a capture without a change function (the log-based {@code PostgresLogicalProvider}), or to check a
+     * provider end to end. The rows are still written through {@code dataSource}. A provider that learns of commits
+     * asynchronously needs {@link Builder#beforeEachRead}.
+     *
+     * <pre>{@code
+     * ProcedureContractVerifier.forProvider(dataSource, provider, capture.track("Items", "public.items"))
+     *         .beforeEachRead(() -> provider.awaitCaughtUp(Duration.ofSeconds(10)))
+     *         .keyField("item_code") ... .verify().assertSafe();
+     * }</pre>
+     */
+    public static Builder forProvider(DataSource dataSource, ChangeProvider provider, TrackedObject object) {
+        return new Builder(dataSource, null, true, provider, object);
     }
 
     /** Runs every scenario. Each call writes new rows. */
@@ -78,10 +99,29 @@ public final class ProcedureContractVerifier {
         private Supplier<?> keys;
         private Duration timeout = Duration.ofSeconds(30);
         private boolean netChanges;
+        /** Read through a provider ({@link #forProvider}) rather than a function. */
+        private final boolean throughProvider;
+        private final ChangeProvider provider;
+        private final TrackedObject object;
+        private Runnable beforeEachRead = () -> { };
 
-        private Builder(DataSource dataSource, String function) {
+        private Builder(DataSource dataSource, String function, boolean throughProvider, ChangeProvider provider,
+                        TrackedObject object) {
             this.dataSource = dataSource;
             this.function = function;
+            this.throughProvider = throughProvider;
+            this.provider = provider;
+            this.object = object;
+        }
+
+        /**
+         * Runs before every read of a provider ({@link #forProvider}): for one that learns of commits asynchronously,
+         * what waits until it has seen every commit so far, so that each step of a scenario reads what the steps
+         * before it committed ({@code PostgresLogicalProvider::awaitCaughtUp}). Default: nothing.
+         */
+        public Builder beforeEachRead(Runnable action) {
+            this.beforeEachRead = action;
+            return this;
         }
 
         /** The JSON key of a change that carries the row's key (as the function names it, {@code "ItemCode"}). */
@@ -170,7 +210,13 @@ public final class ProcedureContractVerifier {
         public ProcedureContractVerifier build() {
             Checks checks = Checks.of("ProcedureContractVerifier");
             checks.notNull("dataSource", dataSource);
-            checks.valid(() -> PgName.parse(function, "function"));
+            if (throughProvider) {
+                checks.notNull("provider", provider);
+                checks.notNull("object", object);
+                checks.notNull("beforeEachRead", beforeEachRead);
+            } else {
+                checks.valid(() -> PgName.parse(function, "function"));
+            }
             require(checks, keyField, "keyField(...): the JSON key carrying the row's key");
             require(checks, insert, "insert(...)");
             require(checks, update, "update(...)");
@@ -180,8 +226,19 @@ public final class ProcedureContractVerifier {
             checks.commandTimeout("timeout", timeout);
             checks.throwIfAny();
             Supplier<?> keySource = keys != null ? keys : defaultKeys();
-            return new ProcedureContractVerifier(new ContractScenarios.Setup(dataSource, function, keyField,
-                    clearedField, insert, update, clear, delete, keySource, (int) timeout.toSeconds(), netChanges));
+            int seconds = (int) timeout.toSeconds();
+            String name;
+            Supplier<ContractTarget> target;
+            if (!throughProvider) {
+                name = function;
+                target = () -> new FunctionTarget(dataSource, function, seconds);
+            } else {
+                name = provider.name() + " " + object.name();
+                Runnable settle = beforeEachRead;
+                target = () -> new ProviderTarget(provider, object, settle);
+            }
+            return new ProcedureContractVerifier(new ContractScenarios.Setup(dataSource, name, target, keyField,
+                    clearedField, insert, update, clear, delete, keySource, seconds, netChanges));
         }
 
         /** Builds and runs. */

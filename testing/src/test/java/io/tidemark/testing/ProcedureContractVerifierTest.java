@@ -302,6 +302,20 @@ class ProcedureContractVerifierTest {
     }
 
     @Test
+    void a_verifier_of_a_provider_needs_the_provider_and_its_object() {
+        assertThatThrownBy(() -> ProcedureContractVerifier.forProvider(database.dataSource(), null, null)
+                .beforeEachRead(null).keyField("ItemCode").insert("INSERT INTO items VALUES (?)")
+                .update("UPDATE items SET price = 1 WHERE item_code = ?")
+                .clear("UPDATE items SET description = NULL WHERE item_code = ?", "Description")
+                .delete("DELETE FROM items WHERE item_code = ?").build())
+                .satisfies(e -> assertThat(((TidemarkException) e).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION))
+                .hasMessageContaining("provider must not be null")
+                .hasMessageContaining("object must not be null")
+                .hasMessageContaining("beforeEachRead must not be null")
+                .hasMessageNotContaining("function");
+    }
+
+    @Test
     void the_verifier_leaves_no_rows_behind() {
         verifier(REFERENCE).verify();
 

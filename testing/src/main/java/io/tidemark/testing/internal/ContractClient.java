@@ -7,35 +7,22 @@ import io.tidemark.sync.internal.contract.ChangeReader;
 import io.tidemark.sync.internal.contract.ResponseScanner;
 import io.tidemark.sync.internal.contract.ResponseSummary;
 import io.tidemark.sync.spi.ResponsePayload;
-import io.tidemark.sync.internal.sql.PgName;
-import io.tidemark.sync.internal.sql.SqlTemplate;
 
-import javax.sql.DataSource;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.util.List;
 
 /**
- * Calls a change function the way the engine does ({@code SELECT fn(?::json)} in a transaction of its own) and
- * reads the answer with the engine's own checking pass, so the verifier judges responses exactly as Tidemark
+ * Reads a {@link ContractTarget} (a change function, or a provider's object) the way the engine does and checks
+ * the answer with the engine's own checking pass, so the verifier judges responses exactly as Tidemark
  * would. A response the engine would refuse is a {@link Violation}.
  */
 public final class ContractClient implements AutoCloseable {
 
-    private final DataSource dataSource;
+    private final ContractTarget target;
     private final String function;
-    private final String sql;
-    private final int timeoutSeconds;
-    private Connection connection;
 
-    public ContractClient(DataSource dataSource, String function, int timeoutSeconds) {
-        this.dataSource = dataSource;
-        this.function = function;
-        this.sql = SqlTemplate.of("SELECT {{function}}(?::json)::text")
-                .with("function", PgName.parse(function, "function").quoted()).render();
-        this.timeoutSeconds = timeoutSeconds;
+    public ContractClient(ContractTarget target) {
+        this.target = target;
+        this.function = target.name();
     }
 
     /** What one call returned, checked. */
@@ -66,30 +53,17 @@ public final class ContractClient implements AutoCloseable {
     }
 
     public Answer seed() {
-        return call("{\"fromVersion\":0,\"mode\":\"seed\"}");
+        return call("{\"fromVersion\":0,\"mode\":\"seed\"}", true, 0, null);
     }
 
     public Answer sync(long fromVersion, Integer maxRows) {
         return call("{\"fromVersion\":" + fromVersion + ",\"mode\":\"sync\""
-                + (maxRows == null ? "" : ",\"maxRows\":" + maxRows) + "}");
+                + (maxRows == null ? "" : ",\"maxRows\":" + maxRows) + "}", false, fromVersion, maxRows);
     }
 
-    private Answer call(String request) {
-        String json;
-        try (PreparedStatement s = connection().prepareStatement(sql)) {
-            s.setQueryTimeout(timeoutSeconds);
-            s.setString(1, request);
-            try (ResultSet rs = s.executeQuery()) {
-                json = rs.next() ? rs.getString(1) : null;
-            }
-        } catch (SQLException e) {
-            throw new Violation("calling " + function + " with " + request + " failed: " + e.getMessage());
-        }
-        if (json == null) {
-            throw new Violation(function + " returned nothing (NULL or no row) for " + request);
-        }
+    private Answer call(String request, boolean seed, long fromVersion, Integer maxRows) {
         // Checked and read by the engine's own passes, so the rows are exactly what a destination would get.
-        try (ResponsePayload payload = ResponsePayload.ofString(json)) {
+        try (ResponsePayload payload = target.call(request, seed, fromVersion, maxRows)) {
             ResponseSummary summary = ResponseScanner.scan(function, payload);
             if (summary.rowCount() == 0) {
                 return new Answer(request, summary, List.of());
@@ -102,28 +76,9 @@ public final class ContractClient implements AutoCloseable {
         }
     }
 
-    /**
-     * One connection for every call, in auto-commit: each call is its own transaction, as the engine's are, and no
-     * transaction stays open between calls to hold the horizon back.
-     */
-    private Connection connection() throws SQLException {
-        if (connection == null || connection.isClosed()) {
-            connection = dataSource.getConnection();
-            connection.setAutoCommit(true);
-        }
-        return connection;
-    }
-
     @Override
     public void close() {
-        if (connection != null) {
-            try {
-                connection.close();
-            } catch (SQLException ignored) {
-                // closing anyway
-            }
-            connection = null;
-        }
+        target.close();
     }
 
     /** The function broke the contract; the message says how. */

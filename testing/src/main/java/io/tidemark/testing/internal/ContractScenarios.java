@@ -25,12 +25,17 @@ import java.util.stream.Collectors;
 public final class ContractScenarios {
 
     /** Everything the scenarios need. */
-    public record Setup(DataSource dataSource, String function, String keyField, String clearedField,
-                        RowAction insert, RowAction update, RowAction clear, RowAction delete, Supplier<?> keys,
-                        int timeoutSeconds, boolean netChanges) {
+    /**
+     * @param function what the report names (the function, or the provider's object)
+     * @param target   a fresh connection to what is read, for each run
+     */
+    public record Setup(DataSource dataSource, String function, Supplier<ContractTarget> target, String keyField,
+                        String clearedField, RowAction insert, RowAction update, RowAction clear, RowAction delete,
+                        Supplier<?> keys, int timeoutSeconds, boolean netChanges) {
         public Setup {
             Objects.requireNonNull(dataSource, "dataSource");
             Objects.requireNonNull(function, "function");
+            Objects.requireNonNull(target, "target");
             Objects.requireNonNull(keyField, "keyField");
             Objects.requireNonNull(clearedField, "clearedField");
             Objects.requireNonNull(insert, "insert");
@@ -54,7 +59,7 @@ public final class ContractScenarios {
 
     public ContractScenarios(Setup setup) {
         this.setup = setup;
-        this.client = new ContractClient(setup.dataSource(), setup.function(), setup.timeoutSeconds());
+        this.client = new ContractClient(setup.target().get());
     }
 
     /** Runs every scenario, then deletes the rows it left behind. */
