@@ -15,6 +15,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceProperties;
+import org.springframework.boot.jdbc.autoconfigure.JdbcConnectionDetails;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.jdbc.core.JdbcTemplate;
 
@@ -188,6 +189,40 @@ class PostgresLogicalAutoConfigurationTest {
                 .withBean("audit", Destination.class, () -> batch -> { })
                 .run(context -> assertThat(rootCause(context.getStartupFailure())).hasMessageContaining(
                         "tidemark.logical.url: must be a jdbc:postgresql: URL (it defaults to spring.datasource.url"));
+    }
+
+    @Test
+    void a_service_connection_supplies_what_spring_datasource_leaves_unset() {
+        runner.withBean(DataSourceProperties.class, DataSourceProperties::new)
+                .withBean(JdbcConnectionDetails.class, () -> serviceConnection("jdbc:sqlserver://service-connection;database=x"))
+                .withBean("audit", Destination.class, () -> batch -> { })
+                .run(context -> assertThat(rootCause(context.getStartupFailure())).as("the URL came from the"
+                        + " service connection: the only place it is set").hasMessageContaining(
+                        "tidemark.logical.url: must be a jdbc:postgresql: URL"));
+        runner.withBean(DataSourceProperties.class, () -> springDataSource(database.jdbcUrl()))
+                .withBean(JdbcConnectionDetails.class, () -> serviceConnection("jdbc:sqlserver://service-connection;database=x"))
+                .withBean("audit", Destination.class, () -> batch -> { })
+                .run(context -> assertThat(context).as("spring.datasource.url, set, wins").hasNotFailed());
+    }
+
+    /** What Testcontainers or Docker Compose give an application in place of spring.datasource.*. */
+    private static JdbcConnectionDetails serviceConnection(String url) {
+        return new JdbcConnectionDetails() {
+            @Override
+            public String getUsername() {
+                return "postgres";
+            }
+
+            @Override
+            public String getPassword() {
+                return "";
+            }
+
+            @Override
+            public String getJdbcUrl() {
+                return url;
+            }
+        };
     }
 
     private static DataSourceProperties springDataSource(String url) {
