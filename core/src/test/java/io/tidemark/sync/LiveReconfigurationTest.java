@@ -179,14 +179,20 @@ class LiveReconfigurationTest {
         assertThat(engine.runOnce(ITEMS).isSuccess()).isTrue();
     }
 
-    @Test
-    void untracking_waits_for_the_running_cycle_and_nothing_of_the_object_runs_afterwards() throws Exception {
-        SyncEngine engine = engine();
+    /** Starts the engine and returns once a cycle of Items is inside the procedure, held there by the gate. */
+    private CallGate blockedInACycle(SyncEngine engine) throws InterruptedException {
         CallGate gate = new CallGate();
         items.insert(1, 1);
         scripted.object(ITEMS).thenBlock(gate, response(1, "Diff", 0, row("I", 1, "\"Body\":\"x\"")));
         engine.start();
         assertThat(gate.awaitEntered(Duration.ofSeconds(10))).isTrue();
+        return gate;
+    }
+
+    @Test
+    void untracking_waits_for_the_running_cycle_and_nothing_of_the_object_runs_afterwards() throws Exception {
+        SyncEngine engine = engine();
+        CallGate gate = blockedInACycle(engine);
 
         CompletableFuture<Void> untrack = CompletableFuture.runAsync(() -> engine.untrack(ITEMS));
         Thread.sleep(200);
@@ -206,11 +212,7 @@ class LiveReconfigurationTest {
     @Test
     void an_object_tracked_again_while_its_untrack_waits_keeps_its_registration_at_the_provider() throws Exception {
         SyncEngine engine = engine();
-        CallGate gate = new CallGate();
-        items.insert(1, 1);
-        scripted.object(ITEMS).thenBlock(gate, response(1, "Diff", 0, row("I", 1, "\"Body\":\"x\"")));
-        engine.start();
-        assertThat(gate.awaitEntered(Duration.ofSeconds(10))).isTrue();
+        CallGate gate = blockedInACycle(engine);
         CompletableFuture<Void> untrack = CompletableFuture.runAsync(() -> engine.untrack(ITEMS));
         assertThat(until(() -> engine.trackedObjects().isEmpty())).as("the name is free while untrack waits").isTrue();
 

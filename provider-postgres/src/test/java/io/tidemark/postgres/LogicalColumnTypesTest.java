@@ -7,8 +7,6 @@ import io.tidemark.sync.Change;
 import io.tidemark.sync.InitialSync;
 import io.tidemark.sync.JdbcWatermarkStore;
 import io.tidemark.sync.SyncEngine;
-import io.tidemark.sync.TrackedObject;
-import io.tidemark.sync.spi.WatermarkStore;
 import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.RecordingDestination;
 import io.tidemark.testing.TestDatabase;
@@ -23,7 +21,6 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -36,45 +33,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 @EmbeddedPostgresTest
 class LogicalColumnTypesTest {
 
-    private static final AtomicInteger SLOTS = new AtomicInteger();
     private static final Duration WAIT = Duration.ofSeconds(20);
     private final TestDatabase database;
-    private final WatermarkStore store;
-    private final List<AutoCloseable> closing = new ArrayList<>();
-    private final List<PostgresLogicalCapture> installed = new ArrayList<>();
+    private final LogicalCaptures captures;
 
     LogicalColumnTypesTest(TestDatabase database) {
         this.database = database;
-        this.store = JdbcWatermarkStore.create(database.dataSource());
+        this.captures = new LogicalCaptures(database, JdbcWatermarkStore.create(database.dataSource()));
     }
 
     @AfterEach
     void drop() throws Exception {
-        for (int i = closing.size() - 1; i >= 0; i--) {
-            closing.get(i).close();
-        }
-        for (PostgresLogicalCapture c : installed) {
-            c.uninstall(database.dataSource());
-        }
+        captures.close();
     }
 
-    private PostgresLogicalCapture install(PostgresLogicalCapture.Builder b) {
-        PostgresLogicalCapture c = b.slot("tm_rv_" + ProcessHandle.current().pid() + "_" + SLOTS.incrementAndGet())
-                .build();
-        c.install(database.dataSource());
-        installed.add(c);
-        return c;
-    }
-
+    /** Seeded, then started: from here on, every change of the table reaches {@code out}. */
     private SyncEngine start(PostgresLogicalCapture capture, String name, RecordingDestination out) {
-        PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
-                .connect(database.jdbcUrl(), "postgres", null).watermarks(store)
-                .acknowledgeEvery(Duration.ofMillis(100)).statusInterval(Duration.ofMillis(200)).build();
-        closing.add(provider);
-        SyncEngine engine = SyncEngine.builder().name("rv-" + SLOTS.get()).provider(provider).watermarks(store)
-                .track(capture.track(name).initialSync(InitialSync.INCREMENTAL).pollInterval(Duration.ofMillis(200)))
-                .destination("out", out).build();
-        closing.add(engine);
+        SyncEngine engine = captures.engine(captures.provider(capture),
+                capture.track(name).initialSync(InitialSync.INCREMENTAL), out);
         engine.runOnce();
         engine.start();
         return engine;
@@ -120,7 +96,7 @@ class LogicalColumnTypesTest {
                     tstz timestamptz, ts timestamp, bools boolean[], i8 int8[], uuids uuid[], times timetz[],
                     intervals interval[], money1 money[], bits bit(3)[], xmls xml[]);
                 """);
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables("public.rv_t"));
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables("public.rv_t"));
         RecordingDestination out = new RecordingDestination();
         start(capture, "T", out);
         database.execute("""
@@ -156,7 +132,7 @@ class LogicalColumnTypesTest {
                 CREATE TYPE public.lg_added AS (a int, b text);
                 CREATE TABLE public.lg_grows (id int PRIMARY KEY);
                 """);
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables("public.lg_grows"));
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables("public.lg_grows"));
         RecordingDestination out = new RecordingDestination();
         start(capture, "Grows", out);
         database.execute("INSERT INTO public.lg_grows VALUES (1)");

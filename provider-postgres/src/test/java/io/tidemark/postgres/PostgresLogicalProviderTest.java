@@ -37,7 +37,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.Callable;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -50,35 +49,21 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @EmbeddedPostgresTest
 class PostgresLogicalProviderTest {
 
-    private static final AtomicInteger SLOTS = new AtomicInteger();
     private static final Duration WAIT = Duration.ofSeconds(20);
 
     private final TestDatabase database;
     private final WatermarkStore store;
-    private final List<AutoCloseable> closing = new ArrayList<>();
-    private final List<PostgresLogicalCapture> installed = new ArrayList<>();
+    private final LogicalCaptures captures;
 
     PostgresLogicalProviderTest(TestDatabase database) {
         this.database = database;
         this.store = JdbcWatermarkStore.create(database.dataSource());
+        this.captures = new LogicalCaptures(database, store);
     }
 
     @AfterEach
     void dropSlots() throws Exception {
-        for (int i = closing.size() - 1; i >= 0; i--) {
-            closing.get(i).close();
-        }
-        for (PostgresLogicalCapture capture : installed) {
-            capture.uninstall(database.dataSource());
-        }
-    }
-
-    private PostgresLogicalCapture install(PostgresLogicalCapture.Builder builder) {
-        PostgresLogicalCapture capture = builder.slot("tm_lt_" + ProcessHandle.current().pid() + "_"
-                + SLOTS.incrementAndGet()).build();
-        capture.install(database.dataSource());
-        installed.add(capture);
-        return capture;
+        captures.close();
     }
 
     private String table(String name) {
@@ -87,37 +72,12 @@ class PostgresLogicalProviderTest {
         return "public." + name;
     }
 
-    /** A provider as the tests run it: as the superuser, this class's store, quick acknowledgements. */
-    private PostgresLogicalProvider.Builder builder(PostgresLogicalCapture capture) {
-        return PostgresLogicalProvider.builder(capture).connect(database.jdbcUrl(), "postgres", null)
-                .watermarks(store).acknowledgeEvery(Duration.ofMillis(100));
-    }
-
-    private PostgresLogicalProvider provider(PostgresLogicalCapture capture) {
-        return provider(builder(capture).statusInterval(Duration.ofMillis(200)));
-    }
-
-    /** Built, and closed after the test. */
-    private PostgresLogicalProvider provider(PostgresLogicalProvider.Builder builder) {
-        PostgresLogicalProvider provider = builder.build();
-        closing.add(provider);
-        return provider;
-    }
-
-    private SyncEngine engine(PostgresLogicalProvider provider, TrackedObject object, RecordingDestination out) {
-        SyncEngine engine = SyncEngine.builder().name("logical-" + SLOTS.get()).provider(provider)
-                .watermarks(store).track(object.pollInterval(Duration.ofMillis(200))).destination("out", out)
-                .build();
-        closing.add(engine);
-        return engine;
-    }
-
     @Test
     void changes_arrive_in_commit_order_each_transaction_whole_with_rows_typed_as_row_to_json() throws Exception {
         String t = table("lg_order");
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables(t));
         RecordingDestination out = new RecordingDestination();
-        SyncEngine engine = engine(provider(capture), incremental(capture, "Order"), out);
+        SyncEngine engine = captures.engine(captures.provider(capture), incremental(capture, "Order"), out);
         assertThat(engine.runOnce().get("Order").outcome()).isEqualTo(Outcome.SEEDED);
         engine.start();
 
@@ -162,10 +122,10 @@ class PostgresLogicalProviderTest {
                     grid int[][], dim public.lg_dim, dims public.lg_dim[], stamps timestamptz[], flags bool[],
                     docs jsonb[], boxes box[], sized int[]);
                 """);
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables("public.lg_shapes"));
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables("public.lg_shapes"));
         RecordingDestination out = new RecordingDestination();
-        PostgresLogicalProvider provider = provider(capture);
-        SyncEngine engine = engine(provider, incremental(capture, "Shapes"), out);
+        PostgresLogicalProvider provider = captures.provider(capture);
+        SyncEngine engine = captures.engine(provider, incremental(capture, "Shapes"), out);
         engine.runOnce();
         engine.start();
         database.execute("""
@@ -202,7 +162,7 @@ class PostgresLogicalProviderTest {
     @Test
     void a_slot_of_the_same_name_in_another_database_is_neither_taken_nor_dropped() throws Exception {
         String t = table("lg_elsewhere");
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables(t));
         try (TestDatabase other = io.tidemark.testing.EmbeddedPostgresServer.shared().createDatabase()) {
             other.execute("CREATE TABLE public.lg_elsewhere (id int PRIMARY KEY)");
             PostgresLogicalCapture same = PostgresLogicalCapture.forTables(t).slot(capture.slot()).build();
@@ -217,7 +177,7 @@ class PostgresLogicalProviderTest {
                     TidemarkException.class, e -> assertThat(e.getMessage()).contains(elsewhere));
             PostgresLogicalProvider provider = PostgresLogicalProvider.builder(same)
                     .connect(other.jdbcUrl(), "postgres", null).watermarks(store).build();
-            closing.add(provider);
+            captures.closeLater(provider);
             assertThat(provider.check(List.of(incremental(same, "Elsewhere"))))
                     .as("the slot reported, and the other checks still run: the publication is missing there")
                     .anySatisfy(p -> assertThat(p.message()).contains(elsewhere))
@@ -230,11 +190,11 @@ class PostgresLogicalProviderTest {
     @Test
     void with_old_rows_an_update_names_its_changed_columns_and_a_delete_carries_the_old_row() throws Exception {
         String t = table("lg_old");
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t).oldRows(true));
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables(t).oldRows(true));
         assertThat(query("SELECT relreplident::text FROM pg_class WHERE oid = 'public.lg_old'::regclass"))
                 .isEqualTo("f");
         RecordingDestination out = new RecordingDestination();
-        SyncEngine engine = engine(provider(capture), incremental(capture, "Old"), out);
+        SyncEngine engine = captures.engine(captures.provider(capture), incremental(capture, "Old"), out);
         engine.runOnce();
         engine.start();
         database.execute("INSERT INTO public.lg_old (id, tag, n) VALUES (1, 'a', 1)");
@@ -250,9 +210,9 @@ class PostgresLogicalProviderTest {
     @Test
     void a_truncate_arrives_as_a_full_answer_without_rows_between_the_changes_around_it() throws Exception {
         String t = table("lg_trunc");
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables(t));
         RecordingDestination out = new RecordingDestination();
-        SyncEngine engine = engine(provider(capture), incremental(capture, "Trunc"), out);
+        SyncEngine engine = captures.engine(captures.provider(capture), incremental(capture, "Trunc"), out);
         engine.runOnce();
         database.execute("INSERT INTO public.lg_trunc (id) VALUES (1)");
         database.execute("INSERT INTO public.lg_trunc (id) VALUES (2); TRUNCATE public.lg_trunc;"
@@ -274,9 +234,9 @@ class PostgresLogicalProviderTest {
     @Test
     void a_transaction_committing_after_a_later_one_is_delivered_after_it() throws Exception {
         String t = table("lg_inflight");
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables(t));
         RecordingDestination out = new RecordingDestination();
-        SyncEngine engine = engine(provider(capture), incremental(capture, "Inflight"), out);
+        SyncEngine engine = captures.engine(captures.provider(capture), incremental(capture, "Inflight"), out);
         engine.runOnce();
         engine.start();
         try (Connection early = database.dataSource().getConnection()) {
@@ -297,10 +257,10 @@ class PostgresLogicalProviderTest {
     @Test
     void a_new_provider_continues_from_the_stored_watermark_and_the_slot_never_passes_it() throws Exception {
         String t = table("lg_restart");
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables(t));
         RecordingDestination out = new RecordingDestination();
-        PostgresLogicalProvider first = provider(capture);
-        SyncEngine engine = engine(first, incremental(capture, "Restart"), out);
+        PostgresLogicalProvider first = captures.provider(capture);
+        SyncEngine engine = captures.engine(first, incremental(capture, "Restart"), out);
         engine.runOnce();
         engine.start();
         database.execute("INSERT INTO public.lg_restart (id) SELECT g FROM generate_series(1, 50) g");
@@ -313,7 +273,7 @@ class PostgresLogicalProviderTest {
         database.execute("INSERT INTO public.lg_restart (id) SELECT g FROM generate_series(51, 80) g");
         database.execute("DELETE FROM public.lg_restart WHERE id <= 10");
         RecordingDestination after = new RecordingDestination();
-        SyncEngine second = engine(provider(capture), incremental(capture, "Restart"), after);
+        SyncEngine second = captures.engine(captures.provider(capture), incremental(capture, "Restart"), after);
         second.start();
         List<Change> changes = after.awaitChanges(40, WAIT);
         assertThat(changes).extracting(c -> c.operation().orElseThrow().code() + c.fields().get("id"))
@@ -326,12 +286,12 @@ class PostgresLogicalProviderTest {
     @Test
     void an_object_untracked_live_holds_the_slot_no_more_and_tracked_again_gets_the_table_whole() throws Exception {
         String t = table("lg_untrack");
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables(t));
         RecordingDestination out = new RecordingDestination();
-        SyncEngine engine = SyncEngine.builder().name("logical-untrack").provider(provider(capture))
+        SyncEngine engine = SyncEngine.builder().name("logical-untrack").provider(captures.provider(capture))
                 .watermarks(store).track(incremental(capture, "Stays")).track(incremental(capture, "Leaves"))
                 .destination("out", out).build();
-        closing.add(engine);
+        captures.closeLater(engine);
         engine.runOnce(); // both seeded
         database.execute("INSERT INTO public.lg_untrack (id) VALUES (1)");
         until("both stored the insert", () -> {
@@ -372,10 +332,10 @@ class PostgresLogicalProviderTest {
     @Test
     void readers_far_behind_stop_the_stream_and_lose_nothing() throws Exception {
         String t = table("lg_behind");
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
-        PostgresLogicalProvider provider = provider(builder(capture).maxBufferedChanges(1_000));
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalProvider provider = captures.provider(captures.builder(capture).maxBufferedChanges(1_000));
         RecordingDestination out = new RecordingDestination().refuseAll();
-        SyncEngine engine = engine(provider, incremental(capture, "Behind"), out);
+        SyncEngine engine = captures.engine(provider, incremental(capture, "Behind"), out);
         engine.runOnce();
         engine.start();
         for (int i = 0; i < 5; i++) {
@@ -391,8 +351,8 @@ class PostgresLogicalProviderTest {
     @Test
     void a_read_below_what_the_readers_stored_gets_the_table_whole_rather_than_a_gap() throws Exception {
         String t = table("lg_aged");
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
-        PostgresLogicalProvider provider = provider(capture);
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalProvider provider = captures.provider(capture);
         TrackedObject object = incremental(capture, "Aged");
         provider.validate(object);
         long seed = version(provider.invoke(object, ChangeRequest.seed(), CallContext.none()));
@@ -413,9 +373,9 @@ class PostgresLogicalProviderTest {
     void a_full_first_cycle_exports_the_table_whole_and_continues_with_the_changes_after_it() throws Exception {
         String t = table("lg_full");
         database.execute("INSERT INTO public.lg_full (id, tag) SELECT g, 'before' FROM generate_series(1, 500) g");
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables(t));
         RecordingDestination out = new RecordingDestination();
-        SyncEngine engine = engine(provider(capture), capture.track("Full"), out);
+        SyncEngine engine = captures.engine(captures.provider(capture), capture.track("Full"), out);
         // A writer keeps changing the table while the first cycle exports it.
         java.util.concurrent.atomic.AtomicBoolean writing = new java.util.concurrent.atomic.AtomicBoolean(true);
         Thread writer = new Thread(() -> {
@@ -476,7 +436,7 @@ class PostgresLogicalProviderTest {
     void install_refuses_a_table_without_a_replica_identity_before_changing_anything() {
         database.execute("CREATE TABLE public.lg_nokey (id int, tag text)");
         PostgresLogicalCapture capture = PostgresLogicalCapture.forTables("public.lg_nokey")
-                .slot("tm_lt_nokey_" + SLOTS.incrementAndGet()).build();
+                .slot(LogicalCaptures.slot("tm_lt_nokey")).build();
         assertThatThrownBy(() -> capture.install(database.dataSource()))
                 .isInstanceOfSatisfying(TidemarkException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_UNSUPPORTED);
@@ -495,7 +455,7 @@ class PostgresLogicalProviderTest {
         database.execute("CREATE TABLE public.lg_parted (id int PRIMARY KEY) PARTITION BY RANGE (id);"
                 + " CREATE TABLE public.lg_parted_1 PARTITION OF public.lg_parted FOR VALUES FROM (0) TO (100)");
         PostgresLogicalCapture capture = PostgresLogicalCapture.forTables("public.lg_parted")
-                .slot("tm_lt_parted_" + SLOTS.incrementAndGet()).build();
+                .slot(LogicalCaptures.slot("tm_lt_parted")).build();
         assertThatThrownBy(() -> capture.install(database.dataSource()))
                 .isInstanceOfSatisfying(TidemarkException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_UNSUPPORTED);
@@ -531,7 +491,7 @@ class PostgresLogicalProviderTest {
     void install_is_idempotent_adds_the_tables_a_publication_lacks_and_uninstall_removes_everything() {
         String a = table("lg_inst_a");
         String b = table("lg_inst_b");
-        PostgresLogicalCapture one = install(PostgresLogicalCapture.forTables(a));
+        PostgresLogicalCapture one = captures.install(PostgresLogicalCapture.forTables(a));
         PostgresLogicalCapture both = PostgresLogicalCapture.forTables(a, b).slot(one.slot()).build();
         both.install(database.dataSource());
         both.install(database.dataSource());
@@ -540,7 +500,6 @@ class PostgresLogicalProviderTest {
         assertThat(query("SELECT plugin FROM pg_replication_slots WHERE slot_name = '" + one.slot() + "'"))
                 .isEqualTo("pgoutput");
         both.uninstall(database.dataSource());
-        installed.remove(one);
         assertThat(query("SELECT count(*) FROM pg_replication_slots WHERE slot_name = '" + one.slot() + "'"))
                 .isEqualTo("0");
         assertThat(query("SELECT count(*) FROM pg_publication WHERE pubname = '" + one.publication() + "'"))
@@ -569,15 +528,15 @@ class PostgresLogicalProviderTest {
             s.execute("CREATE TABLE public.lg_role (id int PRIMARY KEY, tag text)");
         }
         PostgresLogicalCapture capture = PostgresLogicalCapture.forTables("public.lg_role")
-                .slot("tm_lt_role_" + SLOTS.incrementAndGet()).build();
+                .slot(LogicalCaptures.slot("tm_lt_role")).build();
         capture.install(role);
-        installed.add(capture);
+        captures.uninstallLater(capture);
         PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
                 .connect(database.jdbcUrl(), "lg_replicator", "pw_lg_replicator").watermarks(store).build();
-        closing.add(provider);
+        captures.closeLater(provider);
         assertThat(provider.check(List.of(incremental(capture, "Role")))).isEmpty();
         RecordingDestination out = new RecordingDestination();
-        SyncEngine engine = engine(provider, incremental(capture, "Role"), out);
+        SyncEngine engine = captures.engine(provider, incremental(capture, "Role"), out);
         engine.runOnce();
         engine.start();
         try (Connection c = role.getConnection(); Statement s = c.createStatement()) {
@@ -609,16 +568,16 @@ class PostgresLogicalProviderTest {
     @Test
     void a_reader_whose_watermark_the_slot_has_passed_gets_the_table_whole_rather_than_a_gap() throws Exception {
         String t = table("lg_gap");
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables(t));
         TrackedObject x = incremental(capture, "GapX");
         TrackedObject y = incremental(capture, "GapY");
-        PostgresLogicalProvider first = provider(capture);          // X seeds and stores, then goes away
+        PostgresLogicalProvider first = captures.provider(capture);          // X seeds and stores, then goes away
         first.validate(x);
         long seed = version(first.invoke(x, ChangeRequest.seed(), CallContext.none()));
         store.advance("GapX", first.sourceIdentity(x), OptionalLong.empty(), seed, Instant.now());
         first.close();
         database.execute("INSERT INTO public.lg_gap (id, tag) VALUES (1, 'x must get this')");
-        PostgresLogicalProvider second = provider(capture);         // only Y is tracked: the slot moves past it
+        PostgresLogicalProvider second = captures.provider(capture);         // only Y is tracked: the slot moves past it
         second.validate(y);
         store.advance("GapY", second.sourceIdentity(y), OptionalLong.empty(), seed, Instant.now());
         long yVersion = awaitVersionAbove(second, y, seed);
@@ -626,7 +585,7 @@ class PostgresLogicalProviderTest {
         awaitSlotAt(capture, yVersion);
         second.close();
 
-        PostgresLogicalProvider third = provider(capture);          // X is back, its watermark below the slot
+        PostgresLogicalProvider third = captures.provider(capture);          // X is back, its watermark below the slot
         third.validate(x);
         third.validate(y);
         JsonNode answer = json(third.invoke(x, ChangeRequest.sync(seed), CallContext.none()));
@@ -638,9 +597,9 @@ class PostgresLogicalProviderTest {
     @Test
     void a_table_renamed_while_captured_keeps_its_changes() throws Exception {
         String t = table("lg_rename");
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables(t));
         RecordingDestination out = new RecordingDestination();
-        SyncEngine engine = engine(provider(capture), incremental(capture, "Rename"), out);
+        SyncEngine engine = captures.engine(captures.provider(capture), incremental(capture, "Rename"), out);
         engine.runOnce();
         engine.start();
         database.execute("INSERT INTO public.lg_rename (id) VALUES (1)");
@@ -655,9 +614,9 @@ class PostgresLogicalProviderTest {
     void a_key_update_with_old_rows_keeps_the_large_values_it_left_alone() throws Exception {
         database.execute("CREATE TABLE public.lg_toast (id int PRIMARY KEY, big text);"
                 + " ALTER TABLE public.lg_toast ALTER COLUMN big SET STORAGE EXTERNAL");
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables("public.lg_toast").oldRows(true));
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables("public.lg_toast").oldRows(true));
         RecordingDestination out = new RecordingDestination();
-        SyncEngine engine = engine(provider(capture), incremental(capture, "Toast"), out);
+        SyncEngine engine = captures.engine(captures.provider(capture), incremental(capture, "Toast"), out);
         engine.runOnce();
         engine.start();
         database.execute("INSERT INTO public.lg_toast VALUES (1, repeat('x', 10000))");
@@ -673,7 +632,7 @@ class PostgresLogicalProviderTest {
         String t = table("lg_pub");
         database.execute("CREATE PUBLICATION lg_pub_inserts FOR TABLE public.lg_pub WITH (publish = 'insert')");
         try {
-            assertThatThrownBy(() -> PostgresLogicalCapture.forTables(t).slot("tm_lt_pub_" + SLOTS.incrementAndGet())
+            assertThatThrownBy(() -> PostgresLogicalCapture.forTables(t).slot(LogicalCaptures.slot("tm_lt_pub"))
                     .publication("lg_pub_inserts").build().install(database.dataSource()))
                     .isInstanceOfSatisfying(TidemarkException.class, e -> {
                         assertThat(e.code()).isEqualTo(ErrorCode.SCHEMA_UNSUPPORTED);
@@ -686,7 +645,7 @@ class PostgresLogicalProviderTest {
         database.execute("CREATE TABLE public.lg_index (id int PRIMARY KEY, code text NOT NULL UNIQUE);"
                 + " ALTER TABLE public.lg_index REPLICA IDENTITY USING INDEX lg_index_code_key");
         assertThatThrownBy(() -> PostgresLogicalCapture.forTables("public.lg_index")
-                .slot("tm_lt_idx_" + SLOTS.incrementAndGet()).build().install(database.dataSource()))
+                .slot(LogicalCaptures.slot("tm_lt_idx")).build().install(database.dataSource()))
                 .hasMessageContaining("REPLICA IDENTITY USING INDEX");
         assertThatThrownBy(() -> PostgresLogicalCapture.forTables(t).publication("ShopPub").build())
                 .isInstanceOfSatisfying(TidemarkException.class,
@@ -696,12 +655,12 @@ class PostgresLogicalProviderTest {
     @Test
     void a_wake_up_that_throws_does_not_stop_the_stream() throws Exception {
         String t = table("lg_wake");
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
-        PostgresLogicalProvider provider = provider(builder(capture).readInterval(Duration.ZERO));
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalProvider provider = captures.provider(captures.builder(capture).readInterval(Duration.ZERO));
         TrackedObject x = incremental(capture, "Wake");
         provider.validate(x);
         long seed = version(provider.invoke(x, ChangeRequest.seed(), CallContext.none()));
-        closing.add(provider.subscribe(List.of(x), name -> {
+        captures.closeLater(provider.subscribe(List.of(x), name -> {
             throw new StackOverflowError("simulated");
         }));
         database.execute("INSERT INTO public.lg_wake (id) VALUES (1)");
@@ -713,8 +672,8 @@ class PostgresLogicalProviderTest {
     @Test
     void a_slot_held_back_by_a_reader_is_reported_naming_the_reader() throws Exception {
         String t = table("lg_lag");
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
-        PostgresLogicalProvider provider = provider(builder(capture).slotLagWarning(0)
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalProvider provider = captures.provider(captures.builder(capture).slotLagWarning(0)
                 .slotLagCheckInterval(Duration.ofMillis(1)));
         TrackedObject held = incremental(capture, "Held");
         provider.validate(held);
@@ -743,8 +702,8 @@ class PostgresLogicalProviderTest {
     @Test
     void an_export_never_misses_a_commit_the_stream_decoded_before_it_became_visible() throws Exception {
         String t = table("lg_syncrep");
-        PostgresLogicalCapture capture = install(PostgresLogicalCapture.forTables(t));
-        PostgresLogicalProvider provider = provider(capture);
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables(t));
+        PostgresLogicalProvider provider = captures.provider(capture);
         TrackedObject watcher = incremental(capture, "SyncRepWatcher");
         TrackedObject full = capture.track("SyncRepFull");
         provider.validate(watcher);

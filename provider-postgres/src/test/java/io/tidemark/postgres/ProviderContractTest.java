@@ -24,31 +24,23 @@ class ProviderContractTest {
             + " price numeric NOT NULL)";
 
     private final TestDatabase database;
-    private PostgresLogicalCapture capture;
-    private PostgresLogicalProvider provider;
+    private final LogicalCaptures captures;
 
     ProviderContractTest(TestDatabase database) {
         this.database = database;
+        this.captures = new LogicalCaptures(database, JdbcWatermarkStore.create(database.dataSource()));
     }
 
     @AfterEach
-    void dropSlot() {
-        if (provider != null) {
-            provider.close();
-        }
-        if (capture != null) {
-            capture.uninstall(database.dataSource()); // a slot left behind would keep the server's WAL
-        }
+    void dropSlot() throws Exception {
+        captures.close();
     }
 
     @Test
     void the_log_based_capture_is_safe_on_every_scenario() {
         database.execute(TABLE.formatted("cv_logical"));
-        capture = PostgresLogicalCapture.forTables("public.cv_logical").slot("tm_cv_" + ProcessHandle.current().pid())
-                .build();
-        capture.install(database.dataSource());
-        provider = PostgresLogicalProvider.builder(capture).connect(database.jdbcUrl(), "postgres", null)
-                .watermarks(JdbcWatermarkStore.create(database.dataSource())).build();
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables("public.cv_logical"));
+        PostgresLogicalProvider provider = captures.provider(captures.builder(capture));
 
         ContractReport report = items(ProcedureContractVerifier.forProvider(database.dataSource(), provider,
                         capture.track("Items", "public.cv_logical"))

@@ -6,7 +6,6 @@ import io.tidemark.sync.JdbcWatermarkStore;
 import io.tidemark.sync.Operation;
 import io.tidemark.sync.Outcome;
 import io.tidemark.sync.SyncEngine;
-import io.tidemark.sync.TrackedObject;
 import io.tidemark.sync.spi.WatermarkStore;
 import io.tidemark.testing.EmbeddedPostgresTest;
 import io.tidemark.testing.RecordingDestination;
@@ -48,22 +47,17 @@ class SwitchToLogicalCaptureTest {
 
     private final TestDatabase database;
     private final WatermarkStore store;
-    private final List<AutoCloseable> closing = new ArrayList<>();
-    private PostgresLogicalCapture capture;
+    private final LogicalCaptures captures;
 
     SwitchToLogicalCaptureTest(TestDatabase database) {
         this.database = database;
         this.store = JdbcWatermarkStore.create(database.dataSource());
+        this.captures = new LogicalCaptures(database, store);
     }
 
     @AfterEach
     void close() throws Exception {
-        for (int i = closing.size() - 1; i >= 0; i--) {
-            closing.get(i).close();
-        }
-        if (capture != null) {
-            capture.uninstall(database.dataSource()); // a slot left behind would keep the server's WAL
-        }
+        captures.close();
     }
 
     @Test
@@ -80,7 +74,7 @@ class SwitchToLogicalCaptureTest {
                 .track(outbox.track("ItemsOutbox").initialSync(InitialSync.INCREMENTAL)
                         .pollInterval(Duration.ofMillis(100)))
                 .destination("out", shared).build();
-        closing.add(outboxEngine);
+        captures.closeLater(outboxEngine);
         assertThat(outboxEngine.runOnce().get("ItemsOutbox").outcome()).isEqualTo(Outcome.SEEDED);
 
         Writers writers = new Writers();
@@ -92,18 +86,13 @@ class SwitchToLogicalCaptureTest {
         writers.awaitCommits(writers.committed() + 300);
 
         // The hand-over, as the README gives it.
-        capture = PostgresLogicalCapture.forTables("public.sw_items")
-                .slot("tm_switch_" + ProcessHandle.current().pid()).build();
-        capture.install(database.dataSource());
-        PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
-                .connect(database.jdbcUrl(), "postgres", null).watermarks(store)
-                .acknowledgeEvery(Duration.ofMillis(100)).build();
-        closing.add(provider);
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables("public.sw_items"));
+        PostgresLogicalProvider provider = captures.provider(captures.builder(capture));
         SyncEngine logicalEngine = SyncEngine.builder().name("switch-logical").provider(provider).watermarks(store)
                 .track(capture.track("ItemsLogical", "public.sw_items").initialSync(InitialSync.INCREMENTAL)
                         .pollInterval(Duration.ofMillis(100)))
                 .destination("out", shared).build();
-        closing.add(logicalEngine);
+        captures.closeLater(logicalEngine);
         assertThat(logicalEngine.runOnce().get("ItemsLogical").outcome()).isEqualTo(Outcome.SEEDED);
         long handOver = outbox.committedVersion(database.dataSource());
 

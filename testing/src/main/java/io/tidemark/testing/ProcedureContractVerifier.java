@@ -233,7 +233,7 @@ public final class ProcedureContractVerifier {
                 name = function;
                 target = () -> new FunctionTarget(dataSource, function, seconds);
             } else {
-                name = provider.name() + " " + object.name();
+                name = ProviderTarget.name(provider, object);
                 Runnable settle = beforeEachRead;
                 target = () -> new ProviderTarget(provider, object, settle);
             }

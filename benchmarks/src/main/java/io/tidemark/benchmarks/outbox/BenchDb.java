@@ -24,6 +24,15 @@ final class BenchDb {
         }
     }
 
+    /**
+     * {@code public.items (item_code, description)} with the reference trigger and change function of the contract's
+     * gap example on it ({@code public.items_outbox}, {@code public.get_item_changes(json)}).
+     */
+    static void createItemsWithReference(DataSource ds) throws SQLException, IOException {
+        execute(ds, "CREATE TABLE public.items (item_code text PRIMARY KEY, description text)");
+        execute(ds, referenceSql());
+    }
+
     static long scalar(DataSource ds, String sql) throws SQLException {
         try (Connection c = ds.getConnection(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
             rs.next();

@@ -40,8 +40,7 @@ public final class ChangeFunctionBenchmark {
         int runs = args.length > 1 ? Integer.parseInt(args[1]) : 7;
         try (TestDatabase database = EmbeddedPostgresServer.shared().createDatabase()) {
             DataSource ds = database.dataSource();
-            BenchDb.execute(ds, "CREATE TABLE public.items (item_code text PRIMARY KEY, description text)");
-            BenchDb.execute(ds, BenchDb.referenceSql());
+            BenchDb.createItemsWithReference(ds);
             PostgresOutbox outbox = PostgresOutbox.forTable("public.items")
                     .outboxTable("public.tidemark_items_outbox")
                     .payloadKey("item_code", "ItemCode")
@@ -253,7 +252,7 @@ public final class ChangeFunctionBenchmark {
      * One connection kept open for one function, as a pool keeps it for the engine: the server process is warm, so
      * what a call costs is the function's work, plus the fresh memory the server's allocator has to map for it.
      */
-    private static final class PooledBackend implements AutoCloseable {
+    static final class PooledBackend implements AutoCloseable {
         private final Connection connection;
         private final PreparedStatement statement;
         private final int pid;
@@ -264,7 +263,7 @@ public final class ChangeFunctionBenchmark {
             pid = backendPid(connection);
         }
 
-        /** {nanoseconds, backend CPU ms, backend minor page faults, changes} of one call read whole. */
+        /** {nanoseconds, backend CPU ms, backend minor page faults, changes, bytes} of one call read whole. */
         long[] call(String request) throws SQLException, IOException {
             statement.setString(1, request);
             long cpu = ProcStat.cpuMillis(pid);
@@ -273,7 +272,7 @@ public final class ChangeFunctionBenchmark {
             byte[] answer = answer(statement);
             long nanos = System.nanoTime() - started;
             return new long[] {nanos, ProcStat.cpuMillis(pid) - cpu, ProcStat.minorFaults(pid) - faults,
-                    countChanges(answer)};
+                    countChanges(answer), answer.length};
         }
 
         @Override
@@ -283,7 +282,7 @@ public final class ChangeFunctionBenchmark {
         }
     }
 
-    private static int backendPid(Connection c) throws SQLException {
+    static int backendPid(Connection c) throws SQLException {
         try (PreparedStatement s = c.prepareStatement("SELECT pg_backend_pid()"); ResultSet rs = s.executeQuery()) {
             rs.next();
             return rs.getInt(1);

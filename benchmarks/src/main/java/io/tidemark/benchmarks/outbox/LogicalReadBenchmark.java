@@ -55,8 +55,7 @@ public final class LogicalReadBenchmark {
         int runs = args.length > 1 ? Integer.parseInt(args[1]) : 7;
         try (TestDatabase database = EmbeddedPostgresServer.shared().createDatabase()) {
             DataSource ds = database.dataSource();
-            BenchDb.execute(ds, "CREATE TABLE public.items (item_code text PRIMARY KEY, description text)");
-            BenchDb.execute(ds, BenchDb.referenceSql());
+            BenchDb.createItemsWithReference(ds);
             PostgresLogicalCapture capture = PostgresLogicalCapture.forTables("public.items").slot(SLOT).build();
             capture.install(ds);
             try (PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
@@ -100,16 +99,17 @@ public final class LogicalReadBenchmark {
         List<Double> pagedCpu = new ArrayList<>();
         List<Double> smallRates = new ArrayList<>();
         long[] sizes = new long[2];
-        try (ReferenceBackend reference = new ReferenceBackend(ds)) {
+        try (ChangeFunctionBenchmark.PooledBackend reference = new ChangeFunctionBenchmark.PooledBackend(ds,
+                "public.get_item_changes")) {
             for (int i = 0; i < runs + 2; i++) {
-                long[] r = reference.call();
+                long[] r = reference.call("{\"fromVersion\":0,\"mode\":\"sync\"}");
                 long[] whole = readAll(provider, items, from, changes, changes);
                 long[] paged = readAll(provider, items, from, 10_000, changes);
                 long[] small = readAll(provider, items, from, 1_000, changes);
-                sizes[0] = r[3];
+                sizes[0] = r[4];
                 sizes[1] = whole[2];
-                if (r[2] != changes) {
-                    throw new IllegalStateException("the reference returned " + r[2] + " changes, not " + changes);
+                if (r[3] != changes) {
+                    throw new IllegalStateException("the reference returned " + r[3] + " changes, not " + changes);
                 }
                 if (i >= 2) {
                     referenceRates.add(changes / (r[0] / 1e9));
@@ -212,43 +212,6 @@ public final class LogicalReadBenchmark {
                 }
                 return rs.getInt(1);
             }
-        }
-    }
-
-    /** The reference function over one connection kept open, as a pool keeps it for the engine. */
-    private static final class ReferenceBackend implements AutoCloseable {
-        private final Connection connection;
-        private final PreparedStatement statement;
-        private final int pid;
-
-        ReferenceBackend(DataSource ds) throws SQLException {
-            connection = ds.getConnection();
-            statement = connection.prepareStatement("SELECT public.get_item_changes(?::json)");
-            statement.setString(1, "{\"fromVersion\":0,\"mode\":\"sync\"}");
-            try (PreparedStatement s = connection.prepareStatement("SELECT pg_backend_pid()");
-                 ResultSet rs = s.executeQuery()) {
-                rs.next();
-                pid = rs.getInt(1);
-            }
-        }
-
-        /** {nanoseconds, backend CPU ms, changes, bytes} of one call, its answer read whole and parsed. */
-        long[] call() throws SQLException, IOException {
-            long cpu = ProcStat.cpuMillis(pid);
-            long started = System.nanoTime();
-            byte[] answer;
-            try (ResultSet rs = statement.executeQuery()) {
-                rs.next();
-                answer = rs.getBytes(1);
-            }
-            long changes = ChangeFunctionBenchmark.versionAndCount(answer)[1];
-            return new long[] {System.nanoTime() - started, ProcStat.cpuMillis(pid) - cpu, changes, answer.length};
-        }
-
-        @Override
-        public void close() throws SQLException {
-            statement.close();
-            connection.close();
         }
     }
 }

@@ -18,11 +18,9 @@ import java.util.List;
 public final class ContractClient implements AutoCloseable {
 
     private final ContractTarget target;
-    private final String function;
 
     public ContractClient(ContractTarget target) {
         this.target = target;
-        this.function = target.name();
     }
 
     /** What one call returned, checked. */
@@ -64,11 +62,11 @@ public final class ContractClient implements AutoCloseable {
     private Answer call(String request, boolean seed, long fromVersion, Integer maxRows) {
         // Checked and read by the engine's own passes, so the rows are exactly what a destination would get.
         try (ResponsePayload payload = target.call(request, seed, fromVersion, maxRows)) {
-            ResponseSummary summary = ResponseScanner.scan(function, payload);
+            ResponseSummary summary = ResponseScanner.scan(target.name(), payload);
             if (summary.rowCount() == 0) {
                 return new Answer(request, summary, List.of());
             }
-            try (ChangeReader reader = new ChangeReader(function, payload)) {
+            try (ChangeReader reader = new ChangeReader(target.name(), payload)) {
                 return new Answer(request, summary, reader.nextPage(Math.toIntExact(summary.rowCount())));
             }
         } catch (TidemarkException e) {

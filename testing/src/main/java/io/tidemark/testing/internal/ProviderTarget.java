@@ -28,9 +28,14 @@ public final class ProviderTarget implements ContractTarget {
         provider.validate(object);
     }
 
+    /** How reports name a provider's object. */
+    public static String name(ChangeProvider provider, TrackedObject object) {
+        return provider.name() + " " + object.name();
+    }
+
     @Override
     public String name() {
-        return provider.name() + " " + object.name();
+        return name(provider, object);
     }
 
     @Override
