@@ -45,7 +45,9 @@ import java.util.Set;
  *
  * <p><b>A table whole.</b> The first cycle of an {@link InitialSync#FULL} object, and a reader whose position the
  * provider no longer holds, get the table's rows in one snapshot as a {@code Full} answer, at a version from which
- * the changes that follow continue it: a change may come again after the export, none is missed.
+ * the changes that follow continue it: a change may come again after the export, none is missed. So do the readers
+ * of a table that one transaction changed too many rows of to hold in memory ({@value
+ * #OVERSIZED_TRANSACTION_REASON_CODE}).
  */
 public final class PostgresLogicalCapture {
 
@@ -60,6 +62,13 @@ public final class PostgresLogicalCapture {
      * the outbox answers a reader older than its trim).
      */
     public static final int AGED_OUT_REASON_CODE = 1;
+
+    /**
+     * The {@code ReasonCode} of the {@code Full} answer that replaces the changes of a transaction too large for the
+     * provider to hold in memory ({@code PostgresLogicalProvider.Builder.maxTransactionChanges}): the table whole,
+     * exported after that transaction.
+     */
+    public static final int OVERSIZED_TRANSACTION_REASON_CODE = 3;
 
     private final List<PgName> tables;
     private final String slot;

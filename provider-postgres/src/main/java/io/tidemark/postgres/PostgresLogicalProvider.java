@@ -84,7 +84,7 @@ public final class PostgresLogicalProvider implements ChangeProvider {
         this.lag = new SlotLag(jdbcUrl, properties, capture.slot(), b.slotLagWarning, b.slotLagCheckInterval,
                 b.clock);
         this.settings = new SlotStream.Settings(jdbcUrl, properties, capture.slot(), capture.publication(),
-                b.statusInterval, b.acknowledgeEvery, b.maxBufferedChanges);
+                b.statusInterval, b.acknowledgeEvery, b.maxBufferedChanges, b.maxTransactionChanges);
     }
 
     /** A provider for {@code capture}; set how it connects and the engine's watermark store. */
@@ -226,10 +226,11 @@ public final class PostgresLogicalProvider implements ChangeProvider {
         TableLog.Page page;
         try {
             page = readers.log(table).read(from, request.maxRows().orElse(DEFAULT_MAX_ROWS));
-        } catch (IllegalStateException released) {
-            // Below what every reader of the table stored (a destination starting from the beginning): those changes
-            // are gone, so the reader gets the table whole, as the outbox answers a reader older than its trim.
-            return export(object, table, s, PostgresLogicalCapture.AGED_OUT_REASON_CODE);
+        } catch (TableLog.Released released) {
+            // Below what every reader of the table stored (a destination starting from the beginning), or below a
+            // transaction too large to hold: those changes are gone, so the reader gets the table whole, as the
+            // outbox answers a reader older than its trim.
+            return export(object, table, s, released.reasonCode());
         }
         if (page.elements().isEmpty() && !page.truncate() && !s.connected() && s.lastError() != null) {
             throw TidemarkException.forObject(ErrorCode.CONNECTION_FAILED, object.name(), "the replication stream"
@@ -342,6 +343,7 @@ public final class PostgresLogicalProvider implements ChangeProvider {
         private Duration acknowledgeEvery = Duration.ofSeconds(10);
         private Duration statusInterval = Duration.ofSeconds(10);
         private int maxBufferedChanges = 200_000;
+        private int maxTransactionChanges = 200_000;
         private Duration readInterval = Duration.ofMillis(6);
         private long slotLagWarning = 1L << 30;
         private Duration slotLagCheckInterval = Duration.ofMinutes(1);
@@ -429,6 +431,18 @@ public final class PostgresLogicalProvider implements ChangeProvider {
             return this;
         }
 
+        /**
+         * The most changes of one transaction held in memory while it is decoded (a transaction's changes are known
+         * to have committed only at its end); default 200,000. Past it, the table the transaction changed most is not
+         * kept, and its readers get it whole after the commit (a {@code Full} answer with {@code ReasonCode}
+         * {@value PostgresLogicalCapture#OVERSIZED_TRANSACTION_REASON_CODE}), as a reader behind the provider does.
+         * Raise it, with the heap, where transactions changing more rows than this are routine on large tables.
+         */
+        public Builder maxTransactionChanges(int changes) {
+            this.maxTransactionChanges = changes;
+            return this;
+        }
+
         public PostgresLogicalProvider build() {
             Objects.requireNonNull(capture, "capture");
             if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:postgresql:")) {
@@ -457,6 +471,10 @@ public final class PostgresLogicalProvider implements ChangeProvider {
             if (maxBufferedChanges < 1_000) {
                 throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "maxBufferedChanges must be at least"
                         + " 1,000, got " + maxBufferedChanges);
+            }
+            if (maxTransactionChanges < 1_000) {
+                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "maxTransactionChanges must be at least"
+                        + " 1,000, got " + maxTransactionChanges);
             }
             return new PostgresLogicalProvider(this);
         }

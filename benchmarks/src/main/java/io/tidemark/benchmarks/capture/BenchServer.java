@@ -48,7 +48,7 @@ final class BenchServer implements AutoCloseable {
      */
     static BenchServer withStatementStats() throws Exception {
         return own(Map.of("shared_preload_libraries", "pg_stat_statements", "pg_stat_statements.track", "top",
-                "pg_stat_statements.track_utility", "on"));
+                "pg_stat_statements.track_utility", "on", "pg_stat_statements.track_planning", "on"));
     }
 
     /**
@@ -58,6 +58,12 @@ final class BenchServer implements AutoCloseable {
      */
     static BenchServer withWalLevel(String walLevel) throws Exception {
         return own(Map.of("wal_level", walLevel));
+    }
+
+    /** At {@code wal_level = logical} and with {@code pg_stat_statements} loaded: the log-based engine's statements. */
+    static BenchServer logicalWithStatementStats() throws Exception {
+        return own(Map.of("wal_level", "logical", "shared_preload_libraries", "pg_stat_statements",
+                "pg_stat_statements.track", "top", "pg_stat_statements.track_utility", "on", "pg_stat_statements.track_planning", "on"));
     }
 
     /** A server of its own with the fixture's settings ({@code fsync} off and the rest), {@code settings} over them. */

@@ -59,7 +59,9 @@ import java.util.concurrent.locks.LockSupport;
  * outbox's table is written (the second: the WAL is decoded though nothing of it is published), and its latency.
  * In this mode the writer commits with {@code synchronous_commit = on}, as a production server does by default: a
  * transaction reaches logical decoding once its WAL is flushed, and the embedded server's default (off) would hold
- * each one back until the WAL writer's next flush.
+ * each one back until the WAL writer's next flush. A third argument {@code logical-statements} does the same on a
+ * server that also loads {@code pg_stat_statements}, and adds the statements of the fourth window (the log-based
+ * engine's watermark writes among them), with their planning time.
  */
 public final class PollerCostBenchmark {
 
@@ -80,10 +82,12 @@ public final class PollerCostBenchmark {
         int rate = args.length > 0 ? Integer.parseInt(args[0]) : 200;
         int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 60;
         boolean statements = args.length > 2 && args[2].equals("statements");
-        boolean logical = args.length > 2 && args[2].equals("logical");
+        boolean logicalStatements = args.length > 2 && args[2].equals("logical-statements");
+        boolean logical = logicalStatements || args.length > 2 && args[2].equals("logical");
         String loadBefore = CaptureBench.loadAverage();
         Instant started = Instant.now();
         try (BenchServer server = statements ? BenchServer.withStatementStats()
+                : logicalStatements ? BenchServer.logicalWithStatementStats()
                 : logical ? BenchServer.withWalLevel("logical") : BenchServer.fast();
              PooledDataSource pool = PooledDataSource.of(server.dataSource(ENGINE_APPLICATION), 8);
              Connection monitor = server.admin().getConnection();
@@ -92,7 +96,7 @@ public final class PollerCostBenchmark {
             CaptureBench.execute(admin, "CREATE TABLE public.pc_items (" + CaptureBench.COLUMNS + ")");
             PostgresOutbox outbox = PostgresOutbox.forTable("public.pc_items").build();
             outbox.install(admin);
-            if (statements) {
+            if (statements || logicalStatements) {
                 CaptureBench.execute(admin, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
             }
 
@@ -161,15 +165,22 @@ public final class PollerCostBenchmark {
                     Window idleAfter = Window.measure(seconds, engineCpu, serverCpu, writerCpu, streamCpu, () -> { });
                     Window streamBusy = null;
                     long[] streamAchieved = new long[2];
+                    List<StatementStat> streamStats = List.of();
                     if (logical) {
                         try (PreparedStatement published = writer.prepareStatement(
                                 String.format(CaptureBench.INSERT_ONE, "public.pc_published"))) {
                             write(published, rate, 5, 1, null);
+                            if (logicalStatements) {
+                                CaptureBench.execute(admin, "SELECT pg_stat_statements_reset()");
+                            }
                             streamBusy = Window.measure(seconds, engineCpu, serverCpu, writerCpu, streamCpu, () -> {
                                 long t0 = System.nanoTime();
                                 streamAchieved[0] = write(published, rate, seconds, 1_000_000, streamSent);
                                 streamAchieved[1] = System.nanoTime() - t0;
                             });
+                        }
+                        if (logicalStatements) {
+                            streamStats = StatementStat.read(admin);
                         }
                         awaitDelivery(streamSent, streamDelivered);
                     }
@@ -192,6 +203,9 @@ public final class PollerCostBenchmark {
                     }
                     if (statements) {
                         StatementStat.print(stats, achieved[0], busy.engine(), rate);
+                    }
+                    if (logicalStatements) {
+                        StatementStat.print(streamStats, streamAchieved[0], streamBusy.stream(), rate);
                     }
                     System.out.printf(Locale.ROOT, "%nEngine: %d backends seen, %d ended inside a window (their"
                                     + " CPU after the last sample is missing); %d changes delivered.%n",

@@ -64,7 +64,8 @@ public final class SlotStream implements AutoCloseable {
 
     /** How the stream connects, what it reads and how it acknowledges. */
     public record Settings(String jdbcUrl, Properties properties, String slot, String publication,
-                           Duration statusInterval, Duration acknowledgeEvery, int maxBufferedChanges) {
+                           Duration statusInterval, Duration acknowledgeEvery, int maxBufferedChanges,
+                           int maxTransactionChanges) {
     }
 
     private final Settings settings;
@@ -114,6 +115,13 @@ public final class SlotStream implements AutoCloseable {
         }
     };
     private final Map<PgName, List<Decoded>> pending = new LinkedHashMap<>();
+    /** How many changes {@code pending} holds, all tables together: kept below {@code maxTransactionChanges}. */
+    private int pendingChanges;
+    /**
+     * The tables whose changes in the transaction being decoded were too many to hold: none of them is kept, and
+     * at its commit their logs drop everything up to its version, so their readers get the tables whole after it.
+     */
+    private final Set<PgName> oversized = new HashSet<>();
 
     /** A change of the transaction being decoded, rendered at its commit, when its version is known. */
     private record Decoded(char operation, Relation relation, ValueType[] types, Tuple row, Tuple old,
@@ -350,7 +358,13 @@ public final class SlotStream implements AutoCloseable {
         relations.clear();
         keyColumns.clear();
         columnTypes.clear();
+        clearTransaction();
+    }
+
+    private void clearTransaction() {
         pending.clear();
+        pendingChanges = 0;
+        oversized.clear();
         truncated.clear();
     }
 
@@ -374,8 +388,7 @@ public final class SlotStream implements AutoCloseable {
         if (message instanceof Begin b) {
             inTransaction = true;
             xid = b.xid();
-            pending.clear();
-            truncated.clear();
+            clearTransaction();
         } else if (message instanceof Relation r) {
             relations.put(r.id(), r);
             keyColumns.put(r.id(), keyColumns(r));
@@ -402,7 +415,8 @@ public final class SlotStream implements AutoCloseable {
         for (int id : t.relations()) {
             PgName table = tablesByOid.get(id);
             if (table != null) {
-                pending.remove(table); // emptied: what the transaction did to it before is gone
+                List<Decoded> before = pending.remove(table); // emptied: what the transaction did to it before is gone
+                pendingChanges -= before == null ? 0 : before.size();
                 if (!truncated.contains(table)) {
                     truncated.add(table);
                 }
@@ -450,11 +464,38 @@ public final class SlotStream implements AutoCloseable {
 
     private void add(int relationId, char operation, Tuple row, Tuple old, boolean keyOnly, boolean update) {
         PgName table = tablesByOid.get(relationId);
-        if (table != null) {
-            pending.computeIfAbsent(table, t -> new ArrayList<>())
-                    .add(new Decoded(operation, relation(relationId), columnTypes.get(relationId), row, old, keyOnly,
-                            update));
+        if (table == null || oversized.contains(table)) {
+            return;
         }
+        pending.computeIfAbsent(table, t -> new ArrayList<>())
+                .add(new Decoded(operation, relation(relationId), columnTypes.get(relationId), row, old, keyOnly,
+                        update));
+        if (++pendingChanges >= settings.maxTransactionChanges()) {
+            dropLargest();
+        }
+    }
+
+    /**
+     * The transaction holds as many changes as the provider keeps for one: the table it changed most is let go
+     * (everything it holds of it now, and what follows), which brings the count back below the limit. Its readers
+     * get it whole after the commit, rather than the process running out of memory decoding it, which would stop
+     * the stream for good (it would decode the same transaction again at every reconnect).
+     */
+    private void dropLargest() {
+        Map.Entry<PgName, List<Decoded>> largest = null;
+        for (Map.Entry<PgName, List<Decoded>> e : pending.entrySet()) {
+            if (largest == null || e.getValue().size() > largest.getValue().size()) {
+                largest = e;
+            }
+        }
+        PgName table = largest.getKey();
+        pendingChanges -= largest.getValue().size();
+        pending.remove(table);
+        oversized.add(table);
+        LOG.warn("Logical replication slot {}: transaction {} changes more rows of {} than the provider holds for a"
+                + " transaction ({}, maxTransactionChanges); its changes of that table are not kept, and the table's"
+                + " readers will get it whole after its commit", settings.slot(), Integer.toUnsignedString(xid),
+                table.quoted(), settings.maxTransactionChanges());
     }
 
     private void commit(Commit c) {
@@ -462,13 +503,20 @@ public final class SlotStream implements AutoCloseable {
         long version = c.endLsn();
         if (version <= position) {
             // Streamed again after a reconnect: already in the logs.
-            pending.clear();
-            truncated.clear();
+            clearTransaction();
             return;
         }
         List<PgName> touched = new ArrayList<>(truncated);
         for (PgName table : truncated) {
             logs.get(table).appendTruncate(version);
+        }
+        for (PgName table : oversized) {
+            // Before the position moves: a reader must never be answered "nothing new up to this version" for a
+            // table whose changes at it were not kept.
+            logs.get(table).dropThrough(version);
+            if (!touched.contains(table)) {
+                touched.add(table);
+            }
         }
         for (Map.Entry<PgName, List<Decoded>> e : pending.entrySet()) {
             List<byte[]> elements = new ArrayList<>(e.getValue().size());
@@ -482,8 +530,7 @@ public final class SlotStream implements AutoCloseable {
                 touched.add(e.getKey());
             }
         }
-        pending.clear();
-        truncated.clear();
+        clearTransaction();
         synchronized (recentCommits) {
             recentCommits.put(xid, version);
         }

@@ -1,5 +1,7 @@
 package io.tidemark.postgres.internal.logical;
 
+import io.tidemark.postgres.PostgresLogicalCapture;
+
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -12,6 +14,9 @@ import java.util.List;
  *
  * <p>A TRUNCATE is kept as a marker at its transaction's version: a page never crosses it, and a page starting at
  * it holds the truncate and what its transaction did to the table after it, the table as it stood at that version.
+ *
+ * <p>A transaction too large to hold ({@link #dropThrough}) raises the floor past itself instead: a reader below
+ * it is refused ({@link Released}) and gets the table whole, which holds what that transaction wrote.
  */
 public final class TableLog {
 
@@ -30,8 +35,28 @@ public final class TableLog {
     public record Page(List<byte[]> elements, long lastVersion, boolean truncate, boolean more) {
     }
 
+    /**
+     * A read from below the floor: the changes it asks for are no longer held. {@code reasonCode} says why, for
+     * the {@code Full} answer that replaces them: the readers stored past them, or a transaction was too large.
+     */
+    public static final class Released extends IllegalStateException {
+
+        private final int reasonCode;
+
+        Released(String message, int reasonCode) {
+            super(message);
+            this.reasonCode = reasonCode;
+        }
+
+        public int reasonCode() {
+            return reasonCode;
+        }
+    }
+
     private final ArrayDeque<Entry> entries = new ArrayDeque<>();
     private long floor;
+    private int floorReason = PostgresLogicalCapture.AGED_OUT_REASON_CODE;
+    private String floorCause = "";
 
     synchronized void append(List<byte[]> elements, long version) {
         for (byte[] element : elements) {
@@ -45,13 +70,13 @@ public final class TableLog {
 
     /**
      * The changes after {@code fromVersion}, at most about {@code maxRows} of them: a page is cut only between
-     * versions (a transaction is never split) and never across a truncate. Fails when changes after
-     * {@code fromVersion} were already released: they would be skipped.
+     * versions (a transaction is never split) and never across a truncate. Fails ({@link Released}) when changes
+     * after {@code fromVersion} are no longer held: they would be skipped.
      */
     public synchronized Page read(long fromVersion, int maxRows) {
         if (fromVersion < floor) {
-            throw new IllegalStateException("the changes after version " + fromVersion + " were released when the"
-                    + " table's readers had stored version " + floor);
+            throw new Released("the changes after version " + fromVersion + " were released " + floorCause,
+                    floorReason);
         }
         List<byte[]> page = new ArrayList<>();
         long last = -1;
@@ -91,10 +116,29 @@ public final class TableLog {
 
     /** Forgets every change at or below {@code version}, which every reader of the table has stored. */
     synchronized void release(long version) {
+        raiseFloor(version, PostgresLogicalCapture.AGED_OUT_REASON_CODE,
+                "when the table's readers had stored version " + version);
+    }
+
+    /**
+     * Forgets every change at or below {@code version}, the version of a transaction whose changes of this table were
+     * too many to hold and were not kept: a reader below it gets the table whole, exported after it.
+     */
+    synchronized void dropThrough(long version) {
+        raiseFloor(version, PostgresLogicalCapture.OVERSIZED_TRANSACTION_REASON_CODE, "because the transaction"
+                + " committed at version " + version + " changed more of the table's rows than the provider holds"
+                + " (maxTransactionChanges)");
+    }
+
+    private void raiseFloor(long version, int reason, String cause) {
         while (!entries.isEmpty() && entries.peekFirst().version() <= version) {
             entries.removeFirst();
         }
-        floor = Math.max(floor, version);
+        if (version > floor) {
+            floor = version;
+            floorReason = reason;
+            floorCause = cause;
+        }
     }
 
     /** The version at or below which changes were released. */

@@ -1,5 +1,6 @@
 package io.tidemark.postgres.internal.logical;
 
+import io.tidemark.postgres.PostgresLogicalCapture;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -65,10 +66,38 @@ class TableLogTest {
         log.release(10);
         assertThat(log.size()).isEqualTo(1);
         assertThat(texts(log.read(10, 100))).containsExactly("b");
-        assertThatThrownBy(() -> log.read(5, 100)).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("after version 5").hasMessageContaining("stored version 10");
+        assertThatThrownBy(() -> log.read(5, 100)).isInstanceOf(TableLog.Released.class)
+                .hasMessageContaining("after version 5").hasMessageContaining("stored version 10")
+                .extracting(e -> ((TableLog.Released) e).reasonCode())
+                .isEqualTo(PostgresLogicalCapture.AGED_OUT_REASON_CODE);
         log.release(5);
         assertThat(texts(log.read(10, 100))).as("the floor never goes down").containsExactly("b");
         assertThatThrownBy(() -> log.read(7, 100)).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void a_transaction_too_large_to_hold_drops_what_the_log_held_through_it_and_a_read_below_it_says_so() {
+        TableLog log = new TableLog();
+        log.append(List.of(e("a")), 10);
+        log.appendTruncate(20);
+        log.dropThrough(20); // the transaction at 20 changed more rows than were held: none of them is here
+        log.append(List.of(e("c")), 30);
+
+        assertThat(log.size()).as("the change before it goes too: the table whole replaces both").isEqualTo(1);
+        assertThatThrownBy(() -> log.read(10, 100)).isInstanceOf(TableLog.Released.class)
+                .hasMessageContaining("after version 10").hasMessageContaining("transaction committed at version 20")
+                .hasMessageContaining("maxTransactionChanges")
+                .extracting(e -> ((TableLog.Released) e).reasonCode())
+                .isEqualTo(PostgresLogicalCapture.OVERSIZED_TRANSACTION_REASON_CODE);
+        assertThat(texts(log.read(20, 100))).as("a reader at it or past it reads on").containsExactly("c");
+
+        log.release(15);
+        assertThatThrownBy(() -> log.read(10, 100)).as("a lower release keeps the floor and its reason")
+                .extracting(e -> ((TableLog.Released) e).reasonCode())
+                .isEqualTo(PostgresLogicalCapture.OVERSIZED_TRANSACTION_REASON_CODE);
+        log.release(30);
+        assertThatThrownBy(() -> log.read(20, 100)).as("once readers stored past it, a read below is merely behind")
+                .extracting(e -> ((TableLog.Released) e).reasonCode())
+                .isEqualTo(PostgresLogicalCapture.AGED_OUT_REASON_CODE);
     }
 }

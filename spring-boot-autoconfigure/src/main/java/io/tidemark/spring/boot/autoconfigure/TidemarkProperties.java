@@ -307,6 +307,12 @@ public final class TidemarkProperties {
          */
         private final int maxBufferedChanges;
 
+        /**
+         * The most changes of one transaction held in memory while it is decoded. Past it, the table the transaction
+         * changed most is not kept, and its objects get it whole after the commit (ReasonCode 3). At least 1000.
+         */
+        private final int maxTransactionChanges;
+
         /** Warn (SLOT_WAL_RETAINED) when the slot keeps more WAL than this. */
         private final DataSize slotLagWarning;
 
@@ -317,7 +323,8 @@ public final class TidemarkProperties {
                        @DefaultValue("false") boolean oldRows, @DefaultValue("false") boolean install, String url,
                        String username, String password, @DefaultValue("10s") Duration acknowledgeEvery,
                        @DefaultValue("10s") Duration statusInterval, @DefaultValue("6ms") Duration readInterval,
-                       @DefaultValue("200000") int maxBufferedChanges, @DefaultValue("1GB") DataSize slotLagWarning,
+                       @DefaultValue("200000") int maxBufferedChanges,
+                       @DefaultValue("200000") int maxTransactionChanges, @DefaultValue("1GB") DataSize slotLagWarning,
                        @DefaultValue("1m") Duration slotLagCheckInterval) {
             this.slot = slot;
             this.publication = publication;
@@ -330,6 +337,7 @@ public final class TidemarkProperties {
             this.statusInterval = statusInterval;
             this.readInterval = readInterval;
             this.maxBufferedChanges = maxBufferedChanges;
+            this.maxTransactionChanges = maxTransactionChanges;
             this.slotLagWarning = slotLagWarning;
             this.slotLagCheckInterval = slotLagCheckInterval;
         }
@@ -376,6 +384,10 @@ public final class TidemarkProperties {
 
         public int getMaxBufferedChanges() {
             return maxBufferedChanges;
+        }
+
+        public int getMaxTransactionChanges() {
+            return maxTransactionChanges;
         }
 
         public DataSize getSlotLagWarning() {

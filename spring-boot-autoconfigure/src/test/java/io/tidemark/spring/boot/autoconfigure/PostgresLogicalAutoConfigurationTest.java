@@ -141,7 +141,8 @@ class PostgresLogicalAutoConfigurationTest {
                 .withPropertyValues("tidemark.objects.untabled.initial-sync=full",
                         "tidemark.objects.functional.table=public.items",
                         "tidemark.objects.functional.procedure=public.items_changes",
-                        "tidemark.logical.slot=Tidemark-Slot", "tidemark.logical.max-buffered-changes=10")
+                        "tidemark.logical.slot=Tidemark-Slot", "tidemark.logical.max-buffered-changes=10",
+                        "tidemark.logical.max-transaction-changes=999")
                 .run(context -> {
                     Throwable failure = rootCause(context.getStartupFailure());
                     assertThat(((TidemarkException) failure).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION);
@@ -153,6 +154,7 @@ class PostgresLogicalAutoConfigurationTest {
                             .contains("tidemark.logical.url: required with tidemark.provider=postgres-logical")
                             .contains("tidemark.logical.slot: must be 1 to 63 lower-case letters")
                             .contains("tidemark.logical.max-buffered-changes: must be at least 1000 (was 10)")
+                            .contains("tidemark.logical.max-transaction-changes: must be at least 1000 (was 999)")
                             .doesNotContain("tidemark.objects.items.");
                 });
     }

@@ -55,6 +55,7 @@ final class LogicalCapture {
                 .statusInterval(logical.getStatusInterval())
                 .readInterval(logical.getReadInterval())
                 .maxBufferedChanges(logical.getMaxBufferedChanges())
+                .maxTransactionChanges(logical.getMaxTransactionChanges())
                 .slotLagWarning(logical.getSlotLagWarning().toBytes())
                 .slotLagCheckInterval(logical.getSlotLagCheckInterval())
                 .build();

@@ -16,6 +16,7 @@ final class LogicalCheck {
     private static final Pattern NAME = Pattern.compile("[a-z0-9_]{1,63}");
 
     private static final int MIN_BUFFERED_CHANGES = 1_000;
+    private static final int MIN_TRANSACTION_CHANGES = 1_000;
 
     private LogicalCheck() {
     }
@@ -63,6 +64,9 @@ final class LogicalCheck {
                         + logical.getReadInterval() + ")");
         v.require(logical.getMaxBufferedChanges() >= MIN_BUFFERED_CHANGES, "tidemark.logical.max-buffered-changes",
                 "must be at least " + MIN_BUFFERED_CHANGES + " (was " + logical.getMaxBufferedChanges() + ")");
+        v.require(logical.getMaxTransactionChanges() >= MIN_TRANSACTION_CHANGES,
+                "tidemark.logical.max-transaction-changes",
+                "must be at least " + MIN_TRANSACTION_CHANGES + " (was " + logical.getMaxTransactionChanges() + ")");
         v.require(logical.getSlotLagWarning() != null && !logical.getSlotLagWarning().isNegative(),
                 "tidemark.logical.slot-lag-warning", "must be zero or a size such as 512MB or 1GB (was "
                         + logical.getSlotLagWarning() + ")");
