@@ -53,7 +53,9 @@ import java.util.function.Consumer;
  * given here must be the engine's.
  *
  * <p><b>Memory</b> is bounded by {@link Builder#maxBufferedChanges}: when the readers fall that far behind, the
- * stream stops reading and the server keeps the WAL instead, until they catch up.
+ * stream stops reading and the server keeps the WAL instead, until they catch up. The transaction being decoded is
+ * bounded by {@link Builder#maxTransactionChanges} and {@link Builder#maxTransactionBytes}: past either, its changes
+ * of the table being written are let go, and that table's readers get it whole after the commit.
  *
  * <p>The stream starts at the first call or subscription and reconnects by itself after a failure (doubling waits up
  * to 30 s); while it is down, calls deliver what it had decoded, then fail with
@@ -84,7 +86,8 @@ public final class PostgresLogicalProvider implements ChangeProvider {
         this.lag = new SlotLag(jdbcUrl, properties, capture.slot(), b.slotLagWarning, b.slotLagCheckInterval,
                 b.clock);
         this.settings = new SlotStream.Settings(jdbcUrl, properties, capture.slot(), capture.publication(),
-                b.statusInterval, b.acknowledgeEvery, b.maxBufferedChanges, b.maxTransactionChanges);
+                b.statusInterval, b.acknowledgeEvery, b.maxBufferedChanges, b.maxTransactionChanges,
+                b.maxTransactionBytes);
     }
 
     /** A provider for {@code capture}; set how it connects and the engine's watermark store. */
@@ -344,6 +347,7 @@ public final class PostgresLogicalProvider implements ChangeProvider {
         private Duration statusInterval = Duration.ofSeconds(10);
         private int maxBufferedChanges = 200_000;
         private int maxTransactionChanges = 200_000;
+        private long maxTransactionBytes = 128L << 20;
         private Duration readInterval = Duration.ofMillis(6);
         private long slotLagWarning = 1L << 30;
         private Duration slotLagCheckInterval = Duration.ofMinutes(1);
@@ -432,14 +436,25 @@ public final class PostgresLogicalProvider implements ChangeProvider {
         }
 
         /**
-         * The most changes of one transaction held in memory while it is decoded (a transaction's changes are known
-         * to have committed only at its end); default 200,000. Past it, the table the transaction changed most is not
-         * kept, and its readers get it whole after the commit (a {@code Full} answer with {@code ReasonCode}
-         * {@value PostgresLogicalCapture#OVERSIZED_TRANSACTION_REASON_CODE}), as a reader behind the provider does.
-         * Raise it, with the heap, where transactions changing more rows than this are routine on large tables.
+         * The most changes of one transaction held in memory while it is decoded (its changes get their version, the
+         * end of its commit record, only at its end); default 200,000, all tables of the transaction together. The
+         * change that would be one more lets go of its table: the transaction's changes of that table are not kept,
+         * and its readers get it whole after the commit (a {@code Full} answer with {@code ReasonCode}
+         * {@value PostgresLogicalCapture#OVERSIZED_TRANSACTION_REASON_CODE}, as a reader behind the provider does);
+         * the tables written before keep their changes. A re-export reads the whole table: raise this, with the heap,
+         * where transactions that large are routine on large tables.
          */
         public Builder maxTransactionChanges(int changes) {
             this.maxTransactionChanges = changes;
+            return this;
+        }
+
+        /**
+         * As {@link #maxTransactionChanges}, for the heap the held changes' rows take (their values' bytes plus an
+         * estimate of what surrounds them), so that wide rows are bounded too; default 128 MiB, at least 1 MiB.
+         */
+        public Builder maxTransactionBytes(long bytes) {
+            this.maxTransactionBytes = bytes;
             return this;
         }
 
@@ -472,9 +487,10 @@ public final class PostgresLogicalProvider implements ChangeProvider {
                 throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "maxBufferedChanges must be at least"
                         + " 1,000, got " + maxBufferedChanges);
             }
-            if (maxTransactionChanges < 1_000) {
+            if (maxTransactionChanges < 1_000 || maxTransactionBytes < 1L << 20) {
                 throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "maxTransactionChanges must be at least"
-                        + " 1,000, got " + maxTransactionChanges);
+                        + " 1,000 and maxTransactionBytes at least 1 MiB, got " + maxTransactionChanges + " and "
+                        + maxTransactionBytes);
             }
             return new PostgresLogicalProvider(this);
         }

@@ -349,76 +349,6 @@ class PostgresLogicalProviderTest {
     }
 
     @Test
-    void a_transaction_too_large_to_hold_gets_its_table_whole_after_it_and_the_other_tables_their_changes()
-            throws Exception {
-        table("lg_huge");
-        table("lg_beside");
-        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables("public.lg_huge",
-                "public.lg_beside"));
-        RecordingDestination out = new RecordingDestination();
-        PostgresLogicalProvider first = captures.provider(captures.builder(capture).maxTransactionChanges(1_000));
-        SyncEngine engine = captures.closeLater(SyncEngine.builder().name("logical-huge").provider(first)
-                .watermarks(store).track(incremental(capture, "Huge", "public.lg_huge"))
-                .track(incremental(capture, "Beside", "public.lg_beside"))
-                .destination("out", out).build());
-        engine.runOnce(); // both seeded
-        database.execute("INSERT INTO public.lg_huge (id, tag) VALUES (1, 'a')"); // held, then dropped with the next
-        database.execute("""
-                INSERT INTO public.lg_huge (id, tag) SELECT g, 'bulk' FROM generate_series(2, 1501) g;
-                INSERT INTO public.lg_beside (id) VALUES (1), (2), (3);
-                UPDATE public.lg_huge SET tag = 'b' WHERE id = 1;
-                """); // 1,501 changes of lg_huge in one transaction: more than the provider holds
-        database.execute("INSERT INTO public.lg_huge (id, tag) VALUES (5000, 'after')");
-        first.awaitCaughtUp(WAIT);
-        until("both objects read everything", () -> {
-            engine.runOnce();
-            return out.changes().stream().anyMatch(c -> c.fields().get("id").asInt() == 5000)
-                    && out.batches().stream().anyMatch(b -> b.objectName().equals("Beside"));
-        });
-
-        List<ChangeBatch> huge = out.batches().stream().filter(b -> b.objectName().equals("Huge")).toList();
-        int pages = huge.get(0).pageCount();
-        List<ChangeBatch> whole = huge.subList(0, pages);
-        assertThat(whole).as("its changes were not kept: the table whole replaces them, in pages").allSatisfy(b -> {
-            assertThat(b.syncType()).isEqualTo(SyncType.FULL);
-            assertThat(b.reasonCode()).isEqualTo(PostgresLogicalCapture.OVERSIZED_TRANSACTION_REASON_CODE);
-        });
-        List<Change> rows = whole.stream().flatMap(b -> b.changes().stream()).toList();
-        assertThat(rows).extracting(c -> c.fields().get("id").asInt()).doesNotHaveDuplicates()
-                .contains(1, 2, 1501).hasSizeBetween(1_501, 1_502);
-        assertThat(rows).filteredOn(c -> c.fields().get("id").asInt() == 1)
-                .extracting(c -> c.fields().get("tag").asText()).containsExactly("b");
-        assertThat(huge.subList(pages, huge.size())).as("after it, changes again, none of the dropped transaction's")
-                .allSatisfy(b -> assertThat(b.syncType()).isEqualTo(SyncType.DIFF))
-                .flatExtracting(ChangeBatch::changes)
-                .allSatisfy(c -> assertThat(c.fields().get("id").asInt()).isEqualTo(5000));
-        assertThat(out.batches()).filteredOn(b -> b.objectName().equals("Beside"))
-                .as("the other table of the same transaction keeps its changes")
-                .allSatisfy(b -> assertThat(b.syncType()).isEqualTo(SyncType.DIFF))
-                .flatExtracting(ChangeBatch::changes).extracting(c -> c.operation().orElseThrow().code()
-                        + c.fields().get("id").asText()).containsExactly("I1", "I2", "I3");
-
-        // A new stream decodes the transaction again (the slot moves every 10 s): readers stored past it, so
-        // neither reads the table whole a second time.
-        engine.close();
-        first.close();
-        out.clear();
-        SyncEngine second = captures.closeLater(SyncEngine.builder().name("logical-huge-2")
-                .provider(captures.provider(captures.builder(capture).maxTransactionChanges(1_000)))
-                .watermarks(store).track(incremental(capture, "Huge", "public.lg_huge"))
-                .track(incremental(capture, "Beside", "public.lg_beside"))
-                .destination("out", out).build());
-        database.execute("INSERT INTO public.lg_huge (id, tag) VALUES (6000, 'later')");
-        until("the insert after the restart arrives", () -> {
-            second.runOnce();
-            return !out.changes().isEmpty();
-        });
-        assertThat(out.batches()).extracting(b -> b.objectName() + ":" + b.syncType() + ":"
-                + b.changes().stream().map(c -> c.fields().get("id").asText()).toList())
-                .containsExactly("Huge:DIFF:[6000]");
-    }
-
-    @Test
     void a_read_below_what_the_readers_stored_gets_the_table_whole_rather_than_a_gap() throws Exception {
         String t = table("lg_aged");
         PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables(t));
@@ -831,10 +761,6 @@ class PostgresLogicalProviderTest {
     /** The object of a one-table capture, seeded at its first cycle: these tests write after it. */
     private static TrackedObject incremental(PostgresLogicalCapture capture, String name) {
         return capture.track(name).initialSync(InitialSync.INCREMENTAL);
-    }
-
-    private static TrackedObject incremental(PostgresLogicalCapture capture, String name, String table) {
-        return capture.track(name, table).initialSync(InitialSync.INCREMENTAL);
     }
 
     private static long version(ResponsePayload payload) throws Exception {

@@ -49,15 +49,18 @@ public final class FullExport {
                 try (Statement s = c.createStatement()) {
                     s.setFetchSize(1_000);
                     String snapshot = firstString(s, "SELECT pg_catalog.pg_current_snapshot()::text");
-                    if (decodedButInvisible(snapshot, stream, position) || log.floor() > position) {
+                    boolean invisible = decodedButInvisible(snapshot, stream, position);
+                    if (invisible || log.floor() > position) {
                         // A commit caught between its WAL record and its visibility, or the table's changes above
                         // the position released before the hold took effect: take the snapshot again.
                         c.rollback();
                         if (attempt == ATTEMPTS) {
                             throw new SQLException("could not take a snapshot of " + table.quoted() + " consistent"
-                                    + " with the replication stream in " + ATTEMPTS + " attempts: a transaction"
-                                    + " the stream decoded is still not visible (waiting for a synchronous standby?)."
-                                    + " The export is tried again at the next cycle");
+                                    + " with the replication stream in " + ATTEMPTS + " attempts: " + (invisible
+                                    ? "a transaction the stream decoded is still not visible (waiting for a"
+                                            + " synchronous standby?)"
+                                    : "the table's log was released above the stream's position each time")
+                                    + ". The export is tried again at the next cycle");
                         }
                         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
                         continue;

@@ -65,7 +65,7 @@ public final class SlotStream implements AutoCloseable {
     /** How the stream connects, what it reads and how it acknowledges. */
     public record Settings(String jdbcUrl, Properties properties, String slot, String publication,
                            Duration statusInterval, Duration acknowledgeEvery, int maxBufferedChanges,
-                           int maxTransactionChanges) {
+                           int maxTransactionChanges, long maxTransactionBytes) {
     }
 
     private final Settings settings;
@@ -114,20 +114,8 @@ public final class SlotStream implements AutoCloseable {
             return size() > RECENT_COMMITS;
         }
     };
-    private final Map<PgName, List<Decoded>> pending = new LinkedHashMap<>();
-    /** How many changes {@code pending} holds, all tables together: kept below {@code maxTransactionChanges}. */
-    private int pendingChanges;
-    /**
-     * The tables whose changes in the transaction being decoded were too many to hold: none of them is kept, and
-     * at its commit their logs drop everything up to its version, so their readers get the tables whole after it.
-     */
-    private final Set<PgName> oversized = new HashSet<>();
-
-    /** A change of the transaction being decoded, rendered at its commit, when its version is known. */
-    private record Decoded(char operation, Relation relation, ValueType[] types, Tuple row, Tuple old,
-                           boolean keyOnly, boolean update) {
-    }
-    private final List<PgName> truncated = new ArrayList<>();
+    /** The changes of the transaction being decoded, until its commit. */
+    private final HeldTransaction transaction;
 
     /**
      * @param logs         the table logs by table
@@ -141,6 +129,7 @@ public final class SlotStream implements AutoCloseable {
         this.logs = Map.copyOf(logs);
         this.committed = committed;
         this.acknowledged = acknowledged;
+        this.transaction = new HeldTransaction(settings.maxTransactionChanges(), settings.maxTransactionBytes());
         this.thread = new Thread(this::run, "tidemark-slot-" + settings.slot());
         this.thread.setDaemon(true);
     }
@@ -358,14 +347,7 @@ public final class SlotStream implements AutoCloseable {
         relations.clear();
         keyColumns.clear();
         columnTypes.clear();
-        clearTransaction();
-    }
-
-    private void clearTransaction() {
-        pending.clear();
-        pendingChanges = 0;
-        oversized.clear();
-        truncated.clear();
+        transaction.clear();
     }
 
     private void acknowledge(PGReplicationStream stream) {
@@ -388,7 +370,7 @@ public final class SlotStream implements AutoCloseable {
         if (message instanceof Begin b) {
             inTransaction = true;
             xid = b.xid();
-            clearTransaction();
+            transaction.clear();
         } else if (message instanceof Relation r) {
             relations.put(r.id(), r);
             keyColumns.put(r.id(), keyColumns(r));
@@ -415,11 +397,7 @@ public final class SlotStream implements AutoCloseable {
         for (int id : t.relations()) {
             PgName table = tablesByOid.get(id);
             if (table != null) {
-                List<Decoded> before = pending.remove(table); // emptied: what the transaction did to it before is gone
-                pendingChanges -= before == null ? 0 : before.size();
-                if (!truncated.contains(table)) {
-                    truncated.add(table);
-                }
+                transaction.truncate(table);
             }
         }
     }
@@ -464,38 +442,10 @@ public final class SlotStream implements AutoCloseable {
 
     private void add(int relationId, char operation, Tuple row, Tuple old, boolean keyOnly, boolean update) {
         PgName table = tablesByOid.get(relationId);
-        if (table == null || oversized.contains(table)) {
-            return;
+        if (table != null) {
+            transaction.add(table, new HeldTransaction.Decoded(operation, relation(relationId),
+                    columnTypes.get(relationId), row, old, keyOnly, update));
         }
-        pending.computeIfAbsent(table, t -> new ArrayList<>())
-                .add(new Decoded(operation, relation(relationId), columnTypes.get(relationId), row, old, keyOnly,
-                        update));
-        if (++pendingChanges >= settings.maxTransactionChanges()) {
-            dropLargest();
-        }
-    }
-
-    /**
-     * The transaction holds as many changes as the provider keeps for one: the table it changed most is let go
-     * (everything it holds of it now, and what follows), which brings the count back below the limit. Its readers
-     * get it whole after the commit, rather than the process running out of memory decoding it, which would stop
-     * the stream for good (it would decode the same transaction again at every reconnect).
-     */
-    private void dropLargest() {
-        Map.Entry<PgName, List<Decoded>> largest = null;
-        for (Map.Entry<PgName, List<Decoded>> e : pending.entrySet()) {
-            if (largest == null || e.getValue().size() > largest.getValue().size()) {
-                largest = e;
-            }
-        }
-        PgName table = largest.getKey();
-        pendingChanges -= largest.getValue().size();
-        pending.remove(table);
-        oversized.add(table);
-        LOG.warn("Logical replication slot {}: transaction {} changes more rows of {} than the provider holds for a"
-                + " transaction ({}, maxTransactionChanges); its changes of that table are not kept, and the table's"
-                + " readers will get it whole after its commit", settings.slot(), Integer.toUnsignedString(xid),
-                table.quoted(), settings.maxTransactionChanges());
     }
 
     private void commit(Commit c) {
@@ -503,34 +453,40 @@ public final class SlotStream implements AutoCloseable {
         long version = c.endLsn();
         if (version <= position) {
             // Streamed again after a reconnect: already in the logs.
-            clearTransaction();
+            transaction.clear();
             return;
         }
-        List<PgName> touched = new ArrayList<>(truncated);
-        for (PgName table : truncated) {
-            logs.get(table).appendTruncate(version);
-        }
-        for (PgName table : oversized) {
-            // Before the position moves: a reader must never be answered "nothing new up to this version" for a
-            // table whose changes at it were not kept.
-            logs.get(table).dropThrough(version);
-            if (!touched.contains(table)) {
+        // Rendered first; then the logs change, each table's in one step; then the position moves. So a reader
+        // never sees a truncate without the rows its transaction wrote after it, nor a table's floor above the
+        // position for longer than the appends take, and is never answered "nothing new up to this version" for a
+        // table whose changes at it were let go.
+        Map<PgName, List<byte[]>> rendered = new LinkedHashMap<>();
+        transaction.changes().forEach((table, changes) -> rendered.put(table, render(changes, version)));
+        List<PgName> touched = new ArrayList<>();
+        for (PgName table : transaction.truncated()) {
+            if (!transaction.letGo().contains(table)) {
+                List<byte[]> after = rendered.remove(table);
+                logs.get(table).appendTruncate(version, after == null ? List.of() : after);
                 touched.add(table);
             }
         }
-        for (Map.Entry<PgName, List<Decoded>> e : pending.entrySet()) {
-            List<byte[]> elements = new ArrayList<>(e.getValue().size());
-            for (Decoded d : e.getValue()) {
-                List<String> changed = d.update() ? ElementRenderer.changed(d.relation(), d.old(), d.row()) : null;
-                elements.add(renderer.render(d.operation(), version, d.relation(), d.types(), d.row(), d.keyOnly(),
-                        changed, d.old()));
-            }
-            logs.get(e.getKey()).append(elements, version);
-            if (!touched.contains(e.getKey())) {
-                touched.add(e.getKey());
-            }
+        rendered.forEach((table, elements) -> {
+            logs.get(table).append(elements, version);
+            touched.add(table);
+        });
+        for (PgName table : transaction.letGo()) {
+            logs.get(table).dropThrough(version);
+            touched.add(table);
         }
-        clearTransaction();
+        if (!transaction.letGo().isEmpty()) {
+            LOG.warn("Logical replication slot {}: transaction {}, committed at {}, changed more than the provider"
+                    + " holds for one transaction ({} changes or {} bytes of rows, maxTransactionChanges and"
+                    + " maxTransactionBytes); its changes of {} were let go, and their readers below it get those"
+                    + " tables whole", settings.slot(), Integer.toUnsignedString(xid),
+                    LogSequenceNumber.valueOf(version), settings.maxTransactionChanges(),
+                    settings.maxTransactionBytes(), transaction.letGo().stream().map(PgName::quoted).toList());
+        }
+        transaction.clear();
         synchronized (recentCommits) {
             recentCommits.put(xid, version);
         }
@@ -539,6 +495,16 @@ public final class SlotStream implements AutoCloseable {
         for (PgName table : touched) {
             committed.accept(table);
         }
+    }
+
+    private List<byte[]> render(List<HeldTransaction.Decoded> changes, long version) {
+        List<byte[]> elements = new ArrayList<>(changes.size());
+        for (HeldTransaction.Decoded d : changes) {
+            List<String> changed = d.update() ? ElementRenderer.changed(d.relation(), d.old(), d.row()) : null;
+            elements.add(renderer.render(d.operation(), version, d.relation(), d.types(), d.row(), d.keyOnly(),
+                    changed, d.old()));
+        }
+        return elements;
     }
 
     private Relation relation(int id) {

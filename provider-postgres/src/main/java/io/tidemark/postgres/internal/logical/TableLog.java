@@ -64,8 +64,10 @@ public final class TableLog {
         }
     }
 
-    synchronized void appendTruncate(long version) {
+    /** A truncate and what its transaction wrote to the table after it, in one step: never one without the other. */
+    synchronized void appendTruncate(long version, List<byte[]> after) {
         entries.addLast(new Entry(version, null));
+        append(after, version);
     }
 
     /**

@@ -42,8 +42,7 @@ class TableLogTest {
     void a_truncate_ends_the_page_before_it_and_is_a_page_of_its_own_with_what_its_transaction_wrote_after_it() {
         TableLog log = new TableLog();
         log.append(List.of(e("a")), 10);
-        log.appendTruncate(20);
-        log.append(List.of(e("after, same transaction")), 20);
+        log.appendTruncate(20, List.of(e("after, same transaction")));
         log.append(List.of(e("later")), 30);
 
         TableLog.Page before = log.read(0, 100);
@@ -79,7 +78,7 @@ class TableLogTest {
     void a_transaction_too_large_to_hold_drops_what_the_log_held_through_it_and_a_read_below_it_says_so() {
         TableLog log = new TableLog();
         log.append(List.of(e("a")), 10);
-        log.appendTruncate(20);
+        log.appendTruncate(20, List.of());
         log.dropThrough(20); // the transaction at 20 changed more rows than were held: none of them is here
         log.append(List.of(e("c")), 30);
 

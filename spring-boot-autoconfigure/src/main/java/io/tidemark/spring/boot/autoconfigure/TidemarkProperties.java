@@ -308,10 +308,13 @@ public final class TidemarkProperties {
         private final int maxBufferedChanges;
 
         /**
-         * The most changes of one transaction held in memory while it is decoded. Past it, the table the transaction
-         * changed most is not kept, and its objects get it whole after the commit (ReasonCode 3). At least 1000.
+         * The most changes of one transaction held in memory while it is decoded, all its tables together. The change
+         * one past it lets go of its table, whose objects get it whole after the commit (ReasonCode 3). At least 1000.
          */
         private final int maxTransactionChanges;
+
+        /** As max-transaction-changes, for the heap the held changes' rows take. At least 1MB. */
+        private final DataSize maxTransactionBytes;
 
         /** Warn (SLOT_WAL_RETAINED) when the slot keeps more WAL than this. */
         private final DataSize slotLagWarning;
@@ -324,7 +327,8 @@ public final class TidemarkProperties {
                        String username, String password, @DefaultValue("10s") Duration acknowledgeEvery,
                        @DefaultValue("10s") Duration statusInterval, @DefaultValue("6ms") Duration readInterval,
                        @DefaultValue("200000") int maxBufferedChanges,
-                       @DefaultValue("200000") int maxTransactionChanges, @DefaultValue("1GB") DataSize slotLagWarning,
+                       @DefaultValue("200000") int maxTransactionChanges,
+                       @DefaultValue("128MB") DataSize maxTransactionBytes, @DefaultValue("1GB") DataSize slotLagWarning,
                        @DefaultValue("1m") Duration slotLagCheckInterval) {
             this.slot = slot;
             this.publication = publication;
@@ -338,6 +342,7 @@ public final class TidemarkProperties {
             this.readInterval = readInterval;
             this.maxBufferedChanges = maxBufferedChanges;
             this.maxTransactionChanges = maxTransactionChanges;
+            this.maxTransactionBytes = maxTransactionBytes;
             this.slotLagWarning = slotLagWarning;
             this.slotLagCheckInterval = slotLagCheckInterval;
         }
@@ -388,6 +393,10 @@ public final class TidemarkProperties {
 
         public int getMaxTransactionChanges() {
             return maxTransactionChanges;
+        }
+
+        public DataSize getMaxTransactionBytes() {
+            return maxTransactionBytes;
         }
 
         public DataSize getSlotLagWarning() {

@@ -142,7 +142,7 @@ class PostgresLogicalAutoConfigurationTest {
                         "tidemark.objects.functional.table=public.items",
                         "tidemark.objects.functional.procedure=public.items_changes",
                         "tidemark.logical.slot=Tidemark-Slot", "tidemark.logical.max-buffered-changes=10",
-                        "tidemark.logical.max-transaction-changes=999")
+                        "tidemark.logical.max-transaction-changes=999", "tidemark.logical.max-transaction-bytes=64KB")
                 .run(context -> {
                     Throwable failure = rootCause(context.getStartupFailure());
                     assertThat(((TidemarkException) failure).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION);
@@ -155,6 +155,7 @@ class PostgresLogicalAutoConfigurationTest {
                             .contains("tidemark.logical.slot: must be 1 to 63 lower-case letters")
                             .contains("tidemark.logical.max-buffered-changes: must be at least 1000 (was 10)")
                             .contains("tidemark.logical.max-transaction-changes: must be at least 1000 (was 999)")
+                            .contains("tidemark.logical.max-transaction-bytes: must be at least 1MB (was 65536 bytes)")
                             .doesNotContain("tidemark.objects.items.");
                 });
     }

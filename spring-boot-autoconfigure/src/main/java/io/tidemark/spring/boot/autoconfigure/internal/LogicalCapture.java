@@ -56,6 +56,7 @@ final class LogicalCapture {
                 .readInterval(logical.getReadInterval())
                 .maxBufferedChanges(logical.getMaxBufferedChanges())
                 .maxTransactionChanges(logical.getMaxTransactionChanges())
+                .maxTransactionBytes(logical.getMaxTransactionBytes().toBytes())
                 .slotLagWarning(logical.getSlotLagWarning().toBytes())
                 .slotLagCheckInterval(logical.getSlotLagCheckInterval())
                 .build();

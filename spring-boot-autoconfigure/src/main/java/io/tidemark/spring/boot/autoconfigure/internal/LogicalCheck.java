@@ -3,6 +3,7 @@ package io.tidemark.spring.boot.autoconfigure.internal;
 import io.tidemark.spring.boot.autoconfigure.TidemarkProperties.Logical;
 import io.tidemark.sync.TidemarkException;
 import io.tidemark.sync.internal.sql.PgName;
+import org.springframework.util.unit.DataSize;
 
 import java.util.regex.Pattern;
 
@@ -67,6 +68,11 @@ final class LogicalCheck {
         v.require(logical.getMaxTransactionChanges() >= MIN_TRANSACTION_CHANGES,
                 "tidemark.logical.max-transaction-changes",
                 "must be at least " + MIN_TRANSACTION_CHANGES + " (was " + logical.getMaxTransactionChanges() + ")");
+        v.require(logical.getMaxTransactionBytes() != null
+                        && logical.getMaxTransactionBytes().compareTo(DataSize.ofMegabytes(1)) >= 0,
+                "tidemark.logical.max-transaction-bytes",
+                "must be at least 1MB (was " + (logical.getMaxTransactionBytes() == null ? null
+                        : logical.getMaxTransactionBytes().toBytes() + " bytes") + ")");
         v.require(logical.getSlotLagWarning() != null && !logical.getSlotLagWarning().isNegative(),
                 "tidemark.logical.slot-lag-warning", "must be zero or a size such as 512MB or 1GB (was "
                         + logical.getSlotLagWarning() + ")");
