@@ -52,8 +52,9 @@ import java.util.function.Consumer;
  * after a crash the server streams again from there: a change is delivered once or again, never lost. The store
  * given here must be the engine's.
  *
- * <p><b>Memory</b> is bounded by {@link Builder#maxBufferedChanges}: when the readers fall that far behind, the
- * stream stops reading and the server keeps the WAL instead, until they catch up. The transaction being decoded is
+ * <p><b>Memory</b> is bounded by {@link Builder#maxBufferedChanges} and {@link Builder#maxBufferedBytes}: when the
+ * readers fall that far behind, the stream stops reading and the server keeps the WAL instead, until they catch up
+ * (checked between transactions, so the logs can pass them by one transaction). The transaction being decoded is
  * bounded by {@link Builder#maxTransactionChanges} and {@link Builder#maxTransactionBytes}: past either, its changes
  * of the table being written are let go, and that table's readers get it whole after the commit.
  *
@@ -86,7 +87,7 @@ public final class PostgresLogicalProvider implements ChangeProvider {
         this.lag = new SlotLag(jdbcUrl, properties, capture.slot(), b.slotLagWarning, b.slotLagCheckInterval,
                 b.clock);
         this.settings = new SlotStream.Settings(jdbcUrl, properties, capture.slot(), capture.publication(),
-                b.statusInterval, b.acknowledgeEvery, b.maxBufferedChanges, b.maxTransactionChanges,
+                b.statusInterval, b.acknowledgeEvery, b.maxBufferedChanges, b.maxBufferedBytes, b.maxTransactionChanges,
                 b.maxTransactionBytes);
     }
 
@@ -346,6 +347,7 @@ public final class PostgresLogicalProvider implements ChangeProvider {
         private Duration acknowledgeEvery = Duration.ofSeconds(10);
         private Duration statusInterval = Duration.ofSeconds(10);
         private int maxBufferedChanges = 200_000;
+        private long maxBufferedBytes = 256L << 20;
         private int maxTransactionChanges = 200_000;
         private long maxTransactionBytes = 128L << 20;
         private Duration readInterval = Duration.ofMillis(6);
@@ -435,6 +437,12 @@ public final class PostgresLogicalProvider implements ChangeProvider {
             return this;
         }
 
+        /** As {@link #maxBufferedChanges}, for the bytes of the changes' JSON; default 256 MiB, at least 1 MiB. */
+        public Builder maxBufferedBytes(long bytes) {
+            this.maxBufferedBytes = bytes;
+            return this;
+        }
+
         /**
          * The most changes of one transaction held in memory while it is decoded (its changes get their version, the
          * end of its commit record, only at its end); default 200,000, all tables of the transaction together. The
@@ -486,6 +494,10 @@ public final class PostgresLogicalProvider implements ChangeProvider {
             if (maxBufferedChanges < 1_000) {
                 throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "maxBufferedChanges must be at least"
                         + " 1,000, got " + maxBufferedChanges);
+            }
+            if (maxBufferedBytes < 1L << 20) {
+                throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "maxBufferedBytes must be at least"
+                        + " 1 MiB, got " + maxBufferedBytes);
             }
             if (maxTransactionChanges < 1_000 || maxTransactionBytes < 1L << 20) {
                 throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "maxTransactionChanges must be at least"

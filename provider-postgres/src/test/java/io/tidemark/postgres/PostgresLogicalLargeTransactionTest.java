@@ -20,9 +20,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -136,10 +138,7 @@ class PostgresLogicalLargeTransactionTest {
         PostgresLogicalProvider provider = captures.provider(captures.builder(capture).maxTransactionBytes(1L << 20));
         TrackedObject wide = capture.track("Wide").initialSync(InitialSync.INCREMENTAL);
         long seed = seed(provider, wide);
-        // 300 rows of 5,000 characters: 1.5 MB of values, far under 200,000 changes. Random text, so that the
-        // server does not compress it below the WAL's inline size.
-        database.execute("INSERT INTO public.lt_wide SELECT g, (SELECT string_agg(md5(g::text || i::text), '')"
-                + " FROM generate_series(1, 157) i) FROM generate_series(1, 300) g");
+        insertWideRows("public.lt_wide", 1, 300, 157); // 1.5 MB of values, far under 200,000 changes
         provider.awaitCaughtUp(WAIT);
         JsonNode answer = json(provider.invoke(wide, ChangeRequest.sync(seed), CallContext.none()));
         assertThat(sync(answer)).isEqualTo("Full/" + PostgresLogicalCapture.OVERSIZED_TRANSACTION_REASON_CODE);
@@ -148,25 +147,71 @@ class PostgresLogicalLargeTransactionTest {
     }
 
     @Test
-    void a_reader_reading_through_the_commits_of_transactions_too_large_to_hold_misses_nothing() throws Exception {
+    void readers_reading_through_the_commits_of_transactions_too_large_to_hold_miss_nothing() throws Exception {
         table("lt_race");
-        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables("public.lt_race"));
+        table("lt_beside");
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables("public.lt_race",
+                "public.lt_beside"));
         PostgresLogicalProvider provider = captures.provider(captures.builder(capture).maxTransactionChanges(1_000));
-        TrackedObject race = capture.track("Race").initialSync(InitialSync.INCREMENTAL);
-        Set<Integer> seen = new HashSet<>();
-        List<String> answers = new ArrayList<>();
-        try (Reader reader = new Reader(provider, race, seed(provider, race), seen, answers)) {
+        TrackedObject race = capture.track("Race", "public.lt_race").initialSync(InitialSync.INCREMENTAL);
+        TrackedObject beside = capture.track("Beside", "public.lt_beside").initialSync(InitialSync.INCREMENTAL);
+        Set<Integer> raceSeen = new HashSet<>();
+        List<String> raceAnswers = new ArrayList<>();
+        Set<Integer> besideSeen = new HashSet<>();
+        List<String> besideAnswers = new ArrayList<>();
+        try (Reader raceReader = new Reader(provider, race, seed(provider, race), raceSeen, raceAnswers);
+             Reader besideReader = new Reader(provider, beside, seed(provider, beside), besideSeen, besideAnswers)) {
             for (int round = 0; round < 5; round++) {
                 database.execute("INSERT INTO public.lt_race (id) SELECT g FROM generate_series("
                         + (round * 10_000 + 1) + ", " + (round * 10_000 + 2_000) + ") g");
-                database.execute("INSERT INTO public.lt_race (id) VALUES (" + (round * 10_000 + 5_000) + ")");
+                database.execute("INSERT INTO public.lt_beside (id) VALUES (" + round + ")");
             }
             provider.awaitCaughtUp(WAIT);
-            reader.readOnceMore();
+            raceReader.readOnceMore();
+            besideReader.readOnceMore();
         }
-        assertThat(answers).as("at least one transaction too large was read whole")
+        assertThat(raceAnswers).as("the table let go is read whole")
                 .anyMatch(a -> a.startsWith("Full/" + PostgresLogicalCapture.OVERSIZED_TRANSACTION_REASON_CODE));
-        assertThat(seen).as("every row of every round, none skipped").hasSize(5 * 2_001);
+        assertThat(raceSeen).as("every row of every round").hasSize(5 * 2_000);
+        assertThat(besideAnswers).as("the table beside it, written between the large transactions, never let go:"
+                + " every commit a change").allMatch(a -> a.startsWith("Diff/0/"));
+        assertThat(besideSeen).containsExactlyInAnyOrder(0, 1, 2, 3, 4);
+    }
+
+    @Test
+    void the_stream_stops_reading_at_max_buffered_bytes_and_loses_nothing() throws Exception {
+        table("lt_heavy");
+        PostgresLogicalCapture capture = captures.install(PostgresLogicalCapture.forTables("public.lt_heavy"));
+        PostgresLogicalProvider provider = captures.provider(captures.builder(capture).maxBufferedBytes(1L << 20));
+        TrackedObject heavy = capture.track("Heavy").initialSync(InitialSync.INCREMENTAL);
+        long seed = seed(provider, heavy);
+        // 40 transactions of 10 rows of about 10 kB: 4 MB of changes, four times what the logs may hold.
+        for (int t = 0; t < 40; t++) {
+            insertWideRows("public.lt_heavy", t * 10 + 1, t * 10 + 10, 320);
+        }
+        Thread.sleep(1_000); // the stream reads until the logs hold 1 MiB, then waits
+        long from = seed;
+        OptionalLong stored = OptionalLong.empty();
+        int firstRead = -1;
+        Set<Integer> seen = new HashSet<>();
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (seen.size() < 400) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(seen.size() + " of 400 rows read within " + WAIT);
+            }
+            JsonNode answer = json(provider.invoke(heavy, ChangeRequest.sync(from), CallContext.none()));
+            if (firstRead < 0) {
+                firstRead = answer.get("Data").size();
+            }
+            answer.get("Data").forEach(r -> seen.add(r.get("id").asInt()));
+            from = answer.get("Metadata").get("Sync").get("Version").asLong();
+            // As the engine does: store the watermark, so that the provider releases what was read.
+            store.advance("Heavy", provider.sourceIdentity(heavy), stored, from, Instant.now());
+            stored = OptionalLong.of(from);
+        }
+        assertThat(firstRead).as("the first read found the logs stopped near 1 MiB, not all 400 rows")
+                .isBetween(90, 200);
+        assertThat(seen).hasSize(400);
     }
 
     @Test
@@ -250,6 +295,15 @@ class PostgresLogicalLargeTransactionTest {
             stop.set(true);
             thread.join();
         }
+    }
+
+    /**
+     * Rows {@code first} to {@code last} in one transaction, each tagged with {@code md5s} times 32 characters of
+     * hashes: text that does not compress, so each row's WAL and change carry all of it.
+     */
+    private void insertWideRows(String table, int first, int last, int md5s) {
+        database.execute("INSERT INTO " + table + " SELECT g, (SELECT string_agg(md5(g::text || i::text), '')"
+                + " FROM generate_series(1, " + md5s + ") i) FROM generate_series(" + first + ", " + last + ") g");
     }
 
     private SyncEngine engine(String name, PostgresLogicalProvider provider, PostgresLogicalCapture capture,

@@ -84,6 +84,21 @@ final class HeldTransaction {
         return byTable;
     }
 
+    /** The tables whose changes are held, in the order they were first written. */
+    List<PgName> tables() {
+        return List.copyOf(held.keySet());
+    }
+
+    /**
+     * The changes held of {@code table}, no longer held: the commit renders one table after another, and each
+     * table's decoded rows can go once its JSON is made.
+     */
+    List<Decoded> take(PgName table) {
+        Held h = held.get(table);
+        release(table);
+        return h == null ? List.of() : h.changes;
+    }
+
     /** The tables truncated, in order (a table let go among them). */
     List<PgName> truncated() {
         return Collections.unmodifiableList(truncated);

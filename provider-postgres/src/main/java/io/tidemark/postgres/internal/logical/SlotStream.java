@@ -65,6 +65,7 @@ public final class SlotStream implements AutoCloseable {
     /** How the stream connects, what it reads and how it acknowledges. */
     public record Settings(String jdbcUrl, Properties properties, String slot, String publication,
                            Duration statusInterval, Duration acknowledgeEvery, int maxBufferedChanges,
+                           long maxBufferedBytes,
                            int maxTransactionChanges, long maxTransactionBytes) {
     }
 
@@ -99,7 +100,8 @@ public final class SlotStream implements AutoCloseable {
     private volatile boolean closing;
 
     /**
-     * Whether the logs hold {@code maxBufferedChanges} or more: counted where it changes (a commit appends, an
+     * Whether the logs hold {@code maxBufferedChanges} or {@code maxBufferedBytes} or more: counted where it changes
+     * (a commit appends, an
      * acknowledgement releases), not at every message.
      */
     private boolean full;
@@ -168,12 +170,15 @@ public final class SlotStream implements AutoCloseable {
         return lastError;
     }
 
-    private int buffered() {
-        int total = 0;
+    /** Whether the logs hold {@code maxBufferedChanges} changes or {@code maxBufferedBytes} of them, or more. */
+    private boolean full() {
+        int changes = 0;
+        long bytes = 0;
         for (TableLog log : logs.values()) {
-            total += log.size();
+            changes += log.size();
+            bytes += log.bytes();
         }
-        return total;
+        return changes >= settings.maxBufferedChanges() || bytes >= settings.maxBufferedBytes();
     }
 
     private void run() {
@@ -352,7 +357,7 @@ public final class SlotStream implements AutoCloseable {
 
     private void acknowledge(PGReplicationStream stream) {
         long ack = Math.min(acknowledged.applyAsLong(position), position);
-        full = buffered() >= settings.maxBufferedChanges(); // the logs released what the readers stored
+        full = full(); // the logs released what the readers stored
         if (ack > 0) {
             LogSequenceNumber lsn = LogSequenceNumber.valueOf(ack);
             stream.setFlushedLSN(lsn);
@@ -461,7 +466,9 @@ public final class SlotStream implements AutoCloseable {
         // position for longer than the appends take, and is never answered "nothing new up to this version" for a
         // table whose changes at it were let go.
         Map<PgName, List<byte[]>> rendered = new LinkedHashMap<>();
-        transaction.changes().forEach((table, changes) -> rendered.put(table, render(changes, version)));
+        for (PgName table : transaction.tables()) {
+            rendered.put(table, render(transaction.take(table), version));
+        }
         List<PgName> touched = new ArrayList<>();
         for (PgName table : transaction.truncated()) {
             if (!transaction.letGo().contains(table)) {
@@ -478,20 +485,21 @@ public final class SlotStream implements AutoCloseable {
             logs.get(table).dropThrough(version);
             touched.add(table);
         }
-        if (!transaction.letGo().isEmpty()) {
-            LOG.warn("Logical replication slot {}: transaction {}, committed at {}, changed more than the provider"
-                    + " holds for one transaction ({} changes or {} bytes of rows, maxTransactionChanges and"
-                    + " maxTransactionBytes); its changes of {} were let go, and their readers below it get those"
-                    + " tables whole", settings.slot(), Integer.toUnsignedString(xid),
-                    LogSequenceNumber.valueOf(version), settings.maxTransactionChanges(),
-                    settings.maxTransactionBytes(), transaction.letGo().stream().map(PgName::quoted).toList());
-        }
+        List<PgName> letGo = List.copyOf(transaction.letGo());
         transaction.clear();
         synchronized (recentCommits) {
             recentCommits.put(xid, version);
         }
         position = version;
-        full = buffered() >= settings.maxBufferedChanges();
+        full = full();
+        if (!letGo.isEmpty()) {
+            LOG.warn("Logical replication slot {}: transaction {}, committed at {}, changed more than the provider"
+                    + " holds for one transaction ({} changes or {} bytes of rows, maxTransactionChanges and"
+                    + " maxTransactionBytes); its changes of {} were let go, and their readers below it get those"
+                    + " tables whole", settings.slot(), Integer.toUnsignedString(xid),
+                    LogSequenceNumber.valueOf(version), settings.maxTransactionChanges(),
+                    settings.maxTransactionBytes(), letGo.stream().map(PgName::quoted).toList());
+        }
         for (PgName table : touched) {
             committed.accept(table);
         }

@@ -54,6 +54,8 @@ public final class TableLog {
     }
 
     private final ArrayDeque<Entry> entries = new ArrayDeque<>();
+    /** The bytes of the elements held. */
+    private long bytes;
     private long floor;
     private int floorReason = PostgresLogicalCapture.AGED_OUT_REASON_CODE;
     private String floorCause = "";
@@ -61,6 +63,7 @@ public final class TableLog {
     synchronized void append(List<byte[]> elements, long version) {
         for (byte[] element : elements) {
             entries.addLast(new Entry(version, element));
+            bytes += element.length;
         }
     }
 
@@ -129,12 +132,13 @@ public final class TableLog {
     synchronized void dropThrough(long version) {
         raiseFloor(version, PostgresLogicalCapture.OVERSIZED_TRANSACTION_REASON_CODE, "because the transaction"
                 + " committed at version " + version + " changed more of the table's rows than the provider holds"
-                + " (maxTransactionChanges)");
+                + " (maxTransactionChanges, maxTransactionBytes)");
     }
 
     private void raiseFloor(long version, int reason, String cause) {
         while (!entries.isEmpty() && entries.peekFirst().version() <= version) {
-            entries.removeFirst();
+            Entry gone = entries.removeFirst();
+            bytes -= gone.truncate() ? 0 : gone.element().length;
         }
         if (version > floor) {
             floor = version;
@@ -150,5 +154,10 @@ public final class TableLog {
 
     synchronized int size() {
         return entries.size();
+    }
+
+    /** The bytes of the changes held. */
+    synchronized long bytes() {
+        return bytes;
     }
 }

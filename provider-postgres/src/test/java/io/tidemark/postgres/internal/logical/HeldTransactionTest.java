@@ -78,4 +78,25 @@ class HeldTransactionTest {
         assertThat(t.truncated()).isEmpty();
         assertThat(t.changes()).isEmpty();
     }
+
+    @Test
+    void each_transaction_starts_from_nothing_held_and_nothing_let_go() {
+        HeldTransaction t = new HeldTransaction(1_000, 1L << 20);
+        for (int i = 0; i < 3; i++) {
+            t.add(A, change(300_000));
+        }
+        add(t, B, 1_001); // B let go by the count
+        assertThat(t.letGo()).containsExactly(B);
+        t.clear();
+        assertThat(t.bytes()).isZero();
+        assertThat(t.letGo()).isEmpty();
+        for (int i = 0; i < 3; i++) {
+            t.add(A, change(300_000)); // as much again: under the limit in a transaction of its own
+        }
+        add(t, B, 990);
+        assertThat(t.letGo()).as("nothing of the last transaction counts").isEmpty();
+        assertThat(t.take(A)).hasSize(3);
+        assertThat(t.tables()).containsExactly(B);
+        assertThat(t.size()).isEqualTo(990);
+    }
 }

@@ -64,6 +64,7 @@ class TableLogTest {
         log.append(List.of(e("b")), 20);
         log.release(10);
         assertThat(log.size()).isEqualTo(1);
+        assertThat(log.bytes()).as("the bytes of what it holds").isEqualTo(1);
         assertThat(texts(log.read(10, 100))).containsExactly("b");
         assertThatThrownBy(() -> log.read(5, 100)).isInstanceOf(TableLog.Released.class)
                 .hasMessageContaining("after version 5").hasMessageContaining("stored version 10")

@@ -307,6 +307,9 @@ public final class TidemarkProperties {
          */
         private final int maxBufferedChanges;
 
+        /** As max-buffered-changes, for the bytes of the changes kept. At least 1MB. */
+        private final DataSize maxBufferedBytes;
+
         /**
          * The most changes of one transaction held in memory while it is decoded, all its tables together. The change
          * one past it lets go of its table, whose objects get it whole after the commit (ReasonCode 3). At least 1000.
@@ -326,7 +329,7 @@ public final class TidemarkProperties {
                        @DefaultValue("false") boolean oldRows, @DefaultValue("false") boolean install, String url,
                        String username, String password, @DefaultValue("10s") Duration acknowledgeEvery,
                        @DefaultValue("10s") Duration statusInterval, @DefaultValue("6ms") Duration readInterval,
-                       @DefaultValue("200000") int maxBufferedChanges,
+                       @DefaultValue("200000") int maxBufferedChanges, @DefaultValue("256MB") DataSize maxBufferedBytes,
                        @DefaultValue("200000") int maxTransactionChanges,
                        @DefaultValue("128MB") DataSize maxTransactionBytes, @DefaultValue("1GB") DataSize slotLagWarning,
                        @DefaultValue("1m") Duration slotLagCheckInterval) {
@@ -341,6 +344,7 @@ public final class TidemarkProperties {
             this.statusInterval = statusInterval;
             this.readInterval = readInterval;
             this.maxBufferedChanges = maxBufferedChanges;
+            this.maxBufferedBytes = maxBufferedBytes;
             this.maxTransactionChanges = maxTransactionChanges;
             this.maxTransactionBytes = maxTransactionBytes;
             this.slotLagWarning = slotLagWarning;
@@ -389,6 +393,10 @@ public final class TidemarkProperties {
 
         public int getMaxBufferedChanges() {
             return maxBufferedChanges;
+        }
+
+        public DataSize getMaxBufferedBytes() {
+            return maxBufferedBytes;
         }
 
         public int getMaxTransactionChanges() {

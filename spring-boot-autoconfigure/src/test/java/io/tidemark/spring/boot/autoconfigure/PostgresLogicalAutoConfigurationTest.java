@@ -142,7 +142,8 @@ class PostgresLogicalAutoConfigurationTest {
                         "tidemark.objects.functional.table=public.items",
                         "tidemark.objects.functional.procedure=public.items_changes",
                         "tidemark.logical.slot=Tidemark-Slot", "tidemark.logical.max-buffered-changes=10",
-                        "tidemark.logical.max-transaction-changes=999", "tidemark.logical.max-transaction-bytes=64KB")
+                        "tidemark.logical.max-transaction-changes=999", "tidemark.logical.max-transaction-bytes=64KB",
+                        "tidemark.logical.max-buffered-bytes=1KB")
                 .run(context -> {
                     Throwable failure = rootCause(context.getStartupFailure());
                     assertThat(((TidemarkException) failure).code()).isEqualTo(ErrorCode.INVALID_CONFIGURATION);
@@ -156,6 +157,7 @@ class PostgresLogicalAutoConfigurationTest {
                             .contains("tidemark.logical.max-buffered-changes: must be at least 1000 (was 10)")
                             .contains("tidemark.logical.max-transaction-changes: must be at least 1000 (was 999)")
                             .contains("tidemark.logical.max-transaction-bytes: must be at least 1MB (was 65536 bytes)")
+                            .contains("tidemark.logical.max-buffered-bytes: must be at least 1MB (was 1024 bytes)")
                             .doesNotContain("tidemark.objects.items.");
                 });
     }

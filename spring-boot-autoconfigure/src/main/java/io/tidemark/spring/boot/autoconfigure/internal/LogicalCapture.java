@@ -55,6 +55,7 @@ final class LogicalCapture {
                 .statusInterval(logical.getStatusInterval())
                 .readInterval(logical.getReadInterval())
                 .maxBufferedChanges(logical.getMaxBufferedChanges())
+                .maxBufferedBytes(logical.getMaxBufferedBytes().toBytes())
                 .maxTransactionChanges(logical.getMaxTransactionChanges())
                 .maxTransactionBytes(logical.getMaxTransactionBytes().toBytes())
                 .slotLagWarning(logical.getSlotLagWarning().toBytes())

@@ -68,13 +68,15 @@ final class LogicalCheck {
         v.require(logical.getMaxTransactionChanges() >= MIN_TRANSACTION_CHANGES,
                 "tidemark.logical.max-transaction-changes",
                 "must be at least " + MIN_TRANSACTION_CHANGES + " (was " + logical.getMaxTransactionChanges() + ")");
-        v.require(logical.getMaxTransactionBytes() != null
-                        && logical.getMaxTransactionBytes().compareTo(DataSize.ofMegabytes(1)) >= 0,
-                "tidemark.logical.max-transaction-bytes",
-                "must be at least 1MB (was " + (logical.getMaxTransactionBytes() == null ? null
-                        : logical.getMaxTransactionBytes().toBytes() + " bytes") + ")");
+        atLeastOneMegabyte(v, "tidemark.logical.max-buffered-bytes", logical.getMaxBufferedBytes());
+        atLeastOneMegabyte(v, "tidemark.logical.max-transaction-bytes", logical.getMaxTransactionBytes());
         v.require(logical.getSlotLagWarning() != null && !logical.getSlotLagWarning().isNegative(),
                 "tidemark.logical.slot-lag-warning", "must be zero or a size such as 512MB or 1GB (was "
                         + logical.getSlotLagWarning() + ")");
+    }
+
+    private static void atLeastOneMegabyte(Violations v, String property, DataSize size) {
+        v.require(size != null && size.compareTo(DataSize.ofMegabytes(1)) >= 0, property,
+                "must be at least 1MB (was " + (size == null ? null : size.toBytes() + " bytes") + ")");
     }
 }
