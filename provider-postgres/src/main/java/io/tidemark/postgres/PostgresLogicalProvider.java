@@ -346,6 +346,10 @@ public final class PostgresLogicalProvider implements ChangeProvider {
         private WatermarkStore watermarks;
         private Duration acknowledgeEvery = Duration.ofSeconds(10);
         private Duration statusInterval = Duration.ofSeconds(10);
+        /** The least a limit on held changes may be, in changes and in bytes. */
+        private static final int MIN_CHANGES = 1_000;
+        private static final long MIN_BYTES = 1L << 20;
+
         private int maxBufferedChanges = 200_000;
         private long maxBufferedBytes = 256L << 20;
         private int maxTransactionChanges = 200_000;
@@ -491,15 +495,15 @@ public final class PostgresLogicalProvider implements ChangeProvider {
                 throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "readInterval must be zero or positive,"
                         + " got " + readInterval);
             }
-            if (maxBufferedChanges < 1_000) {
+            if (maxBufferedChanges < MIN_CHANGES) {
                 throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "maxBufferedChanges must be at least"
                         + " 1,000, got " + maxBufferedChanges);
             }
-            if (maxBufferedBytes < 1L << 20) {
+            if (maxBufferedBytes < MIN_BYTES) {
                 throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "maxBufferedBytes must be at least"
                         + " 1 MiB, got " + maxBufferedBytes);
             }
-            if (maxTransactionChanges < 1_000 || maxTransactionBytes < 1L << 20) {
+            if (maxTransactionChanges < MIN_CHANGES || maxTransactionBytes < MIN_BYTES) {
                 throw new TidemarkException(ErrorCode.INVALID_CONFIGURATION, "maxTransactionChanges must be at least"
                         + " 1,000 and maxTransactionBytes at least 1 MiB, got " + maxTransactionChanges + " and "
                         + maxTransactionBytes);

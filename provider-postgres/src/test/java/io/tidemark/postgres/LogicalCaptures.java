@@ -1,7 +1,11 @@
 package io.tidemark.postgres;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.TrackedObject;
+import io.tidemark.sync.spi.ResponsePayload;
 import io.tidemark.sync.spi.WatermarkStore;
 import io.tidemark.testing.RecordingDestination;
 import io.tidemark.testing.TestDatabase;
@@ -9,6 +13,7 @@ import io.tidemark.testing.TestDatabase;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -67,6 +72,42 @@ final class LogicalCaptures implements AutoCloseable {
     SyncEngine engine(PostgresLogicalProvider provider, TrackedObject object, RecordingDestination out) {
         return closeLater(SyncEngine.builder().name("logical-" + SLOTS.get()).provider(provider).watermarks(store)
                 .track(object.pollInterval(Duration.ofMillis(200))).destination("out", out).build());
+    }
+
+    /** Where the capture's slot stands ({@code confirmed_flush_lsn}), as a version. */
+    long slotPosition(PostgresLogicalCapture capture) throws Exception {
+        try (var c = database.dataSource().getConnection(); var s = c.createStatement();
+             var rs = s.executeQuery("SELECT (confirmed_flush_lsn - '0/0')::bigint FROM pg_replication_slots"
+                     + " WHERE slot_name = '" + capture.slot() + "'")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /** A provider's answer as JSON; the payload is closed. */
+    static JsonNode json(ResponsePayload payload) throws Exception {
+        try (payload; var parser = payload.openParser(new JsonFactory())) {
+            return new ObjectMapper().readTree(parser);
+        }
+    }
+
+    /** Whether {@code condition} holds within {@code wait}, checked every 20 ms. */
+    static boolean within(Duration wait, Callable<Boolean> condition) throws Exception {
+        long deadline = System.nanoTime() + wait.toNanos();
+        while (!condition.call()) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            Thread.sleep(20);
+        }
+        return true;
+    }
+
+    /** Until {@code condition} holds; fails naming {@code what} after {@code wait}. */
+    static void until(String what, Duration wait, Callable<Boolean> condition) throws Exception {
+        if (!within(wait, condition)) {
+            throw new AssertionError(what + ": not within " + wait);
+        }
     }
 
     <T extends AutoCloseable> T closeLater(T resource) {

@@ -1,7 +1,6 @@
 package io.tidemark.postgres;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.tidemark.sync.Change;
 import io.tidemark.sync.ChangeBatch;
 import io.tidemark.sync.InitialSync;
@@ -117,7 +116,8 @@ class PostgresLogicalLargeTransactionTest {
         long large = batchesOf(out, "Before").get(0).changes().get(0).version().orElseThrow();
         engine.close();
         first.close();
-        assertThat(slotPosition(capture)).as("the slot stands below the large transaction").isLessThan(large);
+        assertThat(captures.slotPosition(capture)).as("the slot stands below the large transaction")
+                .isLessThan(large);
         out.clear();
         SyncEngine second = captures.closeLater(engine("lt-2",
                 captures.provider(captures.builder(capture).maxTransactionChanges(1_000)), capture, out));
@@ -330,27 +330,10 @@ class PostgresLogicalLargeTransactionTest {
     }
 
     private static JsonNode json(ResponsePayload payload) throws Exception {
-        try (payload; var parser = payload.openParser(new com.fasterxml.jackson.core.JsonFactory())) {
-            return new ObjectMapper().readTree(parser);
-        }
-    }
-
-    private long slotPosition(PostgresLogicalCapture capture) throws Exception {
-        try (var c = database.dataSource().getConnection(); var s = c.createStatement();
-             var rs = s.executeQuery("SELECT (confirmed_flush_lsn - '0/0')::bigint FROM pg_replication_slots"
-                     + " WHERE slot_name = '" + capture.slot() + "'")) {
-            rs.next();
-            return rs.getLong(1);
-        }
+        return LogicalCaptures.json(payload);
     }
 
     private static void until(String what, Callable<Boolean> condition) throws Exception {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (!condition.call()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(what + ": not within " + WAIT);
-            }
-            Thread.sleep(20);
-        }
+        LogicalCaptures.until(what, WAIT, condition);
     }
 }

@@ -768,9 +768,7 @@ class PostgresLogicalProviderTest {
     }
 
     private static JsonNode json(ResponsePayload payload) throws Exception {
-        try (payload; var parser = payload.openParser(new com.fasterxml.jackson.core.JsonFactory())) {
-            return new ObjectMapper().readTree(parser);
-        }
+        return LogicalCaptures.json(payload);
     }
 
     /** Until {@code condition} holds, checked every 20 ms; fails naming {@code what} after {@link #WAIT}. */
@@ -780,15 +778,10 @@ class PostgresLogicalProviderTest {
 
     /** As {@link #until(String, Callable)}; with {@code failing} false it only waits, the caller asserting after. */
     private static void until(String what, Callable<Boolean> condition, boolean failing) throws Exception {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (!condition.call()) {
-            if (System.nanoTime() > deadline) {
-                if (failing) {
-                    throw new AssertionError(what + ": not within " + WAIT);
-                }
-                return;
-            }
-            Thread.sleep(20);
+        if (failing) {
+            LogicalCaptures.until(what, WAIT, condition);
+        } else {
+            LogicalCaptures.within(WAIT, condition);
         }
     }
 
@@ -823,9 +816,8 @@ class PostgresLogicalProviderTest {
         assertThat(slotPosition(capture)).as("the slot reached the stored watermark").isGreaterThanOrEqualTo(version);
     }
 
-    private long slotPosition(PostgresLogicalCapture capture) {
-        return Long.parseLong(query("SELECT (confirmed_flush_lsn - '0/0')::bigint::text FROM pg_replication_slots"
-                + " WHERE slot_name = '" + capture.slot() + "'"));
+    private long slotPosition(PostgresLogicalCapture capture) throws Exception {
+        return captures.slotPosition(capture);
     }
 
     private String query(String sql) {

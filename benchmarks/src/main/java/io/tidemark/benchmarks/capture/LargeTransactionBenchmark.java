@@ -3,11 +3,7 @@ package io.tidemark.benchmarks.capture;
 import io.tidemark.postgres.PostgresLogicalCapture;
 import io.tidemark.postgres.PostgresLogicalProvider;
 import io.tidemark.sync.ChangeBatch;
-import io.tidemark.sync.InitialSync;
-import io.tidemark.sync.JdbcWatermarkStore;
-import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.SyncType;
-import io.tidemark.testing.PooledDataSource;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -16,6 +12,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
 
 /**
  * What one large transaction costs the log-based capture's process: the heap it retains while the stream decodes the
@@ -76,49 +73,39 @@ public final class LargeTransactionBenchmark {
         AtomicLong delivered = new AtomicLong();
         AtomicLong exported = new AtomicLong();
         int[] reason = {0};
-        try (PooledDataSource pool = PooledDataSource.of(server.dataSource(APPLICATION), 2)) {
-            JdbcWatermarkStore store = JdbcWatermarkStore.create(pool);
-            PostgresLogicalProvider.Builder builder = PostgresLogicalProvider.builder(capture)
-                    .connect(server.jdbcUrl(), CaptureBench.connectionProperties(APPLICATION)).watermarks(store);
-            if (holdWhole) {
-                builder.maxTransactionChanges(Integer.MAX_VALUE).maxTransactionBytes(Long.MAX_VALUE);
-            }
-            try (PostgresLogicalProvider provider = builder.build();
-                 SyncEngine engine = SyncEngine.builder().name("large-" + slot).provider(provider).watermarks(store)
-                         .track(capture.track("Large-" + slot).initialSync(InitialSync.INCREMENTAL))
-                         .destination("count", (ChangeBatch batch) -> {
-                             if (batch.syncType() == SyncType.FULL) {
-                                 exported.addAndGet(batch.changes().size());
-                                 reason[0] = batch.reasonCode();
-                             }
-                             delivered.addAndGet(batch.changes().size());
-                         })
-                         .build()) {
-                engine.runOnce(); // the seed
-                engine.start();
-                long before = retained();
-                HeapSampler sampler = HeapSampler.start();
-                long committed;
-                try (Connection c = server.admin().getConnection();
-                     PreparedStatement insert = c.prepareStatement("INSERT INTO public.lt_items "
-                             + CaptureBench.GENERATED_ROWS)) {
-                    insert.setLong(1, 1);
-                    insert.setLong(2, rows);
-                    insert.executeUpdate();
-                    committed = System.nanoTime();
-                }
-                long deadline = committed + TimeUnit.MINUTES.toNanos(10);
-                while (delivered.get() < rows) {
-                    if (System.nanoTime() > deadline) {
-                        throw new IllegalStateException(delivered.get() + " of " + rows + " rows delivered in 10 min");
+        UnaryOperator<PostgresLogicalProvider.Builder> limits = holdWhole
+                ? b -> b.maxTransactionChanges(Integer.MAX_VALUE).maxTransactionBytes(Long.MAX_VALUE)
+                : UnaryOperator.identity();
+        try (AutoCloseable reader = LogicalReader.start(server, APPLICATION, capture, "Large-" + slot,
+                "public.lt_items", (ChangeBatch batch) -> {
+                    if (batch.syncType() == SyncType.FULL) {
+                        exported.addAndGet(batch.changes().size());
+                        reason[0] = batch.reasonCode();
                     }
-                    Thread.sleep(20);
-                }
-                long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - committed);
-                long peak = sampler.stop();
-                String as = exported.get() > 0 ? "the table whole (Full, ReasonCode " + reason[0] + ")" : "changes";
-                return new Result(as, delivered.get(), Math.max(0, peak - before), millis);
+                    delivered.addAndGet(batch.changes().size());
+                }, limits)) {
+            long before = retained();
+            HeapSampler sampler = HeapSampler.start();
+            long committed;
+            try (Connection c = server.admin().getConnection();
+                 PreparedStatement insert = c.prepareStatement("INSERT INTO public.lt_items "
+                         + CaptureBench.GENERATED_ROWS)) {
+                insert.setLong(1, 1);
+                insert.setLong(2, rows);
+                insert.executeUpdate();
+                committed = System.nanoTime();
             }
+            long deadline = committed + TimeUnit.MINUTES.toNanos(10);
+            while (delivered.get() < rows) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException(delivered.get() + " of " + rows + " rows delivered in 10 min");
+                }
+                Thread.sleep(20);
+            }
+            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - committed);
+            long peak = sampler.stop();
+            String as = exported.get() > 0 ? "the table whole (Full, ReasonCode " + reason[0] + ")" : "changes";
+            return new Result(as, delivered.get(), Math.max(0, peak - before), millis);
         } finally {
             capture.uninstall(server.admin());
         }

@@ -7,6 +7,8 @@ import io.tidemark.sync.SyncEngine;
 import io.tidemark.sync.spi.Destination;
 import io.tidemark.testing.PooledDataSource;
 
+import java.util.function.UnaryOperator;
+
 /**
  * The log-based capture's reader as an application runs it: a {@link SyncEngine} with {@link PostgresLogicalProvider}
  * streaming the capture's slot and storing its watermark in the same database, every connection (the replication
@@ -20,11 +22,18 @@ final class LogicalReader {
     /** Seeds the object (from here on, only changes) and starts the engine; closing the result stops everything. */
     static AutoCloseable start(BenchServer server, String applicationName, PostgresLogicalCapture capture,
                                String objectName, String table, Destination destination) {
+        return start(server, applicationName, capture, objectName, table, destination, UnaryOperator.identity());
+    }
+
+    /** As above, with the provider's settings changed by {@code settings}. */
+    static AutoCloseable start(BenchServer server, String applicationName, PostgresLogicalCapture capture,
+                               String objectName, String table, Destination destination,
+                               UnaryOperator<PostgresLogicalProvider.Builder> settings) {
         PooledDataSource pool = PooledDataSource.of(server.dataSource(applicationName), 2);
         JdbcWatermarkStore store = JdbcWatermarkStore.create(pool);
-        PostgresLogicalProvider provider = PostgresLogicalProvider.builder(capture)
+        PostgresLogicalProvider provider = settings.apply(PostgresLogicalProvider.builder(capture)
                 .connect(server.jdbcUrl(), CaptureBench.connectionProperties(applicationName))
-                .watermarks(store).build();
+                .watermarks(store)).build();
         SyncEngine engine = SyncEngine.builder().name("logical-" + objectName).provider(provider).watermarks(store)
                 .track(capture.track(objectName, table)).destination("out", destination).build();
         engine.runOnce();

@@ -65,14 +65,15 @@ final class HeldTransaction {
         bytes += size;
         if (changes > maxChanges || bytes > maxBytes) {
             release(table);
+            truncated.remove(table); // the table whole replaces its truncate too
             letGo.add(table);
         }
     }
 
-    /** The table was truncated: what the transaction did to it before is gone. */
+    /** The table was truncated: what the transaction did to it before is gone (and a table let go stays so). */
     void truncate(PgName table) {
         release(table);
-        if (!truncated.contains(table)) {
+        if (!letGo.contains(table) && !truncated.contains(table)) {
             truncated.add(table);
         }
     }
@@ -94,12 +95,11 @@ final class HeldTransaction {
      * table's decoded rows can go once its JSON is made.
      */
     List<Decoded> take(PgName table) {
-        Held h = held.get(table);
-        release(table);
+        Held h = release(table);
         return h == null ? List.of() : h.changes;
     }
 
-    /** The tables truncated, in order (a table let go among them). */
+    /** The tables truncated, in order; never a table let go, which is read whole instead. */
     List<PgName> truncated() {
         return Collections.unmodifiableList(truncated);
     }
@@ -128,12 +128,14 @@ final class HeldTransaction {
         bytes = 0;
     }
 
-    private void release(PgName table) {
+    /** No longer holds {@code table}'s changes; what it held, or null. */
+    private Held release(PgName table) {
         Held h = held.remove(table);
         if (h != null) {
             changes -= h.changes.size();
             bytes -= h.bytes;
         }
+        return h;
     }
 
     /** A tuple's values and what surrounds each on the heap, estimated; 0 without a tuple. */

@@ -65,8 +65,7 @@ public final class SlotStream implements AutoCloseable {
     /** How the stream connects, what it reads and how it acknowledges. */
     public record Settings(String jdbcUrl, Properties properties, String slot, String publication,
                            Duration statusInterval, Duration acknowledgeEvery, int maxBufferedChanges,
-                           long maxBufferedBytes,
-                           int maxTransactionChanges, long maxTransactionBytes) {
+                           long maxBufferedBytes, int maxTransactionChanges, long maxTransactionBytes) {
     }
 
     private final Settings settings;
@@ -101,8 +100,7 @@ public final class SlotStream implements AutoCloseable {
 
     /**
      * Whether the logs hold {@code maxBufferedChanges} or {@code maxBufferedBytes} or more: counted where it changes
-     * (a commit appends, an
-     * acknowledgement releases), not at every message.
+     * (a commit appends, an acknowledgement releases), not at every message.
      */
     private boolean full;
 
@@ -471,11 +469,9 @@ public final class SlotStream implements AutoCloseable {
         }
         List<PgName> touched = new ArrayList<>();
         for (PgName table : transaction.truncated()) {
-            if (!transaction.letGo().contains(table)) {
-                List<byte[]> after = rendered.remove(table);
-                logs.get(table).appendTruncate(version, after == null ? List.of() : after);
-                touched.add(table);
-            }
+            List<byte[]> after = rendered.remove(table);
+            logs.get(table).appendTruncate(version, after == null ? List.of() : after);
+            touched.add(table);
         }
         rendered.forEach((table, elements) -> {
             logs.get(table).append(elements, version);

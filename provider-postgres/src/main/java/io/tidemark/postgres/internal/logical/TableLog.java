@@ -58,7 +58,6 @@ public final class TableLog {
     private long bytes;
     private long floor;
     private int floorReason = PostgresLogicalCapture.AGED_OUT_REASON_CODE;
-    private String floorCause = "";
 
     synchronized void append(List<byte[]> elements, long version) {
         for (byte[] element : elements) {
@@ -80,8 +79,11 @@ public final class TableLog {
      */
     public synchronized Page read(long fromVersion, int maxRows) {
         if (fromVersion < floor) {
-            throw new Released("the changes after version " + fromVersion + " were released " + floorCause,
-                    floorReason);
+            throw new Released("the changes after version " + fromVersion + " were released " + (floorReason
+                    == PostgresLogicalCapture.OVERSIZED_TRANSACTION_REASON_CODE
+                    ? "because the transaction committed at version " + floor + " changed more of the table's rows"
+                            + " than the provider holds (maxTransactionChanges, maxTransactionBytes)"
+                    : "when the table's readers had stored version " + floor), floorReason);
         }
         List<byte[]> page = new ArrayList<>();
         long last = -1;
@@ -121,8 +123,7 @@ public final class TableLog {
 
     /** Forgets every change at or below {@code version}, which every reader of the table has stored. */
     synchronized void release(long version) {
-        raiseFloor(version, PostgresLogicalCapture.AGED_OUT_REASON_CODE,
-                "when the table's readers had stored version " + version);
+        raiseFloor(version, PostgresLogicalCapture.AGED_OUT_REASON_CODE);
     }
 
     /**
@@ -130,12 +131,10 @@ public final class TableLog {
      * too many to hold and were not kept: a reader below it gets the table whole, exported after it.
      */
     synchronized void dropThrough(long version) {
-        raiseFloor(version, PostgresLogicalCapture.OVERSIZED_TRANSACTION_REASON_CODE, "because the transaction"
-                + " committed at version " + version + " changed more of the table's rows than the provider holds"
-                + " (maxTransactionChanges, maxTransactionBytes)");
+        raiseFloor(version, PostgresLogicalCapture.OVERSIZED_TRANSACTION_REASON_CODE);
     }
 
-    private void raiseFloor(long version, int reason, String cause) {
+    private void raiseFloor(long version, int reason) {
         while (!entries.isEmpty() && entries.peekFirst().version() <= version) {
             Entry gone = entries.removeFirst();
             bytes -= gone.truncate() ? 0 : gone.element().length;
@@ -143,7 +142,6 @@ public final class TableLog {
         if (version > floor) {
             floor = version;
             floorReason = reason;
-            floorCause = cause;
         }
     }
 

@@ -16,8 +16,7 @@ final class LogicalCheck {
     /** PostgreSQL folds a replication command's names, so the capture accepts only what survives the folding. */
     private static final Pattern NAME = Pattern.compile("[a-z0-9_]{1,63}");
 
-    private static final int MIN_BUFFERED_CHANGES = 1_000;
-    private static final int MIN_TRANSACTION_CHANGES = 1_000;
+    private static final int MIN_CHANGES = 1_000;
 
     private LogicalCheck() {
     }
@@ -63,16 +62,17 @@ final class LogicalCheck {
         v.require(logical.getReadInterval() != null && !logical.getReadInterval().isNegative(),
                 "tidemark.logical.read-interval", "must be zero or a positive duration such as 6ms (was "
                         + logical.getReadInterval() + ")");
-        v.require(logical.getMaxBufferedChanges() >= MIN_BUFFERED_CHANGES, "tidemark.logical.max-buffered-changes",
-                "must be at least " + MIN_BUFFERED_CHANGES + " (was " + logical.getMaxBufferedChanges() + ")");
-        v.require(logical.getMaxTransactionChanges() >= MIN_TRANSACTION_CHANGES,
-                "tidemark.logical.max-transaction-changes",
-                "must be at least " + MIN_TRANSACTION_CHANGES + " (was " + logical.getMaxTransactionChanges() + ")");
+        atLeastThousand(v, "tidemark.logical.max-buffered-changes", logical.getMaxBufferedChanges());
+        atLeastThousand(v, "tidemark.logical.max-transaction-changes", logical.getMaxTransactionChanges());
         atLeastOneMegabyte(v, "tidemark.logical.max-buffered-bytes", logical.getMaxBufferedBytes());
         atLeastOneMegabyte(v, "tidemark.logical.max-transaction-bytes", logical.getMaxTransactionBytes());
         v.require(logical.getSlotLagWarning() != null && !logical.getSlotLagWarning().isNegative(),
                 "tidemark.logical.slot-lag-warning", "must be zero or a size such as 512MB or 1GB (was "
                         + logical.getSlotLagWarning() + ")");
+    }
+
+    private static void atLeastThousand(Violations v, String property, int changes) {
+        v.require(changes >= MIN_CHANGES, property, "must be at least " + MIN_CHANGES + " (was " + changes + ")");
     }
 
     private static void atLeastOneMegabyte(Violations v, String property, DataSize size) {
